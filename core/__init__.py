@@ -1,0 +1,39 @@
+"""repomapper: ranked, token-budgeted repository maps for LLM coding agents."""
+
+from .hookspecs import hookimpl
+from .model import (
+    BackendInfo,
+    Capability,
+    Diagnostic,
+    FileExtraction,
+    Import,
+    MapResult,
+    SourceFile,
+    SymbolKind,
+    Tag,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackendInfo",
+    "Capability",
+    "Diagnostic",
+    "FileExtraction",
+    "Import",
+    "MapResult",
+    "RepoMap",
+    "SourceFile",
+    "SymbolKind",
+    "Tag",
+    "__version__",
+    "hookimpl",
+]
+
+
+def __getattr__(name: str):  # lazy: importing repomapper must stay cheap for plugins
+    if name == "RepoMap":
+        from .repomap import RepoMap
+
+        return RepoMap
+    raise AttributeError(name)

@@ -1,0 +1,79 @@
+"""The hooks a repomapper backend implements. Nothing else lives here.
+
+A backend is any importable object (usually a module) with functions marked by
+``repomapper.hookimpl``. Register it in your package's ``pyproject.toml``::
+
+    [project.entry-points.repomapper]
+    mylang = "mylang_repomapper.plugin"
+
+The core routes each file to the backends whose :func:`backend_info` claims its extension, in
+pluggy's call order (entry-point plugins before built-ins; ``tryfirst``/``trylast`` respected), and
+the first that returns something other than ``None`` answers for that file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from .index import RepoIndex
+    from .model import BackendInfo, Import, SourceFile, Tag
+
+PROJECT_NAME = "repomapper"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec
+def backend_info() -> BackendInfo:
+    """Declare the backend: its name and version, the languages, file extensions and base names
+    it handles, and its capabilities (see :class:`repomapper.model.Capability`).
+
+    Called once per process. The core uses the declaration to route files (only claimed files are
+    offered to the backend), to key the tag cache (name and version), to list plugins and to decide
+    which conformance checks apply. Set ``available=False`` with a ``detail`` when a runtime
+    dependency is missing; the core then reports the files it would have handled.
+    """
+
+
+@hookspec(firstresult=True)
+def extract_tags(source: SourceFile) -> Sequence[Tag] | None:
+    """Return the definitions and references in ``source``, or ``None`` if this backend does not
+    handle the file (the next backend is then asked).
+
+    Contract: never raise for bad input (syntax errors, invalid UTF-8, deep nesting); return what
+    could be extracted, or an empty list, and log a warning. Every ``Tag.file_path`` is
+    ``source.path``; lines are 1-based and within the file; a definition's name occurs on its
+    ``start_line``. Output must be deterministic.
+    """
+
+
+@hookspec(firstresult=True)
+def extract_imports(source: SourceFile) -> Sequence[Import] | None:
+    """Return the imports in ``source`` as written, or ``None`` if this backend does not handle
+    the file. The same contract as :func:`extract_tags` applies.
+    """
+
+
+@hookspec
+def prepare_batch(sources: Sequence[SourceFile]) -> None:
+    """Optional. Called once with the batch of files routed to this backend before any
+    :func:`extract_tags` call for them, so that a backend which runs an external tool can do so
+    once per batch (the ctags backend runs one process per batch). Results must not depend on
+    how files are batched.
+    """
+
+
+@hookspec(firstresult=True)
+def resolve_import(imp: Import, index: RepoIndex) -> Sequence[str] | None:
+    """Resolve ``imp`` (extracted from ``imp.file_path``) to repository files.
+
+    Return the relative paths of the files it refers to (empty when it refers to nothing in the
+    repository, such as a third-party module), or ``None`` if this backend does not handle the
+    importing file's language. ``index`` knows every file being mapped and offers helpers for
+    module and path resolution.
+    """

@@ -1,0 +1,336 @@
+"""The data that flows between stages: frozen, plain, serialisable.
+
+Field names follow ``SymbolInfo``/``ImportInfo`` of the context-pack design where they overlap
+(``name``, ``file_path``, ``start_line``, ``end_line``, ``signature``, ``docstring``; ``source``,
+``names``, ``is_relative``, ``line_number``). Lines are 1-based and inclusive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+DEF = "def"
+REF = "ref"
+
+
+class SymbolKind(StrEnum):
+    """The kinds of symbol the core understands. Plugins may use other strings too."""
+
+    CLASS = "class"
+    FUNCTION = "function"
+    METHOD = "method"
+    VARIABLE = "variable"
+    CONSTANT = "constant"
+    INTERFACE = "interface"
+    TYPE = "type"
+    ENUM = "enum"
+    MODULE = "module"
+    FIELD = "field"
+    NAME = "name"  # a reference to a bare name
+    CALL = "call"  # a reference that is called
+    ATTRIBUTE = "attribute"  # a reference through attribute access
+
+
+class Capability(StrEnum):
+    """What a backend can provide; the conformance suite checks every claim."""
+
+    DEFINITIONS = "definitions"
+    REFERENCES = "references"
+    IMPORTS = "imports"
+    END_LINES = "end_lines"
+    SIGNATURES = "signatures"
+    SCOPES = "scopes"
+    DOCSTRINGS = "docstrings"
+
+
+@dataclass(frozen=True, slots=True)
+class Tag:
+    """A definition or a reference of a name in one file.
+
+    ``kind`` is ``"def"`` or ``"ref"``; ``symbol_kind`` says what sort of symbol (see
+    :class:`SymbolKind`). ``scope`` is the dotted path of enclosing definitions (``"Outer.Inner"``),
+    empty at module level. ``end_line`` equals ``start_line`` where the backend does not know better.
+    A reference whose line is unknown (for example one back-filled from a token scan) has
+    ``start_line == 0``. ``target`` is, for a reference, the qualified name it resolves to where
+    the backend knows (``"pkg.mod.f"``; the libcst backend sets it); the graph then links the
+    reference only to the file that defines it.
+    """
+
+    file_path: str
+    start_line: int
+    end_line: int
+    name: str
+    kind: str
+    symbol_kind: str = ""
+    scope: str = ""
+    signature: str | None = None
+    docstring: str | None = None
+    target: str | None = None
+
+    @property
+    def is_def(self) -> bool:
+        return self.kind == DEF
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.scope}.{self.name}" if self.scope else self.name
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape used by ``repomapper tags``: ``path`` and ``line`` name the location."""
+        return {
+            "path": self.file_path,
+            "line": self.start_line,
+            "end_line": self.end_line,
+            "name": self.name,
+            "kind": self.kind,
+            "symbol_kind": self.symbol_kind,
+            "scope": self.scope,
+            "signature": self.signature,
+            "docstring": self.docstring,
+            "target": self.target,
+        }
+
+    def to_row(self) -> list[Any]:
+        """A compact positional form for the cache."""
+        return [
+            self.start_line,
+            self.end_line,
+            self.name,
+            self.kind,
+            self.symbol_kind,
+            self.scope,
+            self.signature,
+            self.docstring,
+            self.target,
+        ]
+
+    @classmethod
+    def from_row(cls, file_path: str, row: list[Any]) -> Tag:
+        return cls(file_path, *row)
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    """One imported module or path, as written in the importing file.
+
+    ``source`` is the module or path as written (``"os.path"``, ``"./util"``,
+    ``"example.com/m/pkg"``); for a relative Python import it is the part after the dots and
+    ``level`` counts the dots. ``names`` are the imported names (empty for ``import x``),
+    ``aliases`` the local names they are bound to, parallel to ``names`` (``None`` where not
+    renamed). ``alias`` is the local name of a whole-module import (``import numpy as np``).
+    """
+
+    file_path: str
+    source: str
+    names: tuple[str, ...] = ()
+    is_relative: bool = False
+    line_number: int = 0
+    level: int = 0
+    aliases: tuple[str | None, ...] = ()
+    alias: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["path"] = d.pop("file_path")
+        d["line"] = d.pop("line_number")
+        d["names"] = list(self.names)
+        d["aliases"] = list(self.aliases)
+        return d
+
+    def to_row(self) -> list[Any]:
+        return [
+            self.source,
+            list(self.names),
+            self.is_relative,
+            self.line_number,
+            self.level,
+            list(self.aliases),
+            self.alias,
+        ]
+
+    @classmethod
+    def from_row(cls, file_path: str, row: list[Any]) -> Import:
+        source, names, is_relative, line, level, aliases, alias = row
+        return cls(file_path, source, tuple(names), is_relative, line, level, tuple(aliases), alias)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """One file handed to a backend: where it is and its raw bytes.
+
+    ``path`` is relative to ``root`` and uses forward slashes. Backends decode ``data``
+    themselves (:meth:`text` decodes UTF-8 and raises ``UnicodeDecodeError`` on invalid input).
+    """
+
+    root: Path
+    path: str
+    data: bytes
+
+    @property
+    def abspath(self) -> Path:
+        return self.root / self.path
+
+    @property
+    def suffix(self) -> str:
+        return Path(self.path).suffix.lower()
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).name
+
+    def text(self) -> str:
+        return self.data.decode("utf-8")
+
+    @classmethod
+    def from_text(cls, path: str, text: str, root: Path | None = None) -> SourceFile:
+        """Convenience for tests and embedders: a source file that need not exist on disk."""
+        return cls(root or Path("."), path, text.encode("utf-8"))
+
+
+@dataclass(frozen=True, slots=True)
+class BackendInfo:
+    """What a plugin declares about itself (hook ``backend_info``).
+
+    ``extensions`` are lower-case suffixes with the dot (``".py"``); ``filenames`` are exact base
+    names (``"Makefile"``); ``"*"`` in ``extensions`` claims every file (used by the fallback).
+    ``capabilities`` are values of :class:`Capability`.
+    """
+
+    name: str
+    version: str
+    languages: tuple[str, ...]
+    extensions: tuple[str, ...]
+    capabilities: tuple[str, ...]
+    filenames: tuple[str, ...] = ()
+    description: str = ""
+    available: bool = True
+    detail: str = ""  # why not available, or what was found (grammars, ctags version)
+    language_extensions: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def claims(self, rel_path: str) -> bool:
+        p = Path(rel_path)
+        return "*" in self.extensions or p.suffix.lower() in self.extensions or p.name in self.filenames
+
+    def language_for(self, rel_path: str) -> str | None:
+        """The language this backend would treat ``rel_path`` as, where it says."""
+        suffix = Path(rel_path).suffix.lower()
+        for language, exts in self.language_extensions:
+            if suffix in exts:
+                return language
+        return self.languages[0] if len(self.languages) == 1 else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "languages": list(self.languages),
+            "extensions": list(self.extensions),
+            "filenames": list(self.filenames),
+            "capabilities": list(self.capabilities),
+            "description": self.description,
+            "available": self.available,
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """A reason code and a message: why something was skipped, degraded or empty.
+
+    Codes are stable strings an agent can branch on, for example ``parse_error``,
+    ``decode_error``, ``binary``, ``too_large``, ``minified``, ``symlink_outside_root``,
+    ``unreadable``, ``no_backend``, ``backend_unavailable``, ``backend_error``,
+    ``cache_unavailable``, ``no_files_matched``, ``nothing_to_map``, ``estimated_tokens``.
+    """
+
+    code: str
+    message: str
+    path: str | None = None
+    severity: str = "warning"  # "info", "warning" or "error"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "path": self.path, "severity": self.severity}
+
+
+@dataclass(frozen=True, slots=True)
+class FileExtraction:
+    """Everything extracted from one file, and who extracted it."""
+
+    path: str
+    tags: tuple[Tag, ...] = ()
+    imports: tuple[Import, ...] = ()
+    plugin: str | None = None
+    language: str | None = None
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+    @property
+    def definitions(self) -> tuple[Tag, ...]:
+        return tuple(t for t in self.tags if t.kind == DEF)
+
+
+@dataclass(frozen=True, slots=True)
+class RankedSymbol:
+    path: str
+    name: str
+    score: float
+    line: int
+    end_line: int
+    symbol_kind: str
+    scope: str
+    signature: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class RankedFile:
+    path: str
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "score": self.score}
+
+
+@dataclass(frozen=True, slots=True)
+class MapResult:
+    """The structured result of a map: the text plus everything an agent may branch on."""
+
+    map: str
+    tokens: int
+    tokenizer: str
+    tokens_exact: bool
+    budget: int
+    files_total: int
+    files_covered: int
+    ranked_files: tuple[RankedFile, ...] = ()
+    ranked_symbols: tuple[RankedSymbol, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+    chat_files: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self, max_ranked: int | None = None) -> dict[str, Any]:
+        files = self.ranked_files if max_ranked is None else self.ranked_files[:max_ranked]
+        symbols = self.ranked_symbols if max_ranked is None else self.ranked_symbols[:max_ranked]
+        return {
+            "map": self.map,
+            "tokens_estimated": self.tokens,
+            "tokens_exact": self.tokens_exact,
+            "tokenizer": self.tokenizer,
+            "budget": self.budget,
+            "files_covered": self.files_covered,
+            "files_total": self.files_total,
+            "ranked_files": [f.to_dict() for f in files],
+            "ranked_symbols": [s.to_dict() for s in symbols],
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+            **self.extra,
+        }
+
+
+def sorted_tags(tags: Iterable[Tag]) -> list[Tag]:
+    """The canonical order of tags: by line, then kind, then name (deterministic output)."""
+    return sorted(tags, key=lambda t: (t.file_path, t.start_line, t.kind, t.name, t.end_line, t.scope, t.symbol_kind))
