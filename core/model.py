@@ -251,9 +251,15 @@ class Diagnostic:
     message: str
     path: str | None = None
     severity: str = "warning"  # "info", "warning" or "error"
+    paths: tuple[str, ...] = ()  # for a diagnostic that summarises many files
 
     def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "path": self.path, "severity": self.severity}
+        d: dict[str, Any] = {"code": self.code, "severity": self.severity, "message": self.message}
+        if self.path is not None:
+            d["path"] = self.path
+        if self.paths:
+            d["paths"] = list(self.paths)
+        return d
 
 
 @dataclass(frozen=True, slots=True)

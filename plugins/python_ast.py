@@ -8,6 +8,7 @@ Imports: ``import x``, ``from x import y as z``, relative imports with their lev
 from __future__ import annotations
 
 import ast
+import builtins
 import logging
 import sys
 import warnings
@@ -25,6 +26,9 @@ NAME = "python_ast"
 VERSION = f"1.0-py{sys.version_info[0]}.{sys.version_info[1]}"
 MAX_SIGNATURE = 240
 _IGNORED_REFS = frozenset({"self", "cls"})
+#: References to builtins (``str``, ``len``) are dropped unless the file binds the name itself by
+#: an import or a definition: otherwise a compat module's ``str = str`` attracts every file.
+_BUILTINS = frozenset(dir(builtins))
 _REF_PRIORITY = {SymbolKind.CALL: 0, SymbolKind.ATTRIBUTE: 1, SymbolKind.NAME: 2}
 
 _FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -173,13 +177,24 @@ def collect_tags(tree: ast.Module, path: str) -> list[Tag]:
             stack.extend((child, child_scope, child_container) for child in reversed(node.body))
         else:
             stack.extend((child, child_scope, child_container) for child in ast.iter_child_nodes(node))
+    bound = {t.name for t in defs} | _imported_names(tree)
     tags = defs + [
         Tag(path, line, line, name, REF, kind, "", None, None)
         for (line, name), kind in refs.items()
-        if name not in _IGNORED_REFS
+        if name not in _IGNORED_REFS and (name not in _BUILTINS or name in bound)
     ]
     tags.sort(key=lambda t: (t.start_line, t.kind, t.name, t.end_line, t.scope))
     return tags
+
+
+def _imported_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for a in node.names:
+                names.add(a.asname or a.name.split(".")[0])
+                names.add(a.name)
+    return names
 
 
 def collect_imports(tree: ast.Module, path: str) -> list[Import]:

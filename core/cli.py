@@ -1,0 +1,237 @@
+"""The ``repomapper`` command line."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from .discover import DiscoveryError, GlobError
+from .model import Diagnostic
+from .progress import StderrProgress
+from .registry import PYTHON_BACKENDS, PluginConfig, PluginSet
+
+EXIT_NOTHING_MAPPED = 1
+EXIT_USAGE = 2
+
+
+def _setup_logging(verbose: int) -> None:
+    level = logging.WARNING if verbose == 1 else logging.DEBUG if verbose > 1 else logging.ERROR
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(level)
+    handler.setFormatter(logging.Formatter("repomapper: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(min(level, logging.WARNING))  # warnings must still reach the diagnostics
+
+
+def _fail(message: str, code: int = EXIT_USAGE) -> None:
+    click.echo(f"repomapper: error: {message}", err=True)
+    sys.exit(code)
+
+
+def _plugin_set(python_backend: str, no_entry_points: bool, block: Sequence[str]) -> PluginSet:
+    kwargs = {"python_backend": python_backend}
+    if no_entry_points:
+        kwargs["load_entry_points"] = False
+    if block:
+        kwargs["blocked"] = tuple(PluginConfig().blocked) + tuple(block)
+    return PluginSet(PluginConfig(**kwargs))
+
+
+def plugin_options(f):
+    f = click.option("--python-backend", type=click.Choice(sorted(PYTHON_BACKENDS)), default="ast", show_default=True,
+                     help="ast: fast, name-based; libcst: resolves references through imports (slower).")(f)
+    f = click.option("--no-entry-points", is_flag=True, help="Do not load third-party plugins (also REPOMAPPER_NO_ENTRY_POINTS=1).")(f)
+    f = click.option("--block", "block", multiple=True, metavar="NAME", help="Never load the named plugin (repeatable; also REPOMAPPER_BLOCK_PLUGINS).")(f)
+    return f
+
+
+def _summary(diags: Sequence[Diagnostic]) -> list[str]:
+    lines = []
+    for d in diags:
+        if d.severity == "info" and d.code not in ("no_backend",):
+            continue
+        where = f"{d.path}: " if d.path else ""
+        lines.append(f"{d.severity}: [{d.code}] {where}{d.message}")
+    return lines
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="repomapper")
+@click.option("-v", "--verbose", count=True, help="Show warnings (-v) or debug output (-vv) on stderr.")
+def main(verbose: int) -> None:
+    """Ranked, token-budgeted maps of source repositories for LLM coding agents."""
+    _setup_logging(verbose)
+
+
+@main.command("map")
+@click.argument("root", default=".", type=click.Path(path_type=Path))
+@click.option("--tokens", "-t", default=1024, show_default=True, type=int, help="Token budget (a hard cap).")
+@click.option("--chat", multiple=True, metavar="FILE", help="A file in the chat: boosts what it references; left out of the map.")
+@click.option("--mention-file", multiple=True, metavar="FILE", help="A file the user mentioned.")
+@click.option("--mention-ident", multiple=True, metavar="NAME", help="An identifier the user mentioned.")
+@click.option("--include", multiple=True, metavar="GLOB", help="Only map files matching this glob (gitignore syntax, ** allowed).")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Do not map files matching this glob.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
+@click.option("--cache-dir", type=click.Path(path_type=Path), help="Where the tag cache lives (default: the user cache directory).")
+@click.option("--jobs", "-j", type=int, default=None, help="Processes for extraction (default: all cores).")
+@click.option("--max-file-size", type=int, default=1_000_000, show_default=True, help="Skip files larger than this many bytes.")
+@click.option("--timings", is_flag=True, help="Print stage timings to stderr.")
+@plugin_options
+def map_command(root: Path, tokens: int, chat, mention_file, mention_ident, include, exclude, fmt, no_cache,
+                cache_dir, jobs, max_file_size, timings, python_backend, no_entry_points, block) -> None:
+    """Print a ranked map of ROOT (default: the current directory) within a token budget."""
+    import time
+
+    from .repomap import RepoMap
+
+    if tokens < 1:
+        _fail(f"--tokens must be at least 1 (got {tokens})")
+    if jobs is not None and jobs < 1:
+        _fail(f"--jobs must be at least 1 (got {jobs})")
+    started = time.perf_counter()
+    progress = StderrProgress("mapping")
+    try:
+        rm = RepoMap(
+            root, tokens, cache_dir=cache_dir, use_cache=not no_cache, include=include, exclude=exclude,
+            max_file_size=max_file_size, jobs=jobs, progress=progress,
+            plugins=_plugin_set(python_backend, no_entry_points, block),
+        )
+        result = rm.map(chat_files=chat, mentioned_fnames=mention_file, mentioned_idents=mention_ident)
+    except (DiscoveryError, GlobError, ValueError) as exc:
+        _fail(str(exc))
+    finally:
+        progress.close()
+    if timings:
+        click.echo(f"repomapper: {time.perf_counter() - started:.3f}s, {rm.last_stats}", err=True)
+    if fmt == "json":
+        click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=None, sort_keys=False))
+    else:
+        if result.map:
+            click.echo(result.map, nl=not result.map.endswith("\n"))
+        for line in _summary(result.diagnostics):
+            click.echo(f"repomapper: {line}", err=True)
+    if not result.map:
+        if fmt == "text" and not _summary(result.diagnostics):
+            click.echo("repomapper: the map is empty", err=True)
+        sys.exit(EXIT_NOTHING_MAPPED)
+
+
+def _extract_paths(paths: Sequence[Path], python_backend: str, no_entry_points: bool, block, no_cache: bool):
+    """Extraction for the given files and directories (directories are discovered).
+
+    Yields (display prefix, entries, extractions, diagnostics); a record's path is shown as the
+    user gave it: the prefix joined with the path relative to the root that was mapped.
+    """
+    from .repomap import RepoMap
+
+    plugins = _plugin_set(python_backend, no_entry_points, block)
+    for p in paths:
+        if not p.exists():
+            raise DiscoveryError(f"{p}: no such file or directory")
+        if p.is_dir():
+            base, names, prefix = p, None, "" if str(p) in (".", "./") else p.as_posix().rstrip("/") + "/"
+        else:
+            base, names = p.parent, [p.name]
+            parent = p.parent.as_posix()
+            prefix = "" if parent in (".", "") else parent.rstrip("/") + "/"
+        rm = RepoMap(base, plugins=plugins, use_cache=not no_cache)
+        entries, diags, _ = rm.collect(names)
+        if names is None and not entries:
+            diags.append(Diagnostic("no_files_matched", f"no files found under {p}", severity="error"))
+        extractions = rm.extract(entries)
+        yield prefix, entries, extractions, diags
+
+
+def _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, what: str) -> None:
+    failed = False
+    try:
+        for prefix, entries, extractions, diags in _extract_paths(paths, python_backend, no_entry_points, block, no_cache):
+            for entry in entries:
+                ex = extractions.get(entry.path)
+                if ex is None:
+                    continue
+                records = ex.tags if what == "tags" else ex.imports
+                for rec in records:
+                    d = rec.to_dict()
+                    d["path"] = prefix + d["path"]
+                    d["plugin"] = ex.plugin
+                    if fmt == "json":
+                        click.echo(json.dumps(d, ensure_ascii=False))
+                    elif what == "tags":
+                        scope = f"{d['scope']}." if d["scope"] else ""
+                        click.echo(f"{d['path']}:{d['line']}-{d['end_line']}\t{d['kind']}\t{d['symbol_kind']}\t{scope}{d['name']}")
+                    else:
+                        names = ",".join(d["names"])
+                        click.echo(f"{d['path']}:{d['line']}\t{'.' * d['level']}{d['source']}\t{names}")
+                for diag in ex.diagnostics:
+                    if diag.severity != "info" or diag.code == "no_backend":
+                        click.echo(f"repomapper: {diag.severity}: [{diag.code}] {prefix}{entry.path}: {diag.message}", err=True)
+                        failed = failed or diag.code in ("no_backend", "backend_unavailable")
+            for diag in diags:
+                where = f"{diag.path}: " if diag.path else ""
+                click.echo(f"repomapper: {diag.severity}: [{diag.code}] {where}{diag.message}", err=True)
+                failed = failed or diag.severity == "error"
+    except (DiscoveryError, GlobError) as exc:
+        _fail(str(exc))
+    if failed:
+        sys.exit(EXIT_NOTHING_MAPPED)
+
+
+@main.command("tags")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
+@plugin_options
+def tags_command(paths, fmt, no_cache, python_backend, no_entry_points, block) -> None:
+    """Print the definitions and references in PATHS (files or directories), one per line."""
+    _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, "tags")
+
+
+@main.command("imports")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
+@plugin_options
+def imports_command(paths, fmt, no_cache, python_backend, no_entry_points, block) -> None:
+    """Print the imports in PATHS (files or directories), one per line."""
+    _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, "imports")
+
+
+@main.command("plugins")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@plugin_options
+def plugins_command(fmt, python_backend, no_entry_points, block) -> None:
+    """List the installed backends: languages, extensions, capabilities, availability."""
+    ps = _plugin_set(python_backend, no_entry_points, block)
+    infos = list(ps.infos.values())
+    if fmt == "json":
+        click.echo(json.dumps({"plugins": [i.to_dict() for i in infos],
+                               "load_errors": [{"plugin": n, "error": e} for n, e in ps.load_errors]}))
+        return
+    for i in infos:
+        status = "available" if i.available else "UNAVAILABLE"
+        click.echo(f"{i.name} {i.version} [{status}]")
+        if i.description:
+            click.echo(f"  {i.description}")
+        langs = ", ".join(i.languages) if len(i.languages) <= 12 else f"{', '.join(i.languages[:12])}, ... ({len(i.languages)} languages)"
+        click.echo(f"  languages:    {langs or '-'}")
+        exts = ", ".join(i.extensions) if len(i.extensions) <= 16 else f"{', '.join(i.extensions[:16])}, ... ({len(i.extensions)})"
+        click.echo(f"  extensions:   {exts or '-'}")
+        click.echo(f"  capabilities: {', '.join(i.capabilities) or '-'}")
+        if i.detail:
+            click.echo(f"  detail:       {i.detail}")
+    for name, err in ps.load_errors:
+        click.echo(f"{name} [FAILED TO LOAD]: {err}")
+    unused = sorted(n for k, n in PYTHON_BACKENDS.items() if k != python_backend)
+    click.echo(f"(not loaded: {', '.join(unused)}; choose with --python-backend)")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

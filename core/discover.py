@@ -1,0 +1,203 @@
+"""Which files to map: git's view of the work tree, or a walk with .gitignore rules.
+
+Discovery only lists and stats; content checks (binary, minified) happen when a file is read for
+extraction, so a warm run never opens unchanged files.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from .model import Diagnostic
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_FILE_SIZE = 1_000_000
+#: Directories never worth mapping when walking outside git (inside git, git's rules decide).
+DEFAULT_SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", "__pycache__", "node_modules", ".tox", ".nox", ".venv", ".mypy_cache",
+     ".pytest_cache", ".ruff_cache", ".hypothesis", ".eggs"}
+)
+MAX_GLOB_LENGTH = 1000
+GIT_TIMEOUT = 60
+
+
+class DiscoveryError(Exception):
+    """The root cannot be mapped at all (missing, not a directory, unreadable)."""
+
+
+class GlobError(ValueError):
+    """An --include/--exclude pattern is not a valid glob."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileEntry:
+    path: str  # relative, forward slashes
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    root: Path
+    files: tuple[FileEntry, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    source: str  # "git" or "walk"
+    seen: int  # files listed before include/exclude and size filters
+
+
+def compile_globs(patterns: Sequence[str], what: str) -> pathspec.GitIgnoreSpec | None:
+    """Compile gitignore-style globs (``*.py``, ``src/**``, ``**/*.go``); reject hostile input."""
+    cleaned = [p.strip() for p in patterns if p and p.strip()]
+    if not cleaned:
+        return None
+    for p in cleaned:
+        if len(p) > MAX_GLOB_LENGTH:
+            raise GlobError(f"{what} pattern is too long ({len(p)} characters, limit {MAX_GLOB_LENGTH})")
+        if any(ord(c) < 32 for c in p):
+            raise GlobError(f"{what} pattern {p!r} contains control characters")
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(cleaned)
+    except Exception as exc:  # pathspec raises its own error types and re.error
+        raise GlobError(f"invalid {what} pattern: {exc}") from exc
+
+
+def check_root(root: Path) -> Path:
+    """Resolve and validate the root, with a one-line reason when it cannot be used."""
+    if not root.exists():
+        raise DiscoveryError(f"{root}: no such directory")
+    if not root.is_dir():
+        raise DiscoveryError(f"{root}: not a directory")
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise DiscoveryError(f"{root}: permission denied")
+    return root.resolve()
+
+
+def _git_files(root: Path) -> list[str] | None:
+    """Tracked plus untracked-but-not-ignored files, relative to ``root``; None outside git.
+
+    The repository's own configuration must not run anything: fsmonitor hooks are disabled.
+    """
+    cmd = [
+        "git", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-c",
+        "core.quotepath=off", "ls-files", "-z", "--cached", "--others", "--exclude-standard",
+    ]
+    try:
+        proc = subprocess.run(
+            cmd, cwd=root, capture_output=True, timeout=GIT_TIMEOUT, check=False,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"},
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.debug("git unavailable: %s", exc)
+        return None
+    if proc.returncode != 0:
+        return None
+    names = [n.decode("utf-8", "surrogateescape") for n in proc.stdout.split(b"\0") if n]
+    return sorted(set(names))  # a conflicted file is listed once per stage
+
+
+def _walk_files(root: Path) -> list[str]:
+    """Every file under root, honouring .gitignore files at every level (git's semantics)."""
+    found: list[str] = []
+    specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []  # (dir prefix, spec) along the current path
+
+    def ignored(rel: str, is_dir: bool) -> bool:
+        # the deepest .gitignore with a matching rule decides, as in git
+        probe = rel + "/" if is_dir else rel
+        for prefix, spec in reversed(specs):
+            if prefix and not probe.startswith(prefix):
+                continue
+            decision = spec.check_file(probe[len(prefix):]).include
+            if decision is not None:
+                return decision
+        return False
+
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir
+        prefix = f"{rel_dir}/" if rel_dir else ""
+        specs[:] = [(p, s) for p, s in specs if prefix.startswith(p)]
+        gi = Path(dirpath, ".gitignore")
+        if gi.is_file() and not gi.is_symlink():
+            try:
+                lines = gi.read_text("utf-8", errors="replace").splitlines()
+                specs.append((prefix, pathspec.GitIgnoreSpec.from_lines(lines)))
+            except (OSError, ValueError) as exc:
+                log.warning("%s: cannot use: %s", gi, exc)
+        dirnames[:] = sorted(
+            d for d in dirnames
+            if d not in DEFAULT_SKIP_DIRS and not ignored(prefix + d, True)
+        )
+        for name in sorted(filenames):
+            rel = prefix + name
+            if not ignored(rel, False):
+                found.append(rel)
+    return found
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+        return True
+    except ValueError:
+        return False
+
+
+def discover(
+    root: Path,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+    use_git: bool = True,
+) -> Discovery:
+    """List the files to map under ``root``, with a diagnostic for each one skipped."""
+    root = check_root(root)
+    include_spec = compile_globs(include, "--include")
+    exclude_spec = compile_globs(exclude, "--exclude")
+    names = _git_files(root) if use_git else None
+    source = "git" if names is not None else "walk"
+    if names is None:
+        names = _walk_files(root)
+    diags: list[Diagnostic] = []
+    entries: list[FileEntry] = []
+    for rel in names:
+        if include_spec is not None and not include_spec.match_file(rel):
+            continue
+        if exclude_spec is not None and exclude_spec.match_file(rel):
+            continue
+        full = root / rel
+        try:
+            st = full.lstat()
+            if full.is_symlink():
+                target = full.resolve()
+                if not _inside(target, root):
+                    diags.append(Diagnostic("symlink_outside_root", "symlink leads outside the repository; skipped", rel))
+                    continue
+                st = target.stat()
+        except FileNotFoundError:
+            continue  # listed by git but deleted in the work tree, or a dangling link
+        except (OSError, RuntimeError) as exc:  # RuntimeError: symlink loop
+            diags.append(Diagnostic("unreadable", f"cannot stat: {exc}", rel))
+            continue
+        if not _is_regular(st.st_mode):
+            continue
+        if st.st_size > max_file_size:
+            diags.append(
+                Diagnostic("too_large", f"{st.st_size} bytes is over the {max_file_size}-byte limit; skipped", rel, "info")
+            )
+            continue
+        entries.append(FileEntry(rel, st.st_size, st.st_mtime_ns))
+    return Discovery(root, tuple(entries), tuple(diags), source, len(names))
+
+
+def _is_regular(mode: int) -> bool:
+    import stat
+
+    return stat.S_ISREG(mode)

