@@ -2,7 +2,6 @@ import os
 import sqlite3
 
 import pytest
-
 from repomapper.cache import CacheKey, SqliteTagCache, cache_file_for, open_cache
 from repomapper.model import DEF, REF, Diagnostic, FileExtraction, Import, Tag
 

@@ -3,7 +3,6 @@ import os
 
 import pytest
 from click.testing import CliRunner
-
 from repomapper.cli import main
 
 

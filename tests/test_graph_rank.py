@@ -1,7 +1,6 @@
 import math
 
 import pytest
-
 from repomapper.graph import SymbolTable, build_graph, identifier_multiplier, is_well_named
 from repomapper.index import RepoIndex
 from repomapper.model import DEF, REF, FileExtraction, Tag

@@ -2,7 +2,6 @@ import sys
 import textwrap
 
 import pytest
-
 from repomapper.model import SourceFile
 from repomapper.registry import PluginConfig, PluginSet
 

@@ -2,9 +2,9 @@ import shutil
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from repomapper import RepoMap
 from repomapper.tokens import default_counter
+
 from tests.conftest import git
 
 
@@ -28,7 +28,7 @@ def test_get_repo_map_mirrors_aider(pyrepo):
 
 def test_byte_identical_across_runs_and_cache_states(pyrepo, tmp_path):
     outs = []
-    for i in range(3):
+    for _ in range(3):
         rm = RepoMap(pyrepo, 300, cache_dir=tmp_path / "cache")  # cold, then warm
         outs.append(rm.map().to_dict())
     outs.append(RepoMap(pyrepo, 300, use_cache=False, jobs=2).map().to_dict())
