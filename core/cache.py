@@ -18,11 +18,13 @@ from pathlib import Path
 
 import platformdirs
 
-from .model import Diagnostic, FileExtraction, Import, Tag
+from .model import DEF, Diagnostic, FileExtraction, FileSymbols, Import, Tag, tag_sort_key
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "5"
+#: Memoised map results kept per repository (the most recent ones).
+MAX_MAPS = 16
 APP_NAME = "repomapper"
 
 
@@ -43,24 +45,50 @@ class CacheKey:
     fingerprint: str
 
 
-def encode(ex: FileExtraction) -> tuple[str, str, str]:
-    dumps = lambda v: json.dumps(v, ensure_ascii=False, separators=(",", ":"))  # noqa: E731
+#: The columns of a cached file after the key: who answered, then JSON payloads.
+EncodedRow = tuple[str | None, str | None, str, str, str, str, str]
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def encode(ex: FileExtraction) -> EncodedRow:
+    """Plain JSON for a file: definitions, references, the reference summary, imports, diagnostics."""
+    summary = FileSymbols.from_extraction(ex)
     return (
-        dumps([t.to_row() for t in ex.tags]),
-        dumps([i.to_row() for i in ex.imports]),
-        dumps([[d.code, d.message, d.severity] for d in ex.diagnostics]),
+        ex.plugin,
+        ex.language,
+        _dumps([t.to_row() for t in summary.definitions]),
+        _dumps([t.to_row() for t in ex.tags if t.kind != DEF]),
+        _dumps({"c": summary.references, "t": summary.targets}),
+        _dumps([i.to_row() for i in ex.imports]),
+        _dumps([[d.code, d.message, d.severity] for d in ex.diagnostics]),
     )
 
 
-def decode(path: str, plugin: str | None, language: str | None, tags: str, imports: str, diags: str) -> FileExtraction:
-    return FileExtraction(
-        path=path,
-        tags=tuple(Tag.from_row(path, r) for r in json.loads(tags)),
-        imports=tuple(Import.from_row(path, r) for r in json.loads(imports)),
-        plugin=plugin,
-        language=language,
-        diagnostics=tuple(Diagnostic(c, m, path, s) for c, m, s in json.loads(diags)),
+def _common(path: str, defs: str, imports: str, diags: str) -> tuple:
+    return (
+        tuple(Tag.from_row(path, r) for r in json.loads(defs)),
+        tuple(Import.from_row(path, r) for r in json.loads(imports)),
+        tuple(Diagnostic(c, m, path, s) for c, m, s in json.loads(diags)),
     )
+
+
+def decode_symbols(path: str, row: EncodedRow) -> FileSymbols:
+    plugin, language, defs, _refs, summary, imports, diags = row
+    definitions, imps, diagnostics = _common(path, defs, imports, diags)
+    s = json.loads(summary)
+    return FileSymbols(path, definitions, tuple((n, c) for n, c in s["c"]), tuple((n, t) for n, t in s["t"]),
+                       imps, plugin, language, diagnostics)
+
+
+def decode_full(path: str, row: EncodedRow) -> FileExtraction:
+    plugin, language, defs, refs, _summary, imports, diags = row
+    definitions, imps, diagnostics = _common(path, defs, imports, diags)
+    tags = list(definitions) + [Tag.from_row(path, r) for r in json.loads(refs)]
+    tags.sort(key=tag_sort_key)
+    return FileExtraction(path, tuple(tags), imps, plugin, language, diagnostics)
 
 
 class TagCache:
@@ -68,35 +96,46 @@ class TagCache:
 
     def __init__(self) -> None:
         self.rows: dict[str, tuple] = {}
+        self.meta: dict[str, str] = {}
         self.diagnostics: list[Diagnostic] = []
         self.location = ":memory:"
 
-    def lookup(self, keys: Iterable[CacheKey]) -> dict[str, FileExtraction]:
-        """Every valid cached extraction among ``keys``, in one pass over the cache."""
-        hits: dict[str, FileExtraction] = {}
-        rows = self._all_rows()
+    def lookup(self, keys: Iterable[CacheKey], full: bool = False) -> dict[str, FileExtraction | FileSymbols]:
+        """Every valid cached entry among ``keys``, read in one query. ``full`` decodes every
+        reference tag; otherwise only the reference summary ranking needs."""
+        decode = decode_full if full else decode_symbols
+        hits: dict[str, FileExtraction | FileSymbols] = {}
+        rows = self._all_rows(full)
         for key in keys:
             row = rows.get(key.path)
             if row is None or (row[0], row[1], row[2]) != (key.mtime_ns, key.size, key.fingerprint):
                 continue
             try:
-                hits[key.path] = decode(key.path, *row[3:])
-            except (ValueError, TypeError) as exc:  # a row we cannot read is a miss
+                hits[key.path] = decode(key.path, row[3:])
+            except (ValueError, TypeError, KeyError) as exc:  # a row we cannot read is a miss
                 log.debug("cache row for %s unreadable: %s", key.path, exc)
         return hits
 
-    def store(self, items: Iterable[tuple[CacheKey, FileExtraction]]) -> None:
-        for key, ex in items:
-            self.rows[key.path] = (key.mtime_ns, key.size, key.fingerprint, ex.plugin, ex.language, *encode(ex))
+    def store(self, items: Iterable[tuple[CacheKey, EncodedRow]]) -> None:
+        """Store encoded rows (see :func:`encode`)."""
+        for key, row in items:
+            self.rows[key.path] = (key.mtime_ns, key.size, key.fingerprint, *row)
 
-    def _all_rows(self) -> dict[str, tuple]:
+    def _all_rows(self, full: bool = True) -> dict[str, tuple]:
         return self.rows
 
+    def get_map(self, key: str) -> str | None:
+        """A memoised map result (JSON) for an input digest, or None."""
+        return self.meta.get(f"map:{key}")
+
+    def put_map(self, key: str, value: str) -> None:
+        self.meta[f"map:{key}"] = value
+
     def get_meta(self, key: str) -> str | None:
-        return self.rows.get(f"\0meta:{key}", (None,))[0]
+        return self.meta.get(key)
 
     def set_meta(self, key: str, value: str) -> None:
-        self.rows[f"\0meta:{key}"] = (value,)
+        self.meta[key] = value
 
     def close(self) -> None:
         pass
@@ -114,10 +153,13 @@ class SqliteTagCache(TagCache):
         version = self.conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         if version is None or version[0] != SCHEMA_VERSION:
             self.conn.execute("DROP TABLE IF EXISTS files")
+            self.conn.execute("DROP TABLE IF EXISTS maps")
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,"
-            " fingerprint TEXT, plugin TEXT, language TEXT, tags TEXT, imports TEXT, diagnostics TEXT)"
+            " fingerprint TEXT, plugin TEXT, language TEXT, defs TEXT, refs TEXT, summary TEXT,"
+            " imports TEXT, diagnostics TEXT)"
         )
+        self.conn.execute("CREATE TABLE IF NOT EXISTS maps (key TEXT PRIMARY KEY, created INTEGER, result TEXT)")
         # prove we can write (read-only file systems and locked databases fail here)
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         self._fallen_back = False
@@ -131,26 +173,28 @@ class SqliteTagCache(TagCache):
             with contextlib.suppress(sqlite3.Error):
                 self.conn.close()
 
-    def _all_rows(self) -> dict[str, tuple]:
+    def _all_rows(self, full: bool = True) -> dict[str, tuple]:
         if self._fallen_back:
             return self.rows
+        refs = "refs" if full else "''"  # the summary path never reads the reference rows
         try:
             cur = self.conn.execute(
-                "SELECT path, mtime_ns, size, fingerprint, plugin, language, tags, imports, diagnostics FROM files"
+                f"SELECT path, mtime_ns, size, fingerprint, plugin, language, defs, {refs}, summary,"
+                " imports, diagnostics FROM files"
             )
             return {r[0]: r[1:] for r in cur}
         except sqlite3.Error as exc:
             self._fallback(exc)
             return self.rows
 
-    def store(self, items: Iterable[tuple[CacheKey, FileExtraction]]) -> None:
-        batch = [(k.path, k.mtime_ns, k.size, k.fingerprint, ex.plugin, ex.language, *encode(ex)) for k, ex in items]
+    def store(self, items: Iterable[tuple[CacheKey, EncodedRow]]) -> None:
+        batch = [(k.path, k.mtime_ns, k.size, k.fingerprint, *row) for k, row in items]
         if not batch:
             return
         if not self._fallen_back:
             try:
                 with self._transaction():
-                    self.conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?)", batch)
+                    self.conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?)", batch)
                 return
             except sqlite3.Error as exc:
                 self._fallback(exc)
@@ -171,6 +215,32 @@ class SqliteTagCache(TagCache):
             self.conn.execute("COMMIT")
 
         return tx()
+
+    def get_map(self, key: str) -> str | None:
+        if self._fallen_back:
+            return super().get_map(key)
+        try:
+            row = self.conn.execute("SELECT result FROM maps WHERE key=?", (key,)).fetchone()
+            return row[0] if row else None
+        except sqlite3.Error as exc:
+            self._fallback(exc)
+            return None
+
+    def put_map(self, key: str, value: str) -> None:
+        """Memoise a map; only the most recent MAX_MAPS are kept."""
+        if not self._fallen_back:
+            try:
+                with self._transaction():
+                    (n,) = self.conn.execute("SELECT COALESCE(MAX(created), 0) + 1 FROM maps").fetchone()
+                    self.conn.execute("INSERT OR REPLACE INTO maps VALUES (?, ?, ?)", (key, n, value))
+                    self.conn.execute(
+                        "DELETE FROM maps WHERE key NOT IN (SELECT key FROM maps ORDER BY created DESC LIMIT ?)",
+                        (MAX_MAPS,),
+                    )
+                return
+            except sqlite3.Error as exc:
+                self._fallback(exc)
+        super().put_map(key, value)
 
     def get_meta(self, key: str) -> str | None:
         if self._fallen_back:

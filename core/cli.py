@@ -145,7 +145,7 @@ def _extract_paths(paths: Sequence[Path], python_backend: str, no_entry_points: 
         entries, diags, _ = rm.collect(names)
         if names is None and not entries:
             diags.append(Diagnostic("no_files_matched", f"no files found under {p}", severity="error"))
-        extractions = rm.extract(entries)
+        extractions = rm.extract(entries, full=True)
         yield prefix, entries, extractions, diags
 
 

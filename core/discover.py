@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -167,16 +168,17 @@ def discover(
         names = _walk_files(root)
     diags: list[Diagnostic] = []
     entries: list[FileEntry] = []
+    root_str = str(root)
     for rel in names:
         if include_spec is not None and not include_spec.match_file(rel):
             continue
         if exclude_spec is not None and exclude_spec.match_file(rel):
             continue
-        full = root / rel
+        full = os.path.join(root_str, rel)
         try:
-            st = full.lstat()
-            if full.is_symlink():
-                target = full.resolve()
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                target = Path(full).resolve()
                 if not _inside(target, root):
                     diags.append(Diagnostic("symlink_outside_root", "symlink leads outside the repository; skipped", rel))
                     continue
@@ -186,7 +188,7 @@ def discover(
         except (OSError, RuntimeError) as exc:  # RuntimeError: symlink loop
             diags.append(Diagnostic("unreadable", f"cannot stat: {exc}", rel))
             continue
-        if not _is_regular(st.st_mode):
+        if not stat.S_ISREG(st.st_mode):
             continue
         if st.st_size > max_file_size:
             diags.append(
@@ -196,8 +198,3 @@ def discover(
         entries.append(FileEntry(rel, st.st_size, st.st_mtime_ns))
     return Discovery(root, tuple(entries), tuple(diags), source, len(names))
 
-
-def _is_regular(mode: int) -> bool:
-    import stat
-
-    return stat.S_ISREG(mode)

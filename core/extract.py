@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .backfill import backfill_references, needs_backfill
-from .cache import CacheKey, TagCache
+from .cache import CacheKey, EncodedRow, TagCache, encode
 from .discover import FileEntry
-from .model import Diagnostic, FileExtraction, Import, SourceFile, Tag
+from .model import Diagnostic, FileExtraction, FileSymbols, Import, SourceFile, Tag, tag_sort_key
 from .registry import PluginSet
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,7 @@ def extract_source(plugins: PluginSet, source: SourceFile) -> FileExtraction:
     tag_list = [t for t in (tags or ()) if isinstance(t, Tag)]
     if "references" not in infos[plugin].capabilities and needs_backfill(tag_list):
         tag_list += backfill_references(source.path, source.data.decode("utf-8", "replace"))
-    tag_list = sorted(set(tag_list), key=_tag_order)
+    tag_list = sorted(set(tag_list), key=tag_sort_key)
     import_list = sorted(set(i for i in (imports or ()) if isinstance(i, Import)), key=_import_order)
     language = infos[plugin].language_for(source.path)
     return FileExtraction(source.path, tuple(tag_list), tuple(import_list), plugin, language, _unique(diags))
@@ -132,10 +132,6 @@ def _record_message(record: logging.LogRecord, path: str) -> str:
 
 def _unique(diags: list[Diagnostic]) -> tuple[Diagnostic, ...]:
     return tuple(dict.fromkeys(diags))
-
-
-def _tag_order(t: Tag) -> tuple:
-    return (t.start_line, t.kind, t.name, t.end_line, t.scope, str(t.symbol_kind), t.signature or "", t.target or "")
 
 
 def _import_order(i: Import) -> tuple:
@@ -153,6 +149,10 @@ def read_source(root: Path, entry: FileEntry) -> tuple[SourceFile | None, FileEx
     if problem is not None:
         return None, FileExtraction(entry.path, diagnostics=(problem,))
     return SourceFile(root, entry.path, data), None
+
+
+#: One extracted file as it leaves a worker: its path, its cache row, and the requested view.
+Extracted = tuple[str, EncodedRow, "FileExtraction | FileSymbols"]
 
 
 def extract_batch(plugins: PluginSet, root: Path, entries: Sequence[FileEntry]) -> list[FileExtraction]:
@@ -180,14 +180,22 @@ def extract_batch(plugins: PluginSet, root: Path, entries: Sequence[FileEntry]) 
     return [results[e.path] for e in entries if e.path in results]
 
 
+def extract_encoded(plugins: PluginSet, root: Path, entries: Sequence[FileEntry], full: bool) -> list[Extracted]:
+    """Extract a batch and encode it for the cache where it runs (in the worker, in parallel)."""
+    out: list[Extracted] = []
+    for ex in extract_batch(plugins, root, entries):
+        out.append((ex.path, encode(ex), ex if full else FileSymbols.from_extraction(ex)))
+    return out
+
+
 # -- parallel execution ------------------------------------------------------------------------
-_WORKER: tuple[PluginSet, Path] | None = None
+_WORKER: tuple[PluginSet, Path, bool] | None = None
 
 
-def _worker_batch(entries: list[FileEntry]) -> list[FileExtraction]:
+def _worker_batch(entries: list[FileEntry]) -> list[Extracted]:
     assert _WORKER is not None
-    plugins, root = _WORKER
-    return extract_batch(plugins, root, entries)
+    plugins, root, full = _WORKER
+    return extract_encoded(plugins, root, entries, full)
 
 
 def _chunks(items: Sequence[FileEntry], size: int) -> list[list[FileEntry]]:
@@ -202,7 +210,11 @@ def default_jobs() -> int:
 
 
 class Extractor:
-    """Turns file entries into extractions, using and filling the cache."""
+    """Turns file entries into extractions, using and filling the cache.
+
+    ``run(..., full=False)`` returns :class:`FileSymbols` (what ranking needs, cheap to load from
+    the cache); ``full=True`` returns :class:`FileExtraction` with every tag.
+    """
 
     def __init__(
         self,
@@ -216,30 +228,32 @@ class Extractor:
         self.jobs = jobs if jobs and jobs > 0 else default_jobs()
         self.progress = progress
         self.stats = {"cached": 0, "extracted": 0}
+        self.keys: dict[str, CacheKey] = {}
 
     def key(self, entry: FileEntry) -> CacheKey:
         fp = f"{EXTRACT_VERSION}|{self.plugins.fingerprint(entry.path)}"
         return CacheKey(entry.path, entry.mtime_ns, entry.size, fp)
 
-    def run(self, root: Path, entries: Sequence[FileEntry]) -> dict[str, FileExtraction]:
+    def run(self, root: Path, entries: Sequence[FileEntry], full: bool = False) -> dict:
         keys = {e.path: self.key(e) for e in entries}
-        results = self.cache.lookup(keys.values())
+        self.keys = keys
+        results = self.cache.lookup(keys.values(), full=full)
         misses = [e for e in entries if e.path not in results]
         self.stats = {"cached": len(results), "extracted": len(misses)}
         total, done = len(entries), len(results)
         if self.progress:
             self.progress(done, total)
         batches = _chunks(misses, BATCH_SIZE)
-        for batch_result in self._execute(root, batches):
-            self.cache.store((keys[ex.path], ex) for ex in batch_result)
-            for ex in batch_result:
-                results[ex.path] = ex
+        for batch_result in self._execute(root, batches, full):
+            self.cache.store((keys[path], row) for path, row, _ in batch_result)
+            for path, _, result in batch_result:
+                results[path] = result
             done += len(batch_result)
             if self.progress:
                 self.progress(done, total)
         return {e.path: results[e.path] for e in entries if e.path in results}
 
-    def _execute(self, root: Path, batches: list[list[FileEntry]]) -> Iterator[list[FileExtraction]]:
+    def _execute(self, root: Path, batches: list[list[FileEntry]], full: bool) -> Iterator[list[Extracted]]:
         misses = sum(len(b) for b in batches)
         use_pool = (
             self.jobs > 1
@@ -248,10 +262,10 @@ class Extractor:
         )
         if not use_pool:
             for batch in batches:
-                yield extract_batch(self.plugins, root, batch)
+                yield extract_encoded(self.plugins, root, batch, full)
             return
         global _WORKER
-        _WORKER = (self.plugins, root)
+        _WORKER = (self.plugins, root, full)
         try:
             ctx = multiprocessing.get_context("fork")
             with ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx) as pool:

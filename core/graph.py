@@ -11,11 +11,13 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from .index import RepoIndex
-from .model import DEF, FileExtraction, Tag
+from .model import FileSymbols, Tag
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 #: Edges into data definitions (variables, constants, fields) weigh this much: backends report
 #: them for completeness, but a map should be led by the classes and functions an API is made of.
@@ -23,8 +25,8 @@ DATA_DEFINITION_FACTOR = 0.1
 DATA_KINDS = frozenset({"variable", "constant", "field"})
 IMPORT_EDGE_WEIGHT = 1.0
 CHAT_MULTIPLIER = 50.0
-#: Edge attribute ``ident`` of an import edge (no single identifier carries it).
-IMPORT_IDENT = ""
+REFS_KEY = "refs"
+IMPORTS_KEY = "imports"
 
 
 @dataclass
@@ -38,28 +40,48 @@ class SymbolTable:
     targets: dict[tuple[str, str], set[str]] = field(default_factory=lambda: defaultdict(set))
     #: (file, identifier) definitions no other file references
     unreferenced: set[tuple[str, str]] = field(default_factory=set)
+    #: (file, identifier) whose every definition there is data (variable, constant, field)
+    data_only: set[tuple[str, str]] = field(default_factory=set)
 
     def kind_factor(self, definer: str, ident: str) -> float:
-        tags = self.definitions.get((definer, ident), ())
-        if tags and all(str(t.symbol_kind) in DATA_KINDS for t in tags):
-            return DATA_DEFINITION_FACTOR
-        return 1.0
+        return DATA_DEFINITION_FACTOR if (definer, ident) in self.data_only else 1.0
 
     @classmethod
-    def build(cls, extractions: Mapping[str, FileExtraction], index: RepoIndex | None = None) -> SymbolTable:
+    def build(cls, files: Mapping[str, FileSymbols], index: RepoIndex | None = None) -> SymbolTable:
         table = cls()
-        for path in sorted(extractions):
-            for tag in extractions[path].tags:
-                if tag.kind == DEF:
-                    table.defines[tag.name].add(path)
-                    table.definitions[(path, tag.name)].append(tag)
-                else:
-                    table.references[tag.name][path] += 1
-                    if tag.target and index is not None:
-                        found = resolve_target(tag.target, index)
-                        if found:
-                            table.targets[(path, tag.name)].update(found)
+        for path in sorted(files):
+            fs = files[path]
+            for tag in fs.definitions:
+                table.defines[tag.name].add(path)
+                table.definitions[(path, tag.name)].append(tag)
+            for name, count in fs.references:
+                table.references[name][path] += count
+            if index is not None:
+                for name, target in fs.targets:
+                    found = resolve_target(target, index)
+                    if found:
+                        table.targets[(path, name)].update(found)
+        for key, tags in table.definitions.items():
+            if all(str(t.symbol_kind) in DATA_KINDS for t in tags):
+                table.data_only.add(key)
+        for ident, definers in table.defines.items():
+            if not table.external_refs(ident):
+                table.unreferenced.update((d, ident) for d in definers)
         return table
+
+    def external_refs(self, ident: str) -> dict[str, int]:
+        """Referencing file -> count, leaving out the files that define ``ident`` themselves:
+        a file's use of its own names says nothing about its importance to others."""
+        defined_in = self.defines.get(ident, ())
+        return {r: c for r, c in self.references.get(ident, {}).items() if r not in defined_in}
+
+    def chosen_definers(self, referencer: str, ident: str) -> list[str]:
+        """The definers a reference links to: all of them, or those its resolved target names."""
+        definers = sorted(self.defines[ident])
+        resolved = self.targets.get((referencer, ident))
+        if resolved:
+            return [d for d in definers if d in resolved] or definers
+        return definers
 
 
 def resolve_target(target: str, index: RepoIndex) -> tuple[str, ...]:
@@ -104,31 +126,35 @@ def build_graph(
 ) -> nx.MultiDiGraph:
     """One node per file (sorted, so the graph is the same on every run), weighted edges.
 
+    Edges are aggregated: at most one reference edge (key ``"refs"``) and one import edge (key
+    ``"imports"``) per ordered pair of files. A reference edge's ``weight`` is the sum of its
+    identifiers' weights and its ``idents`` attribute maps each identifier to its own weight, so
+    rank can be distributed per identifier (what Aider keeps as parallel edges, one per name).
+
     Unlike Aider, no self-loops: a file that only references its own names would trap the random
     walk and outrank everything it depends on. Unreferenced definitions are ranked from their
-    file's rank instead (see :func:`repomapper.rank.rank_definitions`).
+    file's rank instead (see :mod:`repomapper.rank`).
+
+    This is the explicit graph, for inspection and for embedders; ranking computes the same
+    PageRank without materialising one edge per pair of files (see :mod:`repomapper.rank`).
     """
+    import networkx as nx
+
     graph = nx.MultiDiGraph()
     graph.add_nodes_from(sorted(set(files)))
+    pairs: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     for ident in sorted(table.defines):
-        definers = sorted(table.defines[ident])
-        # a file's use of its own names says nothing about its importance to others
-        refs = {r: c for r, c in table.references.get(ident, {}).items() if r not in table.defines[ident]}
+        refs = table.external_refs(ident)
         if not refs:
-            table.unreferenced.update((definer, ident) for definer in definers)
             continue
-        mul = identifier_multiplier(ident, len(definers), mentioned_idents)
+        mul = identifier_multiplier(ident, len(table.defines[ident]), mentioned_idents)
         for referencer in sorted(refs):
-            count = refs[referencer]
-            chosen = definers
-            resolved = table.targets.get((referencer, ident))
-            if resolved:
-                narrowed = [d for d in definers if d in resolved]
-                chosen = narrowed or definers
-            weight = mul * (CHAT_MULTIPLIER if referencer in chat_files else 1.0) * math.sqrt(count)
-            for definer in chosen:
-                w = weight * table.kind_factor(definer, ident)
-                graph.add_edge(referencer, definer, weight=w, ident=ident)
+            weight = mul * (CHAT_MULTIPLIER if referencer in chat_files else 1.0) * math.sqrt(refs[referencer])
+            for definer in table.chosen_definers(referencer, ident):
+                pairs[(referencer, definer)][ident] = weight * table.kind_factor(definer, ident)
+    for (src, dst) in sorted(pairs):
+        idents = pairs[(src, dst)]
+        graph.add_edge(src, dst, key=REFS_KEY, weight=sum(idents[i] for i in sorted(idents)), idents=idents)
     for importer in sorted(import_edges):
         for target, count in sorted(import_edges[importer].items()):
             if target == importer or target not in graph:
@@ -136,5 +162,5 @@ def build_graph(
             weight = IMPORT_EDGE_WEIGHT * math.sqrt(count)
             if importer in chat_files:
                 weight *= CHAT_MULTIPLIER
-            graph.add_edge(importer, target, weight=weight, ident=IMPORT_IDENT)
+            graph.add_edge(importer, target, key=IMPORTS_KEY, weight=weight)
     return graph

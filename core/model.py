@@ -7,7 +7,7 @@ Field names follow ``SymbolInfo``/``ImportInfo`` of the context-pack design wher
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -191,6 +191,16 @@ class SourceFile:
         return cls(root or Path("."), path, text.encode("utf-8"))
 
 
+def split_name(rel_path: str) -> tuple[str, str]:
+    """(base name, lower-case suffix with the dot) of a relative path, as pathlib would give,
+    without pathlib's cost (routing runs once per file on every map)."""
+    name = rel_path.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    if dot <= 0 or dot == len(name) - 1:
+        return name, ""
+    return name, name[dot:].lower()
+
+
 @dataclass(frozen=True, slots=True)
 class BackendInfo:
     """What a plugin declares about itself (hook ``backend_info``).
@@ -212,12 +222,12 @@ class BackendInfo:
     language_extensions: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def claims(self, rel_path: str) -> bool:
-        p = Path(rel_path)
-        return "*" in self.extensions or p.suffix.lower() in self.extensions or p.name in self.filenames
+        name, suffix = split_name(rel_path)
+        return "*" in self.extensions or suffix in self.extensions or name in self.filenames
 
     def language_for(self, rel_path: str) -> str | None:
         """The language this backend would treat ``rel_path`` as, where it says."""
-        suffix = Path(rel_path).suffix.lower()
+        suffix = split_name(rel_path)[1]
         for language, exts in self.language_extensions:
             if suffix in exts:
                 return language
@@ -279,6 +289,42 @@ class FileExtraction:
 
 
 @dataclass(frozen=True, slots=True)
+class FileSymbols:
+    """What ranking needs of a file: its definitions, how often it references each name, the
+    qualified targets of its references, and its imports. Much smaller than the full tag list."""
+
+    path: str
+    definitions: tuple[Tag, ...] = ()
+    references: tuple[tuple[str, int], ...] = ()  # (name, count), sorted by name
+    targets: tuple[tuple[str, str], ...] = ()  # (name, qualified target), sorted
+    imports: tuple[Import, ...] = ()
+    plugin: str | None = None
+    language: str | None = None
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+    @classmethod
+    def from_extraction(cls, ex: FileExtraction) -> FileSymbols:
+        counts: Counter[str] = Counter()
+        targets: set[tuple[str, str]] = set()
+        defs: list[Tag] = []
+        for t in ex.tags:
+            if t.kind == DEF:
+                defs.append(t)
+            else:
+                counts[t.name] += 1
+                if t.target:
+                    targets.add((t.name, t.target))
+        return cls(ex.path, tuple(defs), tuple(sorted(counts.items())), tuple(sorted(targets)),
+                   ex.imports, ex.plugin, ex.language, ex.diagnostics)
+
+
+def tag_sort_key(t: Tag) -> tuple:
+    """The canonical order of a file's tags (deterministic output)."""
+    return (t.start_line, t.kind, t.name, t.end_line, t.scope, str(t.symbol_kind), t.signature or "",
+            t.target or "", t.docstring or "")
+
+
+@dataclass(frozen=True, slots=True)
 class RankedSymbol:
     path: str
     name: str
@@ -333,10 +379,30 @@ class MapResult:
             "ranked_files": [f.to_dict() for f in files],
             "ranked_symbols": [s.to_dict() for s in symbols],
             "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "chat_files": list(self.chat_files),
             **self.extra,
         }
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> MapResult:
+        """The inverse of :meth:`to_dict` (used to replay a memoised map)."""
+        known = {"map", "tokens_estimated", "tokens_exact", "tokenizer", "budget", "files_covered",
+                 "files_total", "ranked_files", "ranked_symbols", "diagnostics", "chat_files"}
+        return cls(
+            map=d["map"],
+            tokens=d["tokens_estimated"],
+            tokenizer=d["tokenizer"],
+            tokens_exact=d["tokens_exact"],
+            budget=d["budget"],
+            files_total=d["files_total"],
+            files_covered=d["files_covered"],
+            ranked_files=tuple(RankedFile(**f) for f in d["ranked_files"]),
+            ranked_symbols=tuple(RankedSymbol(**s) for s in d["ranked_symbols"]),
+            diagnostics=tuple(
+                Diagnostic(x["code"], x["message"], x.get("path"), x["severity"], tuple(x.get("paths", ())))
+                for x in d["diagnostics"]
+            ),
+            chat_files=tuple(d.get("chat_files", ())),
+            extra={k: v for k, v in d.items() if k not in known},
+        )
 
-def sorted_tags(tags: Iterable[Tag]) -> list[Tag]:
-    """The canonical order of tags: by line, then kind, then name (deterministic output)."""
-    return sorted(tags, key=lambda t: (t.file_path, t.start_line, t.kind, t.name, t.end_line, t.scope, t.symbol_kind))

@@ -12,7 +12,7 @@ from typing import Any
 import pluggy
 
 from . import hookspecs
-from .model import BackendInfo
+from .model import BackendInfo, split_name
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +90,8 @@ class PluginSet:
                 self.pm.register(obj, name=name)
         self._infos: dict[str, BackendInfo] | None = None
         self._route_cache: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._filenames: frozenset[str] | None = None
+        self._fingerprints: dict[tuple[str, ...], str] = {}
 
     def _load_entry_points(self, blocked: frozenset[str]) -> None:
         from importlib.metadata import entry_points
@@ -136,10 +138,10 @@ class PluginSet:
 
     def candidates(self, rel_path: str) -> tuple[str, ...]:
         """Backends that claim ``rel_path``, in the order they are asked."""
-        from pathlib import PurePosixPath
-
-        p = PurePosixPath(rel_path)
-        key = (p.suffix.lower(), p.name)
+        name, suffix = split_name(rel_path)
+        if self._filenames is None:
+            self._filenames = frozenset(f for i in self.infos.values() for f in i.filenames)
+        key = (suffix, name if name in self._filenames else "")
         found = self._route_cache.get(key)
         if found is None:
             found = tuple(n for n, i in self.infos.items() if i.claims(rel_path))
@@ -148,7 +150,11 @@ class PluginSet:
 
     def fingerprint(self, rel_path: str) -> str:
         """Identifies the backends that would answer for ``rel_path`` (the tag cache key)."""
-        return ";".join(f"{n}@{self.infos[n].version}" for n in self.candidates(rel_path))
+        names = self.candidates(rel_path)
+        fp = self._fingerprints.get(names)
+        if fp is None:
+            fp = self._fingerprints[names] = ";".join(f"{n}@{self.infos[n].version}" for n in names)
+        return fp
 
     # -- calling ---------------------------------------------------------------------------
     def call_first(self, hook_name: str, names: Sequence[str], **kwargs: Any) -> tuple[str | None, Any]:

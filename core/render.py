@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .model import DEF, Tag
+from .model import Tag
 
 log = logging.getLogger(__name__)
 
@@ -175,6 +175,3 @@ def fit_to_budget(
             hi = mid - 1
     return best
 
-
-def file_definitions(tags_by_file: Mapping[str, Sequence[Tag]]) -> dict[str, list[Tag]]:
-    return {p: [t for t in tags if t.kind == DEF] for p, tags in tags_by_file.items()}

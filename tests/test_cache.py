@@ -2,8 +2,8 @@ import os
 import sqlite3
 
 import pytest
-from repomapper.cache import CacheKey, SqliteTagCache, cache_file_for, open_cache
-from repomapper.model import DEF, REF, Diagnostic, FileExtraction, Import, Tag
+from repomapper.cache import CacheKey, SqliteTagCache, cache_file_for, encode, open_cache
+from repomapper.model import DEF, REF, Diagnostic, FileExtraction, FileSymbols, Import, Tag
 
 
 def sample(path="a.py"):
@@ -21,24 +21,28 @@ def test_round_trip_and_validity_by_mtime_size_fingerprint(tmp_path):
     cache = open_cache(tmp_path / "root", tmp_path / "cache")
     assert isinstance(cache, SqliteTagCache)
     key = CacheKey("a.py", 10, 20, "python_ast@1")
-    cache.store([(key, sample())])
-    assert cache.lookup([key]) == {"a.py": sample()}
+    cache.store([(key, encode(sample()))])
+    assert cache.lookup([key], full=True) == {"a.py": sample()}
     for stale in (CacheKey("a.py", 11, 20, key.fingerprint), CacheKey("a.py", 10, 21, key.fingerprint),
                   CacheKey("a.py", 10, 20, "python_ast@2")):
-        assert cache.lookup([stale]) == {}
+        assert cache.lookup([stale], full=True) == {}
     cache.close()
     reopened = open_cache(tmp_path / "root", tmp_path / "cache")
-    assert reopened.lookup([key]) == {"a.py": sample()}
+    assert reopened.lookup([key], full=True) == {"a.py": sample()}
+    # the ranking view is decoded from the summary alone, and equals the one derived from the tags
+    assert reopened.lookup([key]) == {"a.py": FileSymbols.from_extraction(sample())}
+    assert reopened.lookup([key])["a.py"].references == (("g", 1),)
 
 
 def test_cache_is_plain_json_never_pickle(tmp_path):
     cache = open_cache(tmp_path / "root", tmp_path / "cache")
-    cache.store([(CacheKey("a.py", 1, 1, "x"), sample())])
+    cache.store([(CacheKey("a.py", 1, 1, "x"), encode(sample()))])
     cache.close()
     db = cache_file_for(tmp_path / "root", tmp_path / "cache")
-    row = sqlite3.connect(db).execute("SELECT tags, imports FROM files").fetchone()
+    row = sqlite3.connect(db).execute("SELECT defs, refs, imports FROM files").fetchone()
     assert row[0].startswith("[[") and '"def f():"' in row[0]
-    assert '"os.path"' in row[1]
+    assert '"m.g"' in row[1]
+    assert '"os.path"' in row[2]
 
 
 def test_corrupt_cache_falls_back_to_memory_with_one_warning(tmp_path):
@@ -48,8 +52,8 @@ def test_corrupt_cache_falls_back_to_memory_with_one_warning(tmp_path):
     cache = open_cache(tmp_path / "root", tmp_path / "cache")
     assert [d.code for d in cache.diagnostics] == ["cache_unavailable"]
     key = CacheKey("a.py", 1, 1, "x")
-    cache.store([(key, sample())])
-    assert cache.lookup([key]) == {"a.py": sample()}
+    cache.store([(key, encode(sample()))])
+    assert cache.lookup([key], full=True) == {"a.py": sample()}
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions")
@@ -70,8 +74,8 @@ def test_unwritable_cache_path_falls_back(tmp_path):
     cache = open_cache(tmp_path / "root", blocker / "sub")
     assert [d.code for d in cache.diagnostics] == ["cache_unavailable"]
     key = CacheKey("a.py", 1, 1, "x")
-    cache.store([(key, sample())])
-    assert cache.lookup([key])["a.py"] == sample()
+    cache.store([(key, encode(sample()))])
+    assert cache.lookup([key], full=True)["a.py"] == sample()
 
 
 def test_locked_database_falls_back_to_memory(tmp_path):
@@ -82,9 +86,9 @@ def test_locked_database_falls_back_to_memory(tmp_path):
     try:
         cache.conn.execute("PRAGMA busy_timeout=50")
         key = CacheKey("a.py", 1, 1, "x")
-        cache.store([(key, sample())])
+        cache.store([(key, encode(sample()))])
         assert [d.code for d in cache.diagnostics] == ["cache_unavailable"]
-        assert cache.lookup([key]) == {"a.py": sample()}
+        assert cache.lookup([key], full=True) == {"a.py": sample()}
     finally:
         locker.execute("ROLLBACK")
 

@@ -7,7 +7,7 @@ from repomapper.cache import TagCache
 from repomapper.discover import discover
 from repomapper.extract import Extractor, content_problem, extract_source
 from repomapper.hookspecs import hookimpl
-from repomapper.model import DEF, REF, BackendInfo, SourceFile, Tag
+from repomapper.model import DEF, REF, BackendInfo, FileSymbols, SourceFile, Tag
 from repomapper.registry import PluginConfig, PluginSet
 
 
@@ -93,7 +93,7 @@ def test_python_syntax_error_still_lists_the_file_with_a_reason(make_tree):
     root = make_tree({"bad.py": "def (:\n", "good.py": "def ok():\n    pass\n"})
     ps = plugin_set()
     d = discover(root, use_git=False)
-    result = Extractor(ps, TagCache(), jobs=1).run(root, d.files)
+    result = Extractor(ps, TagCache(), jobs=1).run(root, d.files, full=True)
     assert [t.name for t in result["good.py"].tags] == ["ok"]
     assert result["bad.py"].plugin == "python_ast"
     assert [d.code for d in result["bad.py"].diagnostics] == ["parse_error"]
@@ -104,13 +104,13 @@ def test_cache_hit_skips_extraction_and_changes_invalidate(make_tree):
     ps = plugin_set()
     cache = TagCache()
     ex = Extractor(ps, cache, jobs=1)
-    first = ex.run(root, discover(root, use_git=False).files)
+    first = ex.run(root, discover(root, use_git=False).files, full=True)
     assert ex.stats == {"cached": 0, "extracted": 2}
-    second = ex.run(root, discover(root, use_git=False).files)
+    second = ex.run(root, discover(root, use_git=False).files, full=True)
     assert ex.stats == {"cached": 2, "extracted": 0}
     assert first == second
     (root / "a.py").write_text("def one_changed():\n    pass\n")
-    third = ex.run(root, discover(root, use_git=False).files)
+    third = ex.run(root, discover(root, use_git=False).files, full=True)
     assert ex.stats == {"cached": 1, "extracted": 1}
     assert [t.name for t in third["a.py"].tags] == ["one_changed"]
 
@@ -120,7 +120,9 @@ def test_parallel_extraction_equals_serial(make_tree):
     files = {f"pkg/m{i}.py": f"def f{i}():\n    return g{i + 1}()\n" for i in range(150)}
     root = make_tree(files)
     entries = discover(root, use_git=False).files
-    serial = Extractor(plugin_set(), TagCache(), jobs=1).run(root, entries)
-    parallel = Extractor(plugin_set(), TagCache(), jobs=2).run(root, entries)
+    serial = Extractor(plugin_set(), TagCache(), jobs=1).run(root, entries, full=True)
+    parallel = Extractor(plugin_set(), TagCache(), jobs=2).run(root, entries, full=True)
     assert serial == parallel
+    summary = Extractor(plugin_set(), TagCache(), jobs=2).run(root, entries)
+    assert summary == {p: FileSymbols.from_extraction(ex) for p, ex in serial.items()}
     assert list(serial) == sorted(files)

@@ -3,18 +3,25 @@ import math
 import pytest
 from repomapper.graph import SymbolTable, build_graph, identifier_multiplier, is_well_named
 from repomapper.index import RepoIndex
-from repomapper.model import DEF, REF, FileExtraction, Tag
-from repomapper.rank import pagerank, personalization, rank_definitions
+from repomapper.model import DEF, REF, FileExtraction, FileSymbols, Tag
+import networkx as nx
+
+from repomapper.rank import factor_graph, pagerank, personalization, rank_definitions
 
 
 def ex(path, defs=(), refs=()):
     tags = [Tag(path, i + 1, i + 1, n, DEF, "function") for i, n in enumerate(defs)]
     tags += [Tag(path, 100 + i, 100 + i, n, REF, "call") for i, n in enumerate(refs)]
-    return FileExtraction(path, tuple(tags), plugin="t")
+    return FileSymbols.from_extraction(FileExtraction(path, tuple(tags), plugin="t"))
 
 
 def weights(graph, src, dst):
-    return sorted((d["ident"], d["weight"]) for u, v, d in graph.edges(data=True) if (u, v) == (src, dst))
+    """(identifier, weight) per name on the src -> dst edges; imports show as ("", weight)."""
+    out = []
+    for u, v, key, d in graph.edges(keys=True, data=True):
+        if (u, v) == (src, dst):
+            out += sorted(d["idents"].items()) if key == "refs" else [("", d["weight"])]
+    return sorted(out)
 
 
 @pytest.mark.parametrize("ident,expected", [
@@ -53,7 +60,8 @@ def test_unreferenced_definitions_have_no_self_loops_and_imports_add_edges():
     assert weights(g, "a.py", "a.py") == []  # self-references do not count
     assert table.unreferenced == {("a.py", "lonely")}
     assert weights(g, "b.py", "a.py") == [("", 2.0)]
-    ranking = rank_definitions(g, table, pagerank(g, {}))
+    fg = factor_graph(files, table, {"b.py": {"a.py": 4}})
+    ranking = rank_definitions(fg, table, pagerank(fg, {}))
     assert [d[:2] for d in ranking.definitions] == [("a.py", "lonely")]
 
 
@@ -61,7 +69,8 @@ def test_targets_narrow_edges_to_the_resolved_definer():
     files = {
         "pkg/mod.py": ex("pkg/mod.py", defs=["run_task"]),
         "other/mod2.py": ex("other/mod2.py", defs=["run_task"]),
-        "user.py": FileExtraction("user.py", (Tag("user.py", 3, 3, "run_task", REF, "call", target="pkg.mod.run_task"),), plugin="t"),
+        "user.py": FileSymbols.from_extraction(FileExtraction(
+            "user.py", (Tag("user.py", 3, 3, "run_task", REF, "call", target="pkg.mod.run_task"),), plugin="t")),
     }
     index = RepoIndex(".", files)
     g = build_graph(files, SymbolTable.build(files, index), {})
@@ -81,13 +90,14 @@ def test_pagerank_ranks_the_most_referenced_file_first_and_is_deterministic():
         "leaf.py": ex("leaf.py", defs=["leaf_function"], refs=["central_thing"]),
     }
     table = SymbolTable.build(files)
-    g = build_graph(files, table, {})
+    g = factor_graph(files, table, {})
     ranks = pagerank(g, {})
     assert max(ranks, key=ranks.get) == "core.py"
     ranking = rank_definitions(g, table, ranks)
     assert ranking.definitions[0][:2] == ("core.py", "central_thing")
-    again = rank_definitions(build_graph(files, SymbolTable.build(files), {}), table, pagerank(g, {}))
-    assert again == ranking
+    again = SymbolTable.build(files)
+    g2 = factor_graph(files, again, {})
+    assert rank_definitions(g2, again, pagerank(g2, {})) == ranking
 
 
 def test_chat_file_personalization_pulls_its_dependencies_up():
@@ -99,9 +109,51 @@ def test_chat_file_personalization_pulls_its_dependencies_up():
         "chat.py": ex("chat.py", refs=["beta_function"]),
     }
     table = SymbolTable.build(files)
-    plain = pagerank(build_graph(files, table, {}), {})
+    plain = pagerank(factor_graph(files, table, {}), {})
     assert plain["a.py"] > plain["b.py"]
     chat = frozenset({"chat.py"})
-    g = build_graph(files, table, {}, chat_files=chat)
+    g = factor_graph(files, table, {}, chat_files=chat)
     boosted = pagerank(g, personalization(files, chat, frozenset(), frozenset()))
     assert boosted["b.py"] > boosted["a.py"]
+
+
+def _random_repo(seed):
+    import random
+
+    rnd = random.Random(seed)
+    names = [f"name_{i}" if i % 3 else f"n{i}" for i in range(25)]
+    files = {}
+    for f in range(12):
+        path = f"pkg/f{f}.py"
+        files[path] = ex(path, defs=rnd.sample(names, rnd.randint(0, 4)), refs=rnd.choices(names, k=rnd.randint(0, 12)))
+    imports = {f"pkg/f{rnd.randrange(12)}.py": {f"pkg/f{rnd.randrange(12)}.py": rnd.randint(1, 3)} for _ in range(6)}
+    return files, imports
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_factored_pagerank_equals_networkx_on_the_explicit_graph(seed):
+    files, imports = _random_repo(seed)
+    table = SymbolTable.build(files)
+    chat = frozenset({"pkg/f0.py"})
+    mentioned = frozenset({"name_4"})
+    pers = personalization(files, chat, frozenset(), mentioned)
+    explicit = build_graph(files, table, imports, chat, mentioned)
+    expected = nx.pagerank(explicit, weight="weight", personalization=pers or None,
+                           dangling=pers or None, tol=1e-12, max_iter=1000)
+    got = pagerank(factor_graph(files, table, imports, chat, mentioned), pers)
+    for f in files:
+        assert got[f] == pytest.approx(expected[f], rel=1e-5, abs=1e-7)
+    # and the per-identifier distribution matches the explicit edges
+    fg = factor_graph(files, table, imports, chat, mentioned)
+    ranking = dict(((f, i), r) for f, i, r in rank_definitions(fg, table, expected, mentioned).definitions)
+    manual = {}
+    for src in explicit.nodes:
+        out = list(explicit.out_edges(src, keys=True, data=True))
+        total = sum(d["weight"] for *_, d in out)
+        for _, dst, key, d in out:
+            if key == "refs":
+                for ident, w in d["idents"].items():
+                    manual[(dst, ident)] = manual.get((dst, ident), 0) + expected[src] * w / total
+    for k, v in manual.items():
+        boost = 10 if k[1] in mentioned else 1
+        assert ranking[k] >= v * boost * (1 - 1e-6)
