@@ -1,0 +1,109 @@
+"""The tree-sitter backend: TypeScript, TSX, JavaScript and Go, plus Rust, Java, Ruby, C, C++, C#
+and PHP when their grammar wheels are installed (the ``languages`` extra).
+
+Each language has our own queries (``queries/<language>-tags.scm`` and ``-imports.scm``) for
+definitions (with end lines, one-line signatures, scopes and doc comments), references and
+imports. Only languages whose grammar is installed are claimed, so other files fall through to
+the next backend (ctags). Python is left to the Python backends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from functools import cache
+
+from repomapper.hookspecs import hookimpl
+from repomapper.index import RepoIndex
+from repomapper.model import BackendInfo, Capability, Import, SourceFile, Tag
+
+from .extract import collect_tags
+from .imports import collect_imports
+from .languages import (
+    available_specs,
+    grammar_versions,
+    missing_specs,
+    queries_digest,
+    tree_sitter_version,
+)
+from .parsing import parse
+from .resolve import resolve as _resolve
+
+log = logging.getLogger(__name__)
+
+NAME = "treesitter"
+#: Changes whenever the queries or the tree-sitter runtime change (it keys the tag cache); the
+#: declared version also carries a hash of the installed grammars' versions.
+VERSION = f"1.0-ts{tree_sitter_version() or 'none'}-q{queries_digest()}"
+
+CAPABILITIES = tuple(c.value for c in (
+    Capability.DEFINITIONS, Capability.REFERENCES, Capability.IMPORTS, Capability.END_LINES,
+    Capability.SIGNATURES, Capability.SCOPES, Capability.DOCSTRINGS,
+))
+
+
+@cache
+def _backend_info() -> BackendInfo:
+    specs = available_specs()
+    versions = grammar_versions()
+    grammar_hash = hashlib.blake2b(repr(versions).encode(), digest_size=4).hexdigest()
+    language_extensions: list[tuple[str, tuple[str, ...]]] = []
+    claimed: set[str] = set()
+    for spec in specs:
+        exts = tuple(e for e in spec.extensions if e not in claimed)
+        claimed.update(exts)
+        language_extensions.append((spec.name, exts))
+    if tree_sitter_version() is None:
+        detail = "py-tree-sitter is not installed"
+    elif not specs:
+        detail = "no tree-sitter grammar is installed"
+    else:
+        detail = "grammars: " + ", ".join(f"{name} {version}" for name, version in versions)
+    missing = missing_specs()
+    if missing and tree_sitter_version() is not None:
+        detail += "; missing: " + ", ".join(s.name for s in missing)
+        detail += " (pip install 'repomapper[languages]')"
+    return BackendInfo(
+        name=NAME,
+        version=f"{VERSION}-g{grammar_hash}",
+        languages=tuple(s.name for s in specs),
+        extensions=tuple(sorted(claimed)),
+        capabilities=CAPABILITIES,
+        description="tree-sitter grammars with our own tags and imports queries",
+        available=bool(specs),
+        detail=detail,
+        language_extensions=tuple(language_extensions),
+    )
+
+
+@hookimpl
+def backend_info() -> BackendInfo:
+    return _backend_info()
+
+
+@hookimpl
+def extract_tags(source: SourceFile) -> list[Tag] | None:
+    parsed = parse(source)
+    if parsed is None:
+        return None
+    tags = parsed.results.get("tags")
+    if tags is None:
+        tags = parsed.results["tags"] = tuple(collect_tags(parsed))
+    return list(tags)
+
+
+@hookimpl
+def extract_imports(source: SourceFile) -> list[Import] | None:
+    parsed = parse(source)
+    if parsed is None:
+        return None
+    imports = parsed.results.get("imports")
+    if imports is None:
+        imports = parsed.results["imports"] = tuple(collect_imports(parsed))
+    return list(imports)
+
+
+@hookimpl
+def resolve_import(imp: Import, index: RepoIndex) -> list[str] | None:
+    found = _resolve(imp, index)
+    return None if found is None else list(found)

@@ -1,0 +1,182 @@
+"""Definitions and references from a parsed file, driven by the language's tags query.
+
+Capture conventions in ``queries/*-tags.scm``:
+
+* ``@definition.<kind>`` on a definition node with ``@name`` on its name (and, for Go methods,
+  ``@receiver`` on the receiver type, which becomes the scope);
+* ``@scope.<kind>`` on a node that only encloses others (Rust ``impl``, C++ ``namespace``, an
+  anonymous function), with an optional ``@name``;
+* ``@reference.<kind>`` on the name node of a reference (``call``, ``type``, ``attribute``,
+  ``name``).
+
+Scopes come from nesting, computed with a stack over the sorted node ranges (no recursion).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from repomapper.model import DEF, REF, Tag
+
+from .parsing import Parsed
+from .snippets import declaration_wrapper, docstring, effective_end_row, node_text, signature
+
+#: Kinds that enclose other definitions (and so appear in their scope).
+CONTAINER_KINDS = frozenset({
+    "class", "interface", "enum", "module", "namespace", "impl", "function", "method", "struct",
+    "trait", "object",
+})
+#: A function directly inside one of these is a method.
+CLASS_LIKE = frozenset({"class", "interface", "impl", "trait", "struct", "enum", "object"})
+#: Names declared inside a function or method body are locals, not definitions.
+LOCAL_KINDS = frozenset({"variable", "constant"})
+FUNCTION_KINDS = frozenset({"function", "method"})
+_REF_PRIORITY = {"call": 0, "type": 1, "attribute": 2, "name": 3}
+_MAX_NAME = 200
+_SCOPE_CUT = re.compile(r"[<\[( ]")
+_SPACE = re.compile(r"\s")
+#: Patterns start no deeper than this: query matching costs grow with depth times size, and
+#: nothing that deep (a 1000-operand expression) holds definitions worth mapping.
+MAX_START_DEPTH = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """A definition or an enclosing scope, by byte range."""
+
+    start: int
+    end: int
+    order: int  # definitions before scopes of the same range
+    kind: str
+    chain_name: str  # what it contributes to the scope path of what it encloses
+    name: str = ""
+    qualifier: str = ""
+    def_node: Any = None
+    line: int = 0  # 1-based line of the name (its last segment, for a qualified name)
+
+
+def clean_scope(text: str) -> str:
+    """``*Server`` -> ``Server``; ``Point<T>`` -> ``Point``; ``G[T]`` -> ``G``."""
+    t = text.strip().lstrip("*&").strip()
+    t = _SCOPE_CUT.split(t, maxsplit=1)[0]
+    return t.strip()
+
+
+def _valid_name(name: str) -> bool:
+    return bool(name) and len(name) <= _MAX_NAME and _SPACE.search(name) is None
+
+
+def collect_tags(parsed: Parsed) -> list[Tag]:
+    """Definitions and references of ``parsed``, sorted and without duplicates."""
+    from tree_sitter import QueryCursor
+
+    data, path = parsed.data, parsed.path
+    cursor = QueryCursor(parsed.grammar.tags_query)
+    cursor.set_max_start_depth(MAX_START_DEPTH)
+    # name node range -> (pattern index, kind, definition node, name node, receiver node)
+    defs: dict[tuple[int, int], tuple[int, str, Any, Any, Any]] = {}
+    scopes: list[tuple[str, Any, Any]] = []
+    ref_nodes: list[tuple[Any, str]] = []
+    for pattern_index, caps in cursor.matches(parsed.tree.root_node):
+        for cap, nodes in caps.items():
+            if cap.startswith("definition."):
+                kind = cap[len("definition."):]
+                receiver = caps.get("receiver", [None])[0]
+                for name_node in caps.get("name", ()):
+                    key = (name_node.start_byte, name_node.end_byte)
+                    seen = defs.get(key)
+                    if seen is None or seen[0] > pattern_index:
+                        defs[key] = (pattern_index, kind, nodes[0], name_node, receiver)
+            elif cap.startswith("scope."):
+                names = caps.get("name")
+                scopes.append((cap[len("scope."):], nodes[0], names[0] if names else None))
+            elif cap.startswith("reference."):
+                kind = cap[len("reference."):]
+                ref_nodes.extend((n, kind) for n in nodes)
+
+    entries: list[_Entry] = []
+    for _, kind, def_node, name_node, receiver in defs.values():
+        entry = _definition_entry(kind, def_node, name_node, receiver, data)
+        if entry is not None:
+            entries.append(entry)
+    for kind, node, name_node in scopes:
+        name = node_text(name_node, data, _MAX_NAME * 2).strip() if name_node is not None else ""
+        if "::" in name:
+            parts = [clean_scope(p) for p in name.split("::") if p.strip()]
+            name = parts[-1] if kind == "impl" and parts else ".".join(parts)
+        elif kind == "impl":
+            name = clean_scope(name)
+        entries.append(_Entry(node.start_byte, node.end_byte, 1, kind, name))
+    entries.sort(key=lambda e: (e.start, -e.end, e.order))
+
+    tags: set[Tag] = set()
+    stack: list[_Entry] = []
+    for entry in entries:
+        while stack and not (stack[-1].start <= entry.start and entry.end <= stack[-1].end):
+            stack.pop()
+        if entry.def_node is not None:
+            tag = _definition_tag(entry, stack, data, path)
+            if tag is not None:
+                tags.add(tag)
+        if entry.kind in CONTAINER_KINDS:
+            stack.append(entry)
+
+    # names of definitions and of named scopes are not references (a Rust ``impl`` type is)
+    not_refs = set(defs)
+    not_refs.update((n.start_byte, n.end_byte) for k, _, n in scopes if n is not None and k != "impl")
+    refs: dict[tuple[int, str], str] = {}
+    for node, kind in ref_nodes:
+        if (node.start_byte, node.end_byte) in not_refs:
+            continue
+        name = node_text(node, data, _MAX_NAME + 1).strip()
+        if not _valid_name(name):
+            continue
+        key = (node.start_point[0] + 1, name)
+        seen = refs.get(key)
+        if seen is None or _REF_PRIORITY.get(kind, 9) < _REF_PRIORITY.get(seen, 9):
+            refs[key] = kind
+    tags.update(Tag(path, line, line, name, REF, kind, "", None, None)
+                for (line, name), kind in refs.items())
+    return sorted(tags, key=lambda t: (t.start_line, t.kind, t.name, t.end_line, t.scope,
+                                       t.symbol_kind, t.signature or "", t.docstring or ""))
+
+
+def _definition_entry(kind: str, def_node: Any, name_node: Any, receiver: Any,
+                      data: bytes) -> _Entry | None:
+    raw = node_text(name_node, data, _MAX_NAME * 2).strip()
+    qualifier = ""
+    row = name_node.start_point[0]
+    if "::" in raw:  # C++ ``void ns::Foo::run()``, Ruby ``class A::B``
+        parts = [p.strip() for p in raw.split("::")]
+        raw = parts[-1]
+        qualifier = ".".join(clean_scope(p) for p in parts[:-1] if p)
+        row = name_node.end_point[0]
+    if raw.startswith(":") and len(raw) > 1:  # Ruby symbols (attr_reader :name)
+        raw = raw[1:]
+    if not _valid_name(raw):
+        return None
+    if receiver is not None:
+        qualifier = clean_scope(node_text(receiver, data, _MAX_NAME * 2))
+    chain_name = f"{qualifier}.{raw}" if qualifier else raw
+    return _Entry(def_node.start_byte, def_node.end_byte, 0, kind, chain_name, raw, qualifier,
+                  def_node, row + 1)
+
+
+def _definition_tag(entry: _Entry, stack: list[_Entry], data: bytes, path: str) -> Tag | None:
+    kind = entry.kind
+    nearest = stack[-1].kind if stack else None
+    if kind in LOCAL_KINDS and nearest in FUNCTION_KINDS:
+        return None
+    if kind == "function" and (
+        nearest in CLASS_LIKE or (entry.qualifier and nearest not in FUNCTION_KINDS)
+    ):
+        kind = "method"  # a function in a class body, or ``void Widget::draw()``
+    chain = [e.chain_name for e in stack if e.chain_name]
+    if entry.qualifier:
+        chain.append(entry.qualifier)
+    end_line = max(entry.line, effective_end_row(entry.def_node) + 1)
+    wrapper = declaration_wrapper(entry.def_node)
+    return Tag(path, entry.line, end_line, entry.name, DEF, kind, ".".join(chain),
+               signature(entry.def_node, kind, data, wrapper), docstring(wrapper, data))

@@ -1,0 +1,76 @@
+"""Parsing a source file once, with a one-entry memo per thread.
+
+The core calls ``extract_tags`` and then ``extract_imports`` for the same file; the memo keeps the
+last file's tree and results so that the second call neither parses nor queries again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from repomapper.model import SourceFile
+
+from .languages import Grammar, load_grammar, spec_for_path
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Parsed:
+    """One parsed file and what has been extracted from it so far."""
+
+    path: str
+    data: bytes
+    grammar: Grammar
+    tree: Any  # tree_sitter.Tree
+    results: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+
+
+_local = threading.local()
+
+
+def _parser(grammar: Grammar) -> Any:
+    parsers: dict[str, Any] | None = getattr(_local, "parsers", None)
+    if parsers is None:
+        parsers = _local.parsers = {}
+    parser = parsers.get(grammar.spec.name)
+    if parser is None:
+        from tree_sitter import Parser
+
+        parser = parsers[grammar.spec.name] = Parser(grammar.language)
+    return parser
+
+
+def parse(source: SourceFile) -> Parsed | None:
+    """The parse of ``source``; ``None`` if no usable grammar claims it (so the next backend is
+    asked). Syntax errors are tolerated: the tree then holds error nodes and a warning is logged."""
+    last: Parsed | None = getattr(_local, "last", None)
+    if last is not None and last.path == source.path and last.data == source.data:
+        return last
+    spec = spec_for_path(source.path)
+    if spec is None:
+        return None
+    grammar = load_grammar(spec)
+    if grammar is None:
+        return None
+    data = source.data
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        log.warning("%s: invalid UTF-8 at byte %d; decoded with replacement characters",
+                    source.path, exc.start, extra={"code": "decode_error", "path": source.path})
+    tree = _parser(grammar).parse(data)
+    if tree.root_node.has_error:
+        log.warning("%s: syntax errors; extracting what parsed", source.path,
+                    extra={"code": "parse_error", "path": source.path})
+    parsed = Parsed(source.path, data, grammar, tree)
+    _local.last = parsed
+    return parsed
+
+
+def clear_memo() -> None:
+    """Forget the last parse of this thread (tests use it to count parses)."""
+    _local.last = None

@@ -1,0 +1,1 @@
+(preproc_include) @import.c_include

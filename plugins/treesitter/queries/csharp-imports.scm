@@ -1,0 +1,1 @@
+(using_directive) @import.csharp
