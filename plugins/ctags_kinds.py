@@ -305,6 +305,9 @@ class ImportCollector:
         return result
 
 
+_CALLABLE_KINDS = frozenset({SymbolKind.FUNCTION.value, SymbolKind.METHOD.value})
+
+
 def record_to_tag(record: Mapping[str, Any], path: str, lines: SourceLines) -> Tag | None:
     """A definition :class:`Tag` for a definition record, else ``None``.
 
@@ -325,6 +328,13 @@ def record_to_tag(record: Mapping[str, Any], path: str, lines: SourceLines) -> T
         mapped_kind = SymbolKind.FUNCTION.value
     if mapped_kind in _IDENTIFIER_KINDS and any(c.isspace() for c in name):
         return None
+    scope = _scope(record)
+    if mapped_kind in _CALLABLE_KINDS:
+        # some parsers (Lua's "function M.render(...)", "function obj:method(...)") give the
+        # qualified name; references use the last part, so that is the name, the rest is scope
+        head, sep, last = name.replace(":", ".").rpartition(".")
+        if sep and head and last:
+            name, scope = last, ".".join(p for p in (scope, head) if p)
     placed = lines.place(name, line)
     if placed is None:
         return None
@@ -341,7 +351,7 @@ def record_to_tag(record: Mapping[str, Any], path: str, lines: SourceLines) -> T
         name=name,
         kind=DEF,
         symbol_kind=mapped_kind,
-        scope=_scope(record),
+        scope=scope,
         signature=signature,
     )
 

@@ -2,6 +2,7 @@ import os
 import sqlite3
 
 import pytest
+
 from repomapper.cache import CacheKey, SqliteTagCache, cache_file_for, encode, open_cache
 from repomapper.model import DEF, REF, Diagnostic, FileExtraction, FileSymbols, Import, Tag
 

@@ -3,6 +3,7 @@ import os
 
 import pytest
 from click.testing import CliRunner
+
 from repomapper.cli import main
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from repomapper.index import RepoIndex
 from repomapper.model import Import, SourceFile, Tag
 from repomapper.plugins import ctags

@@ -1,8 +1,8 @@
 import os
 
 import pytest
-from repomapper.discover import DiscoveryError, GlobError, compile_globs, discover
 
+from repomapper.discover import DiscoveryError, GlobError, compile_globs, discover
 from tests.conftest import git
 
 

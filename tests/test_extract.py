@@ -3,6 +3,7 @@ import sys
 import types
 
 import pytest
+
 from repomapper.cache import TagCache
 from repomapper.discover import discover
 from repomapper.extract import Extractor, content_problem, extract_source

@@ -1,11 +1,11 @@
 import math
 
+import networkx as nx
 import pytest
+
 from repomapper.graph import SymbolTable, build_graph, identifier_multiplier, is_well_named
 from repomapper.index import RepoIndex
 from repomapper.model import DEF, REF, FileExtraction, FileSymbols, Tag
-import networkx as nx
-
 from repomapper.rank import factor_graph, pagerank, personalization, rank_definitions
 
 

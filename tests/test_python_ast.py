@@ -1,5 +1,6 @@
 from hypothesis import given
 from hypothesis import strategies as st
+
 from repomapper.model import DEF, REF, SourceFile
 from repomapper.plugins import python_ast
 

@@ -2,6 +2,7 @@ import sys
 import textwrap
 
 import pytest
+
 from repomapper.model import SourceFile
 from repomapper.registry import PluginConfig, PluginSet
 

@@ -1,5 +1,6 @@
 from hypothesis import given
 from hypothesis import strategies as st
+
 from repomapper.model import DEF, Tag
 from repomapper.render import ELISION, Item, fit_to_budget, render_file
 from repomapper.tokens import ESTIMATE, TokenCounter, as_counter, default_counter

@@ -2,9 +2,9 @@ import shutil
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from repomapper import RepoMap
 from repomapper.tokens import default_counter
-
 from tests.conftest import git
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from repomapper.model import Capability, Import, SourceFile
 from repomapper.plugins import treesitter as backend
 from repomapper.plugins.treesitter import languages, parsing

@@ -8,6 +8,7 @@ import logging
 from pathlib import Path
 
 import pytest
+
 from repomapper.index import RepoIndex
 from repomapper.model import Import, SourceFile
 from repomapper.plugins import treesitter as backend
