@@ -19,14 +19,29 @@ EXIT_NOTHING_MAPPED = 1
 EXIT_USAGE = 2
 
 
+class _StderrHandler(logging.Handler):
+    """Writes to whatever ``sys.stderr`` is at the time (tests swap it), one line per record."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(f"repomapper: {self.format(record)}\n")
+        except (ValueError, OSError):
+            pass
+
+
+_HANDLER = _StderrHandler()
+
+
 def _setup_logging(verbose: int) -> None:
     level = logging.WARNING if verbose == 1 else logging.DEBUG if verbose > 1 else logging.ERROR
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setLevel(level)
-    handler.setFormatter(logging.Formatter("repomapper: %(message)s"))
+    _HANDLER.setLevel(level)
     root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(min(level, logging.WARNING))  # warnings must still reach the diagnostics
+    if _HANDLER not in root.handlers:
+        root.addHandler(_HANDLER)
+    if root.level > logging.WARNING or root.level == logging.NOTSET:
+        root.setLevel(logging.WARNING)  # warnings must still reach the diagnostics
+    if verbose > 1:
+        root.setLevel(logging.DEBUG)
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> None:
@@ -232,6 +247,19 @@ def plugins_command(fmt, python_backend, no_entry_points, block) -> None:
     unused = sorted(n for k, n in PYTHON_BACKENDS.items() if k != python_backend)
     click.echo(f"(not loaded: {', '.join(unused)}; choose with --python-backend)")
 
+
+@main.command(
+    "conformance",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
+    add_help_option=False,
+)
+@click.pass_context
+def conformance_command(ctx: click.Context) -> None:
+    """Check plugins against the shared fixtures and properties (see --help)."""
+    # imported on use: the suite pulls in hypothesis, which a map run should not pay for
+    from .conformance.cli import conformance_command as real
+
+    real.main(args=list(ctx.args), prog_name="repomapper conformance", standalone_mode=True)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -68,3 +68,23 @@ def test_budget_is_a_hard_cap(budget):
     r = RepoMap(FIXTURES / "pyrepo", budget, use_cache=False, jobs=1).map()
     assert r.tokens <= budget
     assert default_counter().count(r.map) == r.tokens
+
+
+_names = st.sampled_from(["alpha_handler", "beta", "GammaService", "_delta", "epsilon_value", "zeta"])
+
+
+@settings(max_examples=10)
+@given(st.lists(st.tuples(st.lists(_names, max_size=3), st.lists(_names, max_size=5)), min_size=1, max_size=6),
+       st.integers(min_value=20, max_value=400))
+def test_maps_are_deterministic_for_any_repository(tmp_path_factory, files, budget):
+    root = tmp_path_factory.mktemp("gen")
+    for i, (defs, refs) in enumerate(files):
+        body = "".join(f"def {d}():\n    return 1\n\n" for d in sorted(set(defs)))
+        body += "".join(f"{r}()\n" for r in refs)
+        (root / f"m{i}.py").write_text(body)
+    first = RepoMap(root, budget, use_cache=False, jobs=1).map().to_dict()
+    cache = tmp_path_factory.mktemp("cache")
+    second = RepoMap(root, budget, cache_dir=cache).map().to_dict()
+    third = RepoMap(root, budget, cache_dir=cache).map().to_dict()  # memoised replay
+    assert first == second == third
+    assert first["tokens_estimated"] <= budget

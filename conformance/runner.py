@@ -1,0 +1,292 @@
+"""Running the suite: which plugin is run on which fixtures, and the verdicts.
+
+A fixture language is run against a plugin when the plugin is available and claims the fixture
+files (``BackendInfo.claims``); a plugin claiming every file (``"*"``, the ctags fallback) must
+also list the language. Only the claimed files of a language are used. A corpus shipped by a
+plugin (``conformance_fixtures``) is run against that plugin only.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from repomapper.model import BackendInfo, Capability, Import, SourceFile, Tag
+from repomapper.registry import PluginSet
+
+from .corpus import (
+    Corpus,
+    FixtureFile,
+    builtin_corpus,
+    corpus_from_dir,
+    normalize_language,
+    plugin_corpus,
+)
+from .goldens import Golden, GoldenError, load_golden
+from .properties import DEFAULT_EXAMPLES, PropertyResult, run_properties
+from .report import CheckResult, ConformanceReport, LanguageResult, Problem, evaluate_check
+from .scoring import CHECKS, TALLY_CHECKS, Score, score_file
+from .subject import Subject, describe_exception
+from .thresholds import OVERRIDES, Override, threshold_for
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The fixture files of one language that one plugin is run on."""
+
+    plugin: str
+    language: str
+    files: tuple[FixtureFile, ...]
+
+
+def handles(info: BackendInfo, language: str, files: Sequence[FixtureFile]) -> list[FixtureFile]:
+    """The fixture files of ``language`` that the plugin described by ``info`` is run on."""
+    claimed = [f for f in files if info.claims(f.rel_path)]
+    if not claimed:
+        return []
+    if "*" in info.extensions:
+        languages = {normalize_language(x) for x in info.languages}
+        if normalize_language(language) not in languages and "*" not in languages:
+            return []
+    return claimed
+
+
+def plan_for(
+    name: str, info: BackendInfo, corpora: Sequence[Corpus], language: str | None = None
+) -> list[Plan]:
+    by_language: dict[str, list[FixtureFile]] = {}
+    for corpus in corpora:
+        if corpus.owner is not None and corpus.owner != name:
+            continue
+        for lang in corpus.languages():
+            if language is not None and normalize_language(lang) != normalize_language(language):
+                continue
+            chosen = handles(info, lang, corpus.files(lang))
+            if chosen:
+                by_language.setdefault(normalize_language(lang), []).extend(chosen)
+    return [Plan(name, lang, tuple(fs)) for lang, fs in sorted(by_language.items())]
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    """What a plugin returned for each fixture (well-formed items only), and what went wrong."""
+
+    sources: list[SourceFile]
+    outputs: list[tuple[list[Tag], list[Import]]]
+    errors: list[str]
+
+
+def extract_fixtures(
+    subject: Subject, files: Sequence[FixtureFile], info: BackendInfo
+) -> Extraction:
+    """Run the plugin on the fixtures; crashes become error messages, not exceptions.
+
+    Items of the wrong type are dropped here; the ``well_formed`` property reports them.
+    """
+    errors: list[str] = []
+    sources = [f.source() for f in files]
+    try:
+        subject.prepare(sources)
+    except Exception as exc:
+        errors.append(f"prepare_batch crashed on the fixtures: {describe_exception(exc)}")
+    outputs: list[tuple[list[Tag], list[Import]]] = []
+    claims = set(info.capabilities)
+    wants_tags = bool(claims & {Capability.DEFINITIONS, Capability.REFERENCES})
+    wants_imports = Capability.IMPORTS in claims
+    if wants_imports and not subject.implements("extract_imports"):
+        errors.append("claims imports but does not implement extract_imports")
+    if wants_tags and not subject.implements("extract_tags"):
+        errors.append("claims definitions/references but does not implement extract_tags")
+    for f, src in zip(files, sources, strict=True):
+        results: list[list] = []
+        for hook, wanted, call, cls in (
+            ("extract_tags", wants_tags, subject.tags, Tag),
+            ("extract_imports", wants_imports, subject.imports, Import),
+        ):
+            try:
+                value = call(src)
+            except Exception as exc:
+                errors.append(f"{hook} crashed on fixture {f.rel_path}: {describe_exception(exc)}")
+                value = []
+            if value is None:
+                if wanted and subject.implements(hook):
+                    errors.append(
+                        f"{hook} returned None (declined) for fixture {f.rel_path}, "
+                        "which the plugin claims"
+                    )
+                value = []
+            items = value if isinstance(value, list | tuple) else []
+            results.append([x for x in items if isinstance(x, cls)])
+        outputs.append((results[0], results[1]))
+    return Extraction(sources, outputs, errors)
+
+
+def _load_goldens(
+    files: Sequence[FixtureFile], plugin: str
+) -> tuple[list[Golden | None], list[str]]:
+    goldens: list[Golden | None] = []
+    errors: list[str] = []
+    for f in files:
+        if not f.golden_path.is_file():
+            errors.append(
+                f"no golden for fixture {f.rel_path} (expected {f.golden_path}; draft one with "
+                f"`repomapper conformance --plugin {plugin} --regenerate-goldens` and edit it)"
+            )
+            goldens.append(None)
+            continue
+        try:
+            goldens.append(load_golden(f.golden_path))
+        except GoldenError as exc:
+            errors.append(str(exc))
+            goldens.append(None)
+    return goldens, errors
+
+
+def check_language(
+    subject: Subject,
+    plan: Plan,
+    examples: int = DEFAULT_EXAMPLES,
+    properties: bool = True,
+    overrides: tuple[Override, ...] = OVERRIDES,
+) -> LanguageResult:
+    """Fixtures, goldens and properties for one plugin on one language."""
+    info = subject.info
+    goldens, errors = _load_goldens(plan.files, plan.plugin)
+    extraction = extract_fixtures(subject, plan.files, info)
+    errors.extend(extraction.errors)
+    sources, outputs = extraction.sources, extraction.outputs
+    total = Score()
+    for f, golden, (tags, imports) in zip(plan.files, goldens, outputs, strict=True):
+        if golden is not None:
+            total.add(score_file(f.rel_path, golden, tags, imports))
+    claimed = set(info.capabilities)
+    checks: list[CheckResult] = []
+    for check, capability in CHECKS.items():
+        threshold, override = threshold_for(plan.plugin, plan.language, check, overrides)
+        measure = total.tallies[check] if check in TALLY_CHECKS else total.accuracies[check]
+        checks.append(
+            evaluate_check(
+                check,
+                capability,
+                capability in claimed,
+                measure,
+                threshold,
+                override,
+                total.messages.get(check, []),
+            )
+        )
+    props: list[PropertyResult] = []
+    if properties:
+        path = Path(plan.files[0].rel_path).name
+        props = run_properties(subject, path, _distinct(sources), examples)
+    return LanguageResult(
+        plugin=plan.plugin,
+        language=plan.language,
+        files=tuple(f.rel_path for f in plan.files),
+        checks=tuple(checks),
+        properties=tuple(props),
+        errors=tuple(errors),
+    )
+
+
+def _distinct(sources: Iterable[SourceFile]) -> list[SourceFile]:
+    seen: set[str] = set()
+    out = []
+    for s in sources:
+        if s.path not in seen:
+            seen.add(s.path)
+            out.append(s)
+    return out
+
+
+def corpora_for(fixtures_dir: Path | str | Sequence[Path | str] | None) -> list[Corpus]:
+    corpora = [builtin_corpus()]
+    if fixtures_dir is None:
+        return corpora
+    dirs = [fixtures_dir] if isinstance(fixtures_dir, str | Path) else list(fixtures_dir)
+    corpora.extend(corpus_from_dir(d) for d in dirs)
+    return corpora
+
+
+def run_conformance(
+    plugin_set: PluginSet,
+    plugin: str | None = None,
+    language: str | None = None,
+    fixtures_dir: Path | str | Sequence[Path | str] | None = None,
+    examples: int = DEFAULT_EXAMPLES,
+    *,
+    properties: bool = True,
+    explicit: bool | None = None,
+    overrides: tuple[Override, ...] = OVERRIDES,
+) -> ConformanceReport:
+    """Run the suite for ``plugin`` (or every registered plugin) of ``plugin_set``.
+
+    ``explicit`` (default: ``plugin is not None``) makes an unavailable plugin or one without
+    fixtures a failure rather than a note.
+    """
+    explicit = plugin is not None if explicit is None else explicit
+    corpora = corpora_for(fixtures_dir)
+    problems: list[Problem] = []
+    load_errors = dict(plugin_set.load_errors)
+    if plugin is not None:
+        if plugin not in plugin_set.infos:
+            why = (
+                f"failed to load: {load_errors[plugin]}"
+                if plugin in load_errors
+                else "no such plugin; registered: " + ", ".join(sorted(plugin_set.infos))
+            )
+            return ConformanceReport(problems=(Problem(plugin, why),), examples=examples)
+        names = [plugin]
+    else:
+        names = sorted(plugin_set.infos)
+        problems.extend(Problem(n, f"failed to load: {e}") for n, e in sorted(load_errors.items()))
+    results: list[LanguageResult] = []
+    origins = [c.origin for c in corpora]
+    for name in names:
+        info = plugin_set.infos[name]
+        if not info.available:
+            detail = f": {info.detail}" if info.detail else ""
+            problems.append(Problem(name, f"unavailable{detail}; not checked", fatal=explicit))
+            continue
+        own = list(corpora)
+        try:
+            shipped = plugin_corpus(name, plugin_set.pm.get_plugin(name))
+        except Exception as exc:
+            problems.append(Problem(name, f"its conformance_fixtures is unusable: {exc}"))
+            shipped = None
+        if shipped is not None:
+            own.append(shipped)
+            origins.append(shipped.origin)
+        plans = plan_for(name, info, own, language)
+        if not plans:
+            if language is None:
+                problems.append(
+                    Problem(
+                        name,
+                        "no conformance fixtures cover its languages "
+                        f"({', '.join(info.languages) or 'none declared'}) or extensions "
+                        f"({', '.join(info.extensions + info.filenames) or 'none'}); ship a "
+                        "corpus (conformance_fixtures) or pass --fixtures DIR",
+                    )
+                )
+            elif explicit:
+                problems.append(
+                    Problem(name, f"no fixtures for language {language!r} that it claims")
+                )
+            continue
+        subject = Subject(plugin_set, name)
+        for plan in plans:
+            log.info("conformance: %s on %s (%d files)", name, plan.language, len(plan.files))
+            results.append(check_language(subject, plan, examples, properties, overrides))
+    if not results and not any(p.fatal for p in problems):
+        problems.append(Problem("*", "nothing was checked (no plugin and fixture matched)"))
+    return ConformanceReport(
+        results=tuple(results),
+        problems=tuple(problems),
+        examples=examples,
+        corpora=tuple(origins),
+    )

@@ -1,0 +1,66 @@
+"""The ``linear_time`` property: a bounded, generous comparison of costs, not a timer race."""
+
+from __future__ import annotations
+
+import math
+import tempfile
+import time
+from pathlib import Path
+
+from repomapper.model import SourceFile
+
+from .subject import Subject, describe_exception
+
+LINEAR_FACTOR = 8
+LINEAR_BOUND = 30.0
+LINEAR_MIN_LINES = 200
+
+
+def _cost(subject: Subject, source: SourceFile) -> float:
+    start = time.perf_counter()
+    subject.prepare([source])
+    subject.tags(source)
+    subject.imports(source)
+    return time.perf_counter() - start
+
+
+def check_linear_time(
+    subject: Subject,
+    path: str,
+    base: bytes,
+    *,
+    factor: int = LINEAR_FACTOR,
+    bound: float = LINEAR_BOUND,
+    repetitions: int = 3,
+    attempts: int = 3,
+) -> str | None:
+    """``None`` if ``factor`` times the input costs less than ``bound`` times the time.
+
+    The small input is ``base`` repeated to at least :data:`LINEAR_MIN_LINES` lines so that fixed
+    costs do not dominate; small and large runs alternate and the best of ``repetitions`` of each
+    is compared, up to ``attempts`` times, so a busy machine makes the check slower, not flaky.
+    """
+    if not base.endswith(b"\n"):
+        base += b"\n"
+    k = max(1, math.ceil(LINEAR_MIN_LINES / max(1, base.count(b"\n"))))
+    with tempfile.TemporaryDirectory(prefix="repomapper-conformance-") as tmp:
+        small = SourceFile(Path(tmp), path, base * k)
+        large = SourceFile(Path(tmp), path, base * (k * factor))
+        ratio = 0.0
+        try:
+            for _ in range(attempts):
+                best_small = best_large = math.inf
+                for _ in range(repetitions):
+                    best_small = min(best_small, _cost(subject, small))
+                    best_large = min(best_large, _cost(subject, large))
+                ratio = best_large / max(best_small, 1e-6)
+                if ratio < bound:
+                    return None
+        except Exception as exc:
+            return f"not measured: crashed on repeated fixture text: {describe_exception(exc)}"
+    lines = large.data.count(b"\n")
+    return (
+        f"{factor}x the input ({lines} lines) took {ratio:.1f}x as long "
+        f"(bound {bound:g}x, best of {repetitions}, {attempts} attempts): extraction looks "
+        "super-linear"
+    )
