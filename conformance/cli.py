@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import click
+
 from repomapper.registry import PYTHON_BACKENDS, PluginConfig, PluginSet
 
 from .properties import DEFAULT_EXAMPLES

@@ -31,6 +31,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import strategies as st
+
 from repomapper.model import SourceFile
 
 from .inputs import fixed_inputs, input_strategies

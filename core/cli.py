@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
@@ -23,10 +24,8 @@ class _StderrHandler(logging.Handler):
     """Writes to whatever ``sys.stderr`` is at the time (tests swap it), one line per record."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        try:
+        with contextlib.suppress(ValueError, OSError):
             sys.stderr.write(f"repomapper: {self.format(record)}\n")
-        except (ValueError, OSError):
-            pass
 
 
 _HANDLER = _StderrHandler()

@@ -8,6 +8,7 @@ edited to make a backend pass: a golden is changed only when it is wrong about t
 from __future__ import annotations
 
 import pytest
+
 from repomapper.conformance import run_conformance
 from repomapper.conformance.corpus import builtin_corpus
 from repomapper.conformance.runner import plan_for

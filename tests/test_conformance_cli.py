@@ -6,6 +6,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
+
 from repomapper.conformance.cli import conformance_command
 from repomapper.conformance.corpus import BUILTIN_ROOT
 from repomapper.conformance.goldens import Golden, GoldenDef

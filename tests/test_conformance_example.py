@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from repomapper.conformance.testing import assert_conformant
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "repomapper-make"

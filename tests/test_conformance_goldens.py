@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from repomapper.conformance.corpus import builtin_corpus, corpus_from_dir
 from repomapper.conformance.goldens import (
     Golden,

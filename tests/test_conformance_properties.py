@@ -7,6 +7,7 @@ import itertools
 from pathlib import Path
 
 import pytest
+
 from repomapper.conformance.properties import (
     PROPERTIES,
     check_batch_independent,

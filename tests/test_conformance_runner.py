@@ -6,6 +6,7 @@ import json
 
 import pytest
 from conformance_broken_plugin import FAULTS, NAME, BrokenPythonPlugin
+
 from repomapper.conformance import run_conformance
 from repomapper.conformance.corpus import builtin_corpus
 from repomapper.conformance.render import render_json, render_text
