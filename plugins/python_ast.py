@@ -123,46 +123,44 @@ def _variable_kind(name: str) -> str:
     return SymbolKind.VARIABLE
 
 
-def collect_tags(tree: ast.Module, path: str) -> list[Tag]:
-    """Definitions and references in ``tree``, walked without recursion (deep code is safe)."""
+def _children(node: ast.AST) -> list[ast.AST]:
+    """Child nodes without ``ast.iter_child_nodes``'s generator overhead, and without the
+    ``ctx`` markers (a Load/Store instance under every name) that carry nothing for us."""
+    out: list[ast.AST] = []
+    for name in node._fields:
+        if name == "ctx":
+            continue
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            out.extend(v for v in value if isinstance(v, ast.AST))
+        elif isinstance(value, ast.AST):
+            out.append(value)
+    return out
+
+
+def analyse(tree: ast.Module, path: str) -> tuple[list[Tag], list[Import]]:
+    """Definitions, references and imports in ``tree``, in one walk without recursion (deep
+    code is safe)."""
     defs: list[Tag] = []
+    imports: list[Import] = []
+    bound: set[str] = set()
     refs: dict[tuple[int, str], str] = {}
     # (node, scope, container) where container is "module", "class" or "function"
     stack: list[tuple[ast.AST, str, str]] = [(tree, "", "module")]
     while stack:
         node, scope, container = stack.pop()
-        child_scope, child_container = scope, container
         if isinstance(node, _FunctionNode | ast.ClassDef):
             if isinstance(node, ast.ClassDef):
-                kind = SymbolKind.CLASS
-                child_container = "class"
+                kind, inner = SymbolKind.CLASS, "class"
             else:
                 kind = SymbolKind.METHOD if container == "class" else SymbolKind.FUNCTION
-                child_container = "function"
+                inner = "function"
             defs.append(
                 Tag(path, node.lineno, node.end_lineno or node.lineno, node.name, DEF, kind, scope,
                     _signature(node), _docstring(node))
             )
-            child_scope = f"{scope}.{node.name}" if scope else node.name
-        elif container in ("module", "class") and isinstance(node, ast.Assign | ast.AnnAssign):
-            for target in _assigned_names(node):
-                kind = SymbolKind.FIELD if container == "class" else _variable_kind(target.id)
-                defs.append(
-                    Tag(path, target.lineno, node.end_lineno or target.lineno, target.id, DEF,
-                        kind, scope, _signature(node), None)
-                )
-        elif isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Name):
-                refs[(func.lineno, func.id)] = SymbolKind.CALL
-            elif isinstance(func, ast.Attribute):
-                refs[(func.end_lineno or func.lineno, func.attr)] = SymbolKind.CALL
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            refs.setdefault((node.lineno, node.id), SymbolKind.NAME)
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-            refs.setdefault((node.end_lineno or node.lineno, node.attr), SymbolKind.ATTRIBUTE)
-        # decorators, bases, defaults and annotations belong to the enclosing scope
-        if isinstance(node, _FunctionNode | ast.ClassDef):
+            inner_scope = f"{scope}.{node.name}" if scope else node.name
+            # decorators, bases, defaults and annotations belong to the enclosing scope
             outer = [*node.decorator_list]
             if isinstance(node, ast.ClassDef):
                 outer += [*node.bases, *(k.value for k in node.keywords)]
@@ -174,66 +172,98 @@ def collect_tags(tree: ast.Module, path: str) -> list[Tag]:
                 if node.returns is not None:
                     outer.append(node.returns)
             stack.extend((child, scope, container) for child in reversed(outer))
-            stack.extend((child, child_scope, child_container) for child in reversed(node.body))
-        else:
-            stack.extend((child, child_scope, child_container) for child in ast.iter_child_nodes(node))
-    bound = {t.name for t in defs} | _imported_names(tree)
+            stack.extend((child, inner_scope, inner) for child in reversed(node.body))
+            continue
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                refs.setdefault((node.lineno, node.id), SymbolKind.NAME)
+            continue
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name):
+                refs[(func.lineno, func.id)] = SymbolKind.CALL
+            elif isinstance(func, ast.Attribute):
+                refs[(func.end_lineno or func.lineno, func.attr)] = SymbolKind.CALL
+        elif isinstance(node, ast.Attribute):
+            if isinstance(node.ctx, ast.Load):
+                refs.setdefault((node.end_lineno or node.lineno, node.attr), SymbolKind.ATTRIBUTE)
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                imports.append(Import(path, a.name, (), False, node.lineno, 0, (), a.asname))
+                bound.update((a.asname or a.name.split(".")[0], a.name))
+            continue
+        elif isinstance(node, ast.ImportFrom):
+            imports.append(
+                Import(path, node.module or "", tuple(a.name for a in node.names), node.level > 0,
+                       node.lineno, node.level, tuple(a.asname for a in node.names), None)
+            )
+            bound.update(a.asname or a.name for a in node.names)
+            continue
+        elif container in ("module", "class") and isinstance(node, ast.Assign | ast.AnnAssign):
+            for target in _assigned_names(node):
+                kind = SymbolKind.FIELD if container == "class" else _variable_kind(target.id)
+                defs.append(
+                    Tag(path, target.lineno, node.end_lineno or target.lineno, target.id, DEF,
+                        kind, scope, _signature(node), None)
+                )
+        elif isinstance(node, ast.Constant):
+            continue
+        children = _children(node)
+        children.reverse()
+        stack.extend((child, scope, container) for child in children)
+    bound.update(t.name for t in defs)
     tags = defs + [
         Tag(path, line, line, name, REF, kind, "", None, None)
         for (line, name), kind in refs.items()
         if name not in _IGNORED_REFS and (name not in _BUILTINS or name in bound)
     ]
     tags.sort(key=lambda t: (t.start_line, t.kind, t.name, t.end_line, t.scope))
-    return tags
+    imports.sort(key=lambda i: (i.line_number, i.source, i.names))
+    return tags, imports
 
 
-def _imported_names(tree: ast.Module) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            for a in node.names:
-                names.add(a.asname or a.name.split(".")[0])
-                names.add(a.name)
-    return names
+def collect_tags(tree: ast.Module, path: str) -> list[Tag]:
+    """Definitions and references of a parsed module (see :func:`analyse`)."""
+    return analyse(tree, path)[0]
 
 
 def collect_imports(tree: ast.Module, path: str) -> list[Import]:
-    found: list[Import] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                found.append(Import(path, a.name, (), False, node.lineno, 0, (), a.asname))
-        elif isinstance(node, ast.ImportFrom):
-            found.append(
-                Import(path, node.module or "", tuple(a.name for a in node.names), node.level > 0,
-                       node.lineno, node.level, tuple(a.asname for a in node.names), None)
-            )
-    found.sort(key=lambda i: (i.line_number, i.source, i.names))
-    return found
+    """Imports of a parsed module (see :func:`analyse`)."""
+    return analyse(tree, path)[1]
+
+
+#: The last file analysed: extract_tags and extract_imports are asked one after the other for
+#: the same file, and it is parsed once.
+_memo: tuple[str, bytes, tuple[list[Tag], list[Import]]] | None = None
+
+
+def analyse_source(source: SourceFile) -> tuple[list[Tag], list[Import]]:
+    global _memo
+    if _memo is not None and _memo[0] == source.path and _memo[1] == source.data:
+        return _memo[2]
+    tree = parse_module(source)
+    result: tuple[list[Tag], list[Import]] = ([], [])
+    if tree is not None:
+        try:
+            result = analyse(tree, source.path)
+        except RecursionError:  # ast.unparse on pathological input
+            log.warning("%s: nesting too deep", source.path, extra={"code": "too_deep", "path": source.path})
+    _memo = (source.path, source.data, result)
+    return result
 
 
 @hookimpl
 def extract_tags(source: SourceFile) -> list[Tag] | None:
     if not is_python(source.path):
         return None
-    tree = parse_module(source)
-    if tree is None:
-        return []
-    try:
-        return collect_tags(tree, source.path)
-    except RecursionError:  # ast.unparse on pathological input
-        log.warning("%s: nesting too deep", source.path, extra={"code": "too_deep", "path": source.path})
-        return []
+    return list(analyse_source(source)[0])
 
 
 @hookimpl
 def extract_imports(source: SourceFile) -> list[Import] | None:
     if not is_python(source.path):
         return None
-    tree = parse_module(source)
-    if tree is None:
-        return []
-    return collect_imports(tree, source.path)
+    return list(analyse_source(source)[1])
 
 
 @hookimpl
