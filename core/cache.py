@@ -196,7 +196,7 @@ class SqliteTagCache(TagCache):
                 with self._transaction():
                     self.conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?)", batch)
                 return
-            except sqlite3.Error as exc:
+            except (sqlite3.Error, ValueError) as exc:  # ValueError: text sqlite cannot encode
                 self._fallback(exc)
         for row in batch:
             self.rows[row[0]] = row[1:]

@@ -70,6 +70,27 @@ def compile_globs(patterns: Sequence[str], what: str) -> pathspec.GitIgnoreSpec 
         raise GlobError(f"invalid {what} pattern: {exc}") from exc
 
 
+def unsafe_name(rel: str) -> str | None:
+    """Why a file name cannot be carried safely through maps, JSON and the cache, or None.
+
+    Names that are not valid UTF-8 (decoded with surrogate escapes) or that contain control
+    characters such as a newline would corrupt line-oriented output.
+    """
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return "is not valid UTF-8"
+    if any(ord(c) < 32 or ord(c) == 127 for c in rel):
+        return "contains control characters"
+    return None
+
+
+def printable_name(rel: str) -> str:
+    """A file name safe to print on one line: invalid bytes as ``\\xff``, controls escaped."""
+    text = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def check_root(root: Path) -> Path:
     """Resolve and validate the root, with a one-line reason when it cannot be used."""
     if not root.exists():
@@ -173,6 +194,10 @@ def discover(
         if include_spec is not None and not include_spec.match_file(rel):
             continue
         if exclude_spec is not None and exclude_spec.match_file(rel):
+            continue
+        problem = unsafe_name(rel)
+        if problem:
+            diags.append(Diagnostic("unsafe_path", f"file name {problem}; skipped", printable_name(rel)))
             continue
         full = os.path.join(root_str, rel)
         try:

@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .cache import TagCache, open_cache
-from .discover import DEFAULT_MAX_FILE_SIZE, FileEntry, check_root, discover
+from .discover import (
+    DEFAULT_MAX_FILE_SIZE,
+    FileEntry,
+    check_root,
+    discover,
+    printable_name,
+    unsafe_name,
+)
 from .extract import Extractor, ProgressFn
 from .graph import SymbolTable, build_graph
 from .index import RepoIndex
@@ -114,6 +121,10 @@ class RepoMap:
             rel = self._relative(name)
             if rel is None:
                 diags.append(Diagnostic("outside_root", "not inside the repository root; ignored", str(name)))
+                continue
+            problem = unsafe_name(rel)
+            if problem:
+                diags.append(Diagnostic("unsafe_path", f"file name {problem}; skipped", printable_name(rel)))
                 continue
             try:
                 st = (self.root / rel).stat()

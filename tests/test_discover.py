@@ -100,3 +100,15 @@ def test_bad_roots(tmp_path):
     f.write_text("")
     with pytest.raises(DiscoveryError, match="not a directory"):
         discover(f)
+
+
+def test_unsafe_file_names_are_skipped_with_a_printable_reason(make_tree):
+    root = make_tree({"ok.py": "x = 1\n", "new\nline.py": "y = 2\n"})
+    (root / b"bad\xffname.py".decode("utf-8", "surrogateescape")).write_text("z = 3\n")
+    d = discover(root, use_git=False)
+    assert paths(d) == ["ok.py"]
+    reasons = {x.path: x.message for x in d.diagnostics if x.code == "unsafe_path"}
+    assert reasons == {
+        "new\\nline.py": "file name contains control characters; skipped",
+        "bad\\xffname.py": "file name is not valid UTF-8; skipped",
+    }
