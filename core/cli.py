@@ -89,6 +89,9 @@ def main(verbose: int) -> None:
 @click.option("--chat", multiple=True, metavar="FILE", help="A file in the chat: boosts what it references; left out of the map.")
 @click.option("--mention-file", multiple=True, metavar="FILE", help="A file the user mentioned.")
 @click.option("--mention-ident", multiple=True, metavar="NAME", help="An identifier the user mentioned.")
+@click.option("--task", metavar="TEXT", help="A task description: the files and identifiers it names count as mentioned.")
+@click.option("--task-file", type=click.File("r", encoding="utf-8", errors="replace"), metavar="FILE",
+              help="Read the task description from FILE ('-' for standard input).")
 @click.option("--include", multiple=True, metavar="GLOB", help="Only map files matching this glob (gitignore syntax, ** allowed).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Do not map files matching this glob.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -98,8 +101,8 @@ def main(verbose: int) -> None:
 @click.option("--max-file-size", type=int, default=1_000_000, show_default=True, help="Skip files larger than this many bytes.")
 @click.option("--timings", is_flag=True, help="Print stage timings to stderr.")
 @plugin_options
-def map_command(root: Path, tokens: int, chat, mention_file, mention_ident, include, exclude, fmt, no_cache,
-                cache_dir, jobs, max_file_size, timings, python_backend, no_entry_points, block) -> None:
+def map_command(root: Path, tokens: int, chat, mention_file, mention_ident, task, task_file, include, exclude, fmt,
+                no_cache, cache_dir, jobs, max_file_size, timings, python_backend, no_entry_points, block) -> None:
     """Print a ranked map of ROOT (default: the current directory) within a token budget."""
     import time
 
@@ -117,7 +120,9 @@ def map_command(root: Path, tokens: int, chat, mention_file, mention_ident, incl
             max_file_size=max_file_size, jobs=jobs, progress=progress,
             plugins=_plugin_set(python_backend, no_entry_points, block),
         )
-        result = rm.map(chat_files=chat, mentioned_fnames=mention_file, mentioned_idents=mention_ident)
+        if task_file is not None:
+            task = "\n".join(filter(None, [task, task_file.read()]))
+        result = rm.map(chat_files=chat, mentioned_fnames=mention_file, mentioned_idents=mention_ident, task=task)
     except (DiscoveryError, GlobError, ValueError) as exc:
         _fail(str(exc))
     finally:

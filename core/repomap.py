@@ -23,6 +23,7 @@ from .discover import (
 from .extract import Extractor, ProgressFn
 from .graph import SymbolTable, build_graph
 from .index import RepoIndex
+from .mentions import mentions_in
 from .model import Diagnostic, FileExtraction, FileSymbols, MapResult, RankedFile, RankedSymbol
 from .rank import factor_graph, pagerank, personalization, rank_definitions
 from .registry import PluginConfig, PluginSet
@@ -200,8 +201,13 @@ class RepoMap:
         other_files: Sequence[str | os.PathLike[str]] | None = None,
         mentioned_fnames: Iterable[str] | None = None,
         mentioned_idents: Iterable[str] | None = None,
+        task: str | None = None,
     ) -> MapResult:
-        """Build the map and return it with ranked files, symbols and diagnostics."""
+        """Build the map and return it with ranked files, symbols and diagnostics.
+
+        ``task`` is a task description in words: the files and identifiers it names are added to
+        the mentioned ones (see :mod:`repomapper.mentions`).
+        """
         diags: list[Diagnostic] = []
         mentioned_f = frozenset(filter(None, (self._relative(f) for f in (mentioned_fnames or ()))))
         mentioned_i = frozenset(mentioned_idents or ())
@@ -215,7 +221,7 @@ class RepoMap:
         by_path = {e.path: e for e in [*entries, *chat_entries]}
         all_entries = [by_path[p] for p in sorted(by_path)]
         extractor = Extractor(self.plugins, self.cache, self.jobs, self.progress)
-        digest = self._digest(extractor, all_entries, diags, chat, mentioned_fnames, mentioned_idents)
+        digest = self._digest(extractor, all_entries, diags, chat, mentioned_fnames, mentioned_idents, task)
         memo = self.cache.get_map(digest) if self.use_cache else None
         if memo is not None:
             try:
@@ -229,6 +235,10 @@ class RepoMap:
         for ex in extractions.values():
             diags.extend(ex.diagnostics)
         mapped = {p: ex for p, ex in extractions.items() if ex.plugin is not None}
+        if task:
+            found = mentions_in(task, mapped, {t.name for fs in mapped.values() for t in fs.definitions})
+            mentioned_f |= found.files
+            mentioned_i |= found.idents
         budget = self.map_tokens
         if not chat and self.map_mul_no_files != 1.0:
             budget = max(1, int(budget * self.map_mul_no_files))
@@ -279,7 +289,7 @@ class RepoMap:
         return result
 
     def _digest(self, extractor: Extractor, entries: Sequence[FileEntry], diags: Sequence[Diagnostic],
-                chat: frozenset[str], mentioned_fnames, mentioned_idents) -> str:
+                chat: frozenset[str], mentioned_fnames, mentioned_idents, task: str | None) -> str:
         """Everything a map depends on: when it is unchanged, the memoised result is replayed
         and no graph, ranking or rendering work is done."""
         h = hashlib.sha256()
@@ -290,6 +300,7 @@ class RepoMap:
             "max_file_size": self.max_file_size, "chat": sorted(chat),
             "mentioned_fnames": sorted(set(mentioned_fnames or ())),
             "mentioned_idents": sorted(set(mentioned_idents or ())),
+            "task": task or "",
             "diagnostics": [d.to_dict() for d in diags],
         }
         h.update(json.dumps(inputs, sort_keys=True, default=str).encode())

@@ -43,6 +43,14 @@ def test_chat_and_mentions_change_the_map(run, pyrepo):
     assert ident["ranked_symbols"][0]["name"] == "apply_discount"
 
 
+def test_task_from_option_and_stdin(run, pyrepo):
+    d = json.loads(run("map", pyrepo, "--format", "json", "--task", "fix apply_discount rounding").stdout)
+    assert d["ranked_symbols"][0]["name"] == "apply_discount"
+    r = CliRunner().invoke(main, ["map", str(pyrepo), "--format", "json", "--task-file", "-"],
+                           input="fix apply_discount rounding")
+    assert json.loads(r.stdout)["ranked_symbols"][0]["name"] == "apply_discount"
+
+
 @pytest.mark.parametrize("args,message", [
     (["map", "/definitely/not/here"], "no such directory"),
     (["map", ".", "--tokens", "0"], "--tokens must be at least 1"),
