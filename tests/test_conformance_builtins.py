@@ -42,7 +42,7 @@ def _pairs():
             yield pytest.param(name, plan.language, marks=marks, id=f"{name}-{plan.language}")
 
 
-@pytest.mark.parametrize(("plugin", "language"), _pairs())
+@pytest.mark.parametrize(("plugin", "language"), list(_pairs()))
 def test_builtin_backend_is_conformant(plugin, language):
     report = run_conformance(_plugin_set(plugin), plugin, language=language, examples=EXAMPLES)
     assert report.ok, "\n".join(report.failures())

@@ -23,7 +23,7 @@ from repomapper.model import DEF, REF, Import, Tag
 
 EXAMPLE_CORPUS = (
     Path(__file__).resolve().parents[1]
-    / "docs/examples/repomapper-make/src/repomapper_make/conformance"
+    / "docs/examples/repomapper-graphql/src/repomapper_graphql/conformance"
 )
 REQUIRED_LANGUAGES = {"python", "typescript", "tsx", "javascript", "go", "rust", "ruby", "c"}
 
@@ -39,7 +39,7 @@ def test_builtin_corpus_covers_every_shipped_language():
     assert set(builtin_corpus().languages()) >= REQUIRED_LANGUAGES
 
 
-@pytest.mark.parametrize("fixture", all_fixtures())
+@pytest.mark.parametrize("fixture", list(all_fixtures()))
 def test_golden_is_consistent_with_its_fixture(fixture):
     """Every name a golden places on a line is on that line; spans are inside the file."""
     golden = load_golden(fixture.golden_path)
@@ -66,7 +66,7 @@ def test_golden_is_consistent_with_its_fixture(fixture):
     assert len(keys) == len(set(keys)), "two definitions share a name and line"
 
 
-@pytest.mark.parametrize("fixture", all_fixtures())
+@pytest.mark.parametrize("fixture", list(all_fixtures()))
 def test_golden_file_is_in_canonical_form(fixture):
     """Goldens are stored exactly as the suite writes them, so regenerated diffs stay small."""
     text = fixture.golden_path.read_text(encoding="utf-8")
