@@ -53,7 +53,11 @@ def mentions_in(text: str, files: Iterable[str], defined: Iterable[str]) -> Ment
         if not token:
             continue
         if "/" in token:
-            mentioned_files.update(f for f in files if f == token or f.endswith("/" + token))
+            # a path written relative to somewhere in the repository ("rules/L031.py"), or one
+            # that leads into it from outside (a traceback's "/usr/lib/.../pkg/mod.py")
+            mentioned_files.update(
+                f for f in files if f == token or f.endswith("/" + token) or token.endswith("/" + f)
+            )
         else:
             candidates = by_base.get(token, [])
             if len(candidates) == 1 and len(token) >= MIN_BASENAME_LENGTH:

@@ -48,11 +48,14 @@ class Ranking:
 
 
 def path_parts(path: str) -> set[str]:
+    """The parts of a path a mentioned identifier can name: the file's name and stem.
+
+    Aider also matches directory names; we do not, because a package's name appears in nearly
+    every task about it and would personalize every file of the package alike, drowning the file
+    the task actually names (measured in docs/localization.md).
+    """
     p = PurePosixPath(path)
-    parts = set(p.parts)
-    parts.add(p.name)
-    parts.add(p.stem)
-    return parts
+    return {p.name, p.stem}
 
 
 def personalization(

@@ -46,7 +46,7 @@ SUMMARISED = {
 }
 MAX_LISTED_PATHS = 50
 #: Bump when ranking or rendering changes: memoised maps of older versions are not replayed.
-MAP_VERSION = "1"
+MAP_VERSION = "2"
 MAX_RANKED_SYMBOLS = 200
 
 

@@ -81,6 +81,9 @@ def test_personalization_scheme():
     files = ["main.py", "src/utils.py", "setup.py", "x.py"]
     p = personalization(files, frozenset({"main.py"}), frozenset({"src/utils.py"}), frozenset({"setup"}))
     assert p == {"main.py": 25.0, "src/utils.py": 25.0, "setup.py": 25.0}
+    # a mentioned identifier names a file by its stem or name, not by a directory it is in
+    p = personalization(files, frozenset(), frozenset(), frozenset({"src", "x.py"}))
+    assert p == {"x.py": 25.0}
 
 
 def test_pagerank_ranks_the_most_referenced_file_first_and_is_deterministic():

@@ -23,3 +23,10 @@ def test_task_mentions_personalize_the_map(pyrepo):
     task = RepoMap(pyrepo, 200, use_cache=False).map(task="The receipt shows the wrong total: apply_discount rounds down")
     assert task.ranked_symbols[0].name == "apply_discount"
     assert plain.ranked_symbols[0].name != "apply_discount"
+
+
+def test_paths_leading_into_the_repository_from_a_traceback():
+    files = ["astroid/brain/brain_builtin_inference.py", "astroid/raw_building.py"]
+    text = ('File "/usr/lib/python3/dist-packages/astroid/brain/brain_builtin_inference.py", line 956\n'
+            "/x/site-packages/astroid/raw_building.py:470: FutureWarning")
+    assert mentions_in(text, files, []).files == set(files)
