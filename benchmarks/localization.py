@@ -1,0 +1,521 @@
+"""Localization benchmark: does the ranking put the files a real task changes near the top?
+
+    python benchmarks/localization.py [--tasks PATH] [--snapshots DIR] [--only ID,...]
+                                      [--output docs/localization.md] [--no-write]
+
+The tasks are SWE-bench Lite development tasks handed to us in ``../shared/bench/localization``
+next to the repository (``tasks.jsonl`` and ``snapshots/<instance_id>.tar.gz``; see its
+README.md). For each task the snapshot is unpacked into a temporary directory and three rankings
+of the same files are scored against the task's gold files (the files the accepted fix changed):
+
+* ``repomapper``: ``RepoMap(root, 1024, use_cache=False).map(task=problem_statement)``, its
+  ``ranked_files`` (every mapped file, best first);
+* ``bm25``: a plain Okapi BM25 baseline (k1=1.5, b=0.75) over the contents of the files
+  repomapper mapped, the problem statement as the query;
+* ``repomapper (no task)``: ``map()`` without the task, to show what the task text contributes.
+
+Acc@k is 1 when every gold file is among the first k files, else 0; MRR averages 1/rank of the
+first gold file (0 when it is not ranked at all). A table goes to stdout, the report to
+``docs/localization.md`` (a hand-written discussion between the DISCUSSION markers of an existing
+report is kept). Progress goes to stderr. A task whose snapshot is missing or fails becomes an
+error row. This set is small and for development: not for tuning constants.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parent
+DEFAULT_DATA = REPO_ROOT.parent / "shared" / "bench" / "localization"
+DEFAULT_OUTPUT = REPO_ROOT / "docs" / "localization.md"
+MAP_TOKENS = 1024
+KS = (1, 3, 5, 10)
+VARIANTS = ("repomapper", "bm25", "repomapper (no task)")
+DISCUSSION_START = "<!-- DISCUSSION: hand-written, kept when the report is regenerated -->"
+DISCUSSION_END = "<!-- /DISCUSSION -->"
+
+# --------------------------------------------------------------------------------------------
+# BM25 baseline
+
+BM25_K1 = 1.5
+BM25_B = 0.75
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def tokenize(text: str) -> list[str]:
+    """Identifier-like lowercase tokens, plus their snake_case and CamelCase parts."""
+    out: list[str] = []
+    for word in _IDENT.findall(text):
+        parts = [p.lower() for chunk in word.split("_") for p in _PART.findall(chunk)]
+        if len(word) >= 2:
+            out.append(word.lower())
+        if len(parts) > 1:
+            out.extend(p for p in parts if len(p) >= 2)
+    return out
+
+
+def bm25_rank(query: str, docs: dict[str, str]) -> list[str]:
+    """Paths of ``docs`` (path -> text) best first by Okapi BM25; ties broken by path.
+
+    IDF is ``ln(1 + (N - n + 0.5) / (n + 0.5))`` (never negative); a term repeated in the query
+    counts once per occurrence.
+    """
+    paths = sorted(docs)
+    if not paths:
+        return []
+    counts = {p: Counter(tokenize(docs[p])) for p in paths}
+    lengths = {p: sum(counts[p].values()) for p in paths}
+    avgdl = (sum(lengths.values()) / len(paths)) or 1.0
+    qtf = Counter(tokenize(query))
+    n_docs = len(paths)
+    scores = dict.fromkeys(paths, 0.0)
+    for term in sorted(qtf):
+        df = sum(1 for p in paths if term in counts[p])
+        if not df:
+            continue
+        idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+        for p in paths:
+            tf = counts[p].get(term, 0)
+            if tf:
+                norm = BM25_K1 * (1.0 - BM25_B + BM25_B * lengths[p] / avgdl)
+                scores[p] += qtf[term] * idf * tf * (BM25_K1 + 1.0) / (tf + norm)
+    return sorted(paths, key=lambda p: (-round(scores[p], 9), p))
+
+
+# --------------------------------------------------------------------------------------------
+# Tasks, snapshots, metrics
+
+
+@dataclass
+class Task:
+    instance_id: str
+    repo: str
+    problem_statement: str
+    gold_files: tuple[str, ...]
+
+
+@dataclass
+class Outcome:
+    task: Task
+    error: str | None = None
+    files_mapped: int = 0
+    #: variant -> ranked paths, best first
+    rankings: dict[str, list[str]] = field(default_factory=dict)
+    #: gold file -> why it is not in the ranking (not in the snapshot, no backend, ...)
+    unmapped: dict[str, str] = field(default_factory=dict)
+    skipped_members: int = 0
+    seconds: float = 0.0
+
+    def first_rank(self, variant: str) -> int | None:
+        """1-based rank of the best-ranked gold file, None when no gold file is ranked."""
+        ranking = self.rankings.get(variant, [])
+        pos = {p: i + 1 for i, p in enumerate(ranking)}
+        found = [pos[g] for g in self.task.gold_files if g in pos]
+        return min(found) if found else None
+
+    def all_rank(self, variant: str) -> int | None:
+        """1-based rank by which every gold file has appeared, None if one is missing."""
+        ranking = self.rankings.get(variant, [])
+        pos = {p: i + 1 for i, p in enumerate(ranking)}
+        if not self.task.gold_files or any(g not in pos for g in self.task.gold_files):
+            return None
+        return max(pos[g] for g in self.task.gold_files)
+
+
+def load_tasks(path: Path) -> list[Task]:
+    tasks = []
+    with path.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+                tasks.append(
+                    Task(
+                        str(raw["instance_id"]),
+                        str(raw.get("repo", "")),
+                        str(raw["problem_statement"]),
+                        tuple(raw["gold_files"]),
+                    )
+                )
+            except (ValueError, KeyError, TypeError) as exc:
+                raise SystemExit(f"{path}:{n}: not a task line: {exc}") from exc
+    return sorted(tasks, key=lambda t: t.instance_id)
+
+
+def _member_problem(m: tarfile.TarInfo, top: str) -> str | None:
+    """Why a tar member must not be unpacked, or None when it is safe."""
+    name = m.name
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
+        return "absolute path"
+    parts = PurePosixPath(name.replace("\\", "/")).parts
+    if ".." in parts:
+        return "'..' in the path"
+    if not parts or parts[0] != top:
+        return f"outside the top folder {top!r}"
+    if not (m.isfile() or m.isdir() or m.issym() or m.islnk()):
+        return "not a regular file, directory or link"
+    if m.issym() or m.islnk():
+        link = m.linkname.replace("\\", "/")
+        if link.startswith("/"):
+            return "link to an absolute path"
+        base = PurePosixPath(*parts[:-1]) if m.issym() else PurePosixPath()
+        depth = 0
+        for part in (base / link).parts:
+            depth += -1 if part == ".." else (0 if part == "." else 1)
+            if depth < 1:  # climbs out of the top folder
+                return "link pointing outside the snapshot"
+    return None
+
+
+def unpack(archive: Path, dest: Path, top: str) -> tuple[Path, int]:
+    """Unpack the safe members of ``archive`` into ``dest``; the root and the number skipped."""
+    skipped = 0
+    with tarfile.open(archive, "r:*") as tf:
+        members = []
+        for m in tf.getmembers():
+            problem = _member_problem(m, top)
+            if problem:
+                skipped += 1
+                log(f"  {archive.name}: skipped member {m.name!r}: {problem}")
+            else:
+                members.append(m)
+        tf.extractall(dest, members=members, filter="data")
+    root = dest / top
+    if not root.is_dir():
+        raise RuntimeError(f"{archive.name} has no top folder {top!r}")
+    return root, skipped
+
+
+def why_unmapped(root: Path, path: str, result) -> str:
+    if not (root / path).is_file():
+        return "not in the snapshot"
+    for d in result.diagnostics:
+        if d.path == path or path in d.paths:
+            return d.code
+    return "not discovered (ignored?)"
+
+
+@contextlib.contextmanager
+def git_ceiling(directory: Path) -> Iterator[None]:
+    """Keep git from finding a repository above ``directory`` (so discovery walks the snapshot)."""
+    old = os.environ.get("GIT_CEILING_DIRECTORIES")
+    os.environ["GIT_CEILING_DIRECTORIES"] = str(directory)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("GIT_CEILING_DIRECTORIES", None)
+        else:
+            os.environ["GIT_CEILING_DIRECTORIES"] = old
+
+
+def run_task(task: Task, snapshots: Path, jobs: int | None) -> Outcome:
+    from repomapper import RepoMap
+
+    out = Outcome(task)
+    archive = snapshots / f"{task.instance_id}.tar.gz"
+    if not archive.is_file():
+        out.error = "snapshot missing"
+        return out
+    start = time.perf_counter()
+    try:
+        with tempfile.TemporaryDirectory(prefix="repomapper-loc-") as tmp, git_ceiling(Path(tmp)):
+            root, out.skipped_members = unpack(archive, Path(tmp), task.instance_id)
+            rm = RepoMap(root, MAP_TOKENS, use_cache=False, jobs=jobs)
+            try:
+                with_task = rm.map(task=task.problem_statement)
+                without = rm.map()
+            finally:
+                rm.close()
+            mapped = [f.path for f in with_task.ranked_files]
+            out.files_mapped = len(mapped)
+            out.rankings["repomapper"] = mapped
+            out.rankings["repomapper (no task)"] = [f.path for f in without.ranked_files]
+            docs = {p: (root / p).read_text("utf-8", errors="replace") for p in mapped}
+            out.rankings["bm25"] = bm25_rank(task.problem_statement, docs)
+            for g in task.gold_files:
+                if g not in set(mapped):
+                    out.unmapped[g] = why_unmapped(root, g, with_task)
+    except Exception as exc:  # a broken task is an error row, never the end of the run
+        out.error = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+        out.rankings.clear()
+    out.seconds = time.perf_counter() - start
+    return out
+
+
+def metrics(outcomes: Sequence[Outcome], variant: str) -> dict[str, float]:
+    """Acc@k and MRR over the tasks that ran (error rows are left out)."""
+    ok = [o for o in outcomes if o.error is None]
+    res: dict[str, float] = {}
+    for k in KS:
+        hits = sum(1 for o in ok if (r := o.all_rank(variant)) is not None and r <= k)
+        res[f"Acc@{k}"] = hits / len(ok) if ok else 0.0
+    rr = [1.0 / r if (r := o.first_rank(variant)) else 0.0 for o in ok]
+    res["MRR"] = sum(rr) / len(rr) if rr else 0.0
+    return res
+
+
+# --------------------------------------------------------------------------------------------
+# Output
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _fmt_rank(r: int | None) -> str:
+    return "-" if r is None else str(r)
+
+
+def results_rows(outcomes: Sequence[Outcome]) -> list[list[str]]:
+    rows = []
+    for v in VARIANTS:
+        m = metrics(outcomes, v)
+        rows.append([v, *(f"{m[f'Acc@{k}']:.3f}" for k in KS), f"{m['MRR']:.3f}"])
+    return rows
+
+
+RESULT_HEADER = ["variant", *(f"Acc@{k}" for k in KS), "MRR"]
+TASK_HEADER = ["instance", "gold files", "named", "mapped", *(f"rank: {v}" for v in VARIANTS)]
+
+
+def gold_named(task: Task) -> str:
+    """'yes' when the file name of every gold file (without its extension) is a word of the task."""
+    text_words = {w.lower() for w in re.findall(r"[A-Za-z0-9_]+", task.problem_statement)}
+    named = [PurePosixPath(g).stem.lower() in text_words for g in task.gold_files]
+    return "yes" if named and all(named) else ("some" if any(named) else "no")
+
+
+def task_rows(outcomes: Sequence[Outcome]) -> list[list[str]]:
+    rows = []
+    for o in outcomes:
+        gold = ", ".join(o.task.gold_files)
+        if o.error:
+            rows.append([o.task.instance_id, gold, gold_named(o.task), "error", o.error, "", ""])
+            continue
+        note = "".join(f" (gold {g}: {why})" for g, why in sorted(o.unmapped.items()))
+        if o.skipped_members:
+            note += f" ({o.skipped_members} unsafe tar member(s) skipped)"
+        rows.append(
+            [
+                o.task.instance_id,
+                gold,
+                gold_named(o.task),
+                f"{o.files_mapped}{note}",
+                *(_fmt_rank(o.first_rank(v)) for v in VARIANTS),
+            ]
+        )
+    return rows
+
+
+def text_table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in [header, *rows]
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def md_table(header: list[str], rows: list[list[str]], right_from: int) -> str:
+    def esc(c: str) -> str:
+        return c.replace("|", "\\|")
+
+    align = ["---" if i < right_from else "---:" for i in range(len(header))]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def git_commit() -> str:
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else "unknown"
+
+
+DEFAULT_DISCUSSION = """## Discussion
+
+(Not written yet: look at the per-task table and a few failures, and write it here. This section
+is kept when the report is regenerated.)
+"""
+
+
+def existing_discussion(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return DEFAULT_DISCUSSION
+    start, end = text.find(DISCUSSION_START), text.find(DISCUSSION_END)
+    if start < 0 or end < start:
+        return DEFAULT_DISCUSSION
+    return text[start + len(DISCUSSION_START) : end].strip("\n") + "\n"
+
+
+def report(outcomes: Sequence[Outcome], command: str, discussion: str) -> str:
+    ok = [o for o in outcomes if o.error is None]
+    errors = len(outcomes) - len(ok)
+    unmapped = [o for o in ok if o.unmapped]
+    parts = [
+        "# Localization benchmark",
+        "",
+        "How well does the ranking put the files a real task changes near the top? Produced by",
+        "`benchmarks/localization.py`. The tasks are the 22 usable tasks of the SWE-bench Lite",
+        "development split (sqlfluff, marshmallow, pvlib-python, astroid, pydicom): the GitHub issue",
+        "text as the task, and the files the accepted fix changed as the gold files. Each task's",
+        "repository snapshot at its base commit is unpacked into a temporary directory and three",
+        "rankings of the same files are scored:",
+        "",
+        f"- **repomapper**: `RepoMap(root, {MAP_TOKENS}, use_cache=False).map(task=problem_statement)`,",
+        "  its `ranked_files` (every mapped file, best first; run with `jobs=1` by default, which",
+        "  changes the speed, not the ranking);",
+        f"- **bm25**: plain Okapi BM25 (k1={BM25_K1}, b={BM25_B}) over the contents of the files",
+        "  repomapper mapped, the problem statement as the query; tokens are identifier-like",
+        "  lowercase words plus their snake_case and CamelCase parts; ties broken by path;",
+        "- **repomapper (no task)**: `map()` without the task, to show what the task text contributes.",
+        "",
+        "Acc@k is 1 when every gold file is among the first k files ranked, else 0; MRR is the mean",
+        "of 1/rank of the first gold file (0 when it is not ranked at all).",
+        "",
+        "**This set is small (22 tasks, 5 repositories) and for development**: use it to see whether a",
+        "change helps, not to tune constants until these 22 come out right"
+        + (f": one task is {100 / len(ok):.1f} points of Acc@k." if ok else "."),
+        "",
+        "## Command",
+        "",
+        "```sh",
+        command,
+        "```",
+        "",
+        "## Machine",
+        "",
+        f"- nproc: {os.cpu_count()}",
+        f"- Python: {platform.python_version()} ({platform.system()} {platform.machine()})",
+        f"- repomapper commit: `{git_commit()}` (uncommitted changes in the work tree are not shown)",
+        "",
+        "## Results",
+        "",
+        f"{len(ok)} task(s) scored" + (f", {errors} error(s) left out" if errors else "") + ".",
+        "",
+        md_table(RESULT_HEADER, results_rows(outcomes), 1),
+        "",
+        "## Per task",
+        "",
+        "Rank of the first gold file in each ranking (`-`: not ranked). `named`: whether the gold",
+        "file's name without extension (`L060`, `config`, `raw_building`) is a word of the task text.",
+        "`mapped`: how many files repomapper mapped, i.e. how many files every ranking orders.",
+        "",
+        md_table(TASK_HEADER, task_rows(outcomes), 2),
+        "",
+    ]
+    if unmapped:
+        parts += [
+            "Gold files repomapper did not map: "
+            + "; ".join(
+                f"{o.task.instance_id}: {g} ({why})"
+                for o in unmapped
+                for g, why in sorted(o.unmapped.items())
+            )
+            + ".",
+            "",
+        ]
+    parts += [DISCUSSION_START, discussion.rstrip("\n"), DISCUSSION_END, ""]
+    return "\n".join(parts)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument(
+        "--tasks",
+        type=Path,
+        default=DEFAULT_DATA / "tasks.jsonl",
+        help="tasks.jsonl (default: <repo>/../shared/bench/localization/tasks.jsonl)",
+    )
+    ap.add_argument(
+        "--snapshots",
+        type=Path,
+        default=None,
+        help="directory of <instance_id>.tar.gz (default: 'snapshots' next to --tasks)",
+    )
+    ap.add_argument("--only", default="", help="comma-separated instance ids to run")
+    ap.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="the markdown report")
+    ap.add_argument("--no-write", action="store_true", help="do not write the report")
+    ap.add_argument("--jobs", type=int, default=1, help="repomapper's extraction jobs (default 1)")
+    args = ap.parse_args(argv)
+
+    snapshots = args.snapshots if args.snapshots is not None else args.tasks.parent / "snapshots"
+    if not args.tasks.is_file():
+        log(f"error: {args.tasks}: no such file (use --tasks)")
+        return 2
+    tasks = load_tasks(args.tasks)
+    if args.only:
+        wanted = {s.strip() for s in args.only.split(",") if s.strip()}
+        unknown = sorted(wanted - {t.instance_id for t in tasks})
+        if unknown:
+            log(f"error: unknown instance id(s): {', '.join(unknown)}")
+            return 2
+        tasks = [t for t in tasks if t.instance_id in wanted]
+
+    started = time.perf_counter()
+    outcomes = []
+    for n, task in enumerate(tasks, 1):
+        log(f"[{n}/{len(tasks)}] {task.instance_id} ...")
+        o = run_task(task, snapshots, args.jobs)
+        if o.error:
+            log(f"  error: {o.error}")
+        else:
+            ranks = ", ".join(f"{v} {_fmt_rank(o.first_rank(v))}" for v in VARIANTS)
+            log(f"  {o.files_mapped} files mapped; gold rank: {ranks} ({o.seconds:.1f}s)")
+        outcomes.append(o)
+    elapsed = time.perf_counter() - started
+    log(f"done: {len(outcomes)} task(s) in {elapsed:.0f}s")
+
+    n_err = sum(1 for o in outcomes if o.error)
+    print(f"{len(outcomes) - n_err} task(s) scored, {n_err} error(s)")
+    print(text_table(RESULT_HEADER, results_rows(outcomes)))
+    print()
+    print(text_table(TASK_HEADER, task_rows(outcomes)))
+
+    if not args.no_write:
+        shown = [
+            "python",
+            "benchmarks/localization.py",
+            *(argv if argv is not None else sys.argv[1:]),
+        ]
+        output = args.output if args.output.is_absolute() else Path.cwd() / args.output
+        text = report(outcomes, shlex.join(shown), existing_discussion(output))
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+        log(f"wrote {output}")
+    return 1 if outcomes and all(o.error for o in outcomes) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
