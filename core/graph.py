@@ -8,7 +8,7 @@ five files x0.1; referenced from a chat file x50; times the square root of the r
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -34,7 +34,8 @@ class SymbolTable:
     """Who defines and who references each identifier."""
 
     defines: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    references: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    #: identifier -> {referencing file: count}, for identifiers defined somewhere in the repository
+    references: dict[str, dict[str, int]] = field(default_factory=dict)
     definitions: dict[tuple[str, str], list[Tag]] = field(default_factory=lambda: defaultdict(list))
     #: (referencing file, identifier) -> files the backend resolved the reference to
     targets: dict[tuple[str, str], set[str]] = field(default_factory=lambda: defaultdict(set))
@@ -42,6 +43,7 @@ class SymbolTable:
     unreferenced: set[tuple[str, str]] = field(default_factory=set)
     #: (file, identifier) whose every definition there is data (variable, constant, field)
     data_only: set[tuple[str, str]] = field(default_factory=set)
+    _external: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
 
     def kind_factor(self, definer: str, ident: str) -> float:
         return DATA_DEFINITION_FACTOR if (definer, ident) in self.data_only else 1.0
@@ -49,13 +51,21 @@ class SymbolTable:
     @classmethod
     def build(cls, files: Mapping[str, FileSymbols], index: RepoIndex | None = None) -> SymbolTable:
         table = cls()
-        for path in sorted(files):
-            fs = files[path]
-            for tag in fs.definitions:
+        paths = sorted(files)
+        for path in paths:
+            for tag in files[path].definitions:
                 table.defines[tag.name].add(path)
                 table.definitions[(path, tag.name)].append(tag)
+        defined = table.defines
+        references = table.references
+        for path in paths:  # only names defined somewhere can make an edge
+            fs = files[path]
             for name, count in fs.references:
-                table.references[name][path] += count
+                if name in defined:
+                    refs = references.get(name)
+                    if refs is None:
+                        refs = references[name] = {}
+                    refs[path] = refs.get(path, 0) + count
             if index is not None:
                 for name, target in fs.targets:
                     found = resolve_target(target, index)
@@ -70,10 +80,15 @@ class SymbolTable:
         return table
 
     def external_refs(self, ident: str) -> dict[str, int]:
-        """Referencing file -> count, leaving out the files that define ``ident`` themselves:
-        a file's use of its own names says nothing about its importance to others."""
-        defined_in = self.defines.get(ident, ())
-        return {r: c for r, c in self.references.get(ident, {}).items() if r not in defined_in}
+        """Referencing file -> count (files in sorted order), leaving out the files that define
+        ``ident`` themselves: a file's use of its own names says nothing about its importance to
+        others."""
+        found = self._external.get(ident)
+        if found is None:
+            defined_in = self.defines.get(ident, ())
+            found = {r: c for r, c in self.references.get(ident, {}).items() if r not in defined_in}
+            self._external[ident] = found
+        return found
 
     def chosen_definers(self, referencer: str, ident: str) -> list[str]:
         """The definers a reference links to: all of them, or those its resolved target names."""

@@ -120,17 +120,22 @@ def factor_graph(
     d_rows: list[int] = []
     d_cols: list[int] = []
     d_vals: list[float] = []
+    targets = table.targets
     for ident in sorted(table.defines):
         refs = table.external_refs(ident)
         if not refs:
             continue
+        all_definers = tuple(d for d in sorted(table.defines[ident]) if d in idx)
+        if not all_definers:
+            continue
         mul = identifier_multiplier(ident, len(table.defines[ident]), mentioned_idents)
-        for referencer in sorted(refs):
-            if referencer not in idx:
+        for referencer, count in refs.items():
+            row = idx.get(referencer)
+            if row is None:
                 continue
-            definers = tuple(d for d in table.chosen_definers(referencer, ident) if d in idx)
-            if not definers:
-                continue
+            definers = all_definers
+            if (referencer, ident) in targets:
+                definers = tuple(d for d in table.chosen_definers(referencer, ident) if d in idx)
             key = (ident, definers)
             col = col_of.get(key)
             if col is None:
@@ -140,10 +145,9 @@ def factor_graph(
                     d_rows.append(col)
                     d_cols.append(idx[d])
                     d_vals.append(table.kind_factor(d, ident))
-            r_rows.append(idx[referencer])
+            r_rows.append(row)
             r_cols.append(col)
-            chat = CHAT_MULTIPLIER if referencer in chat_files else 1.0
-            r_vals.append(mul * chat * math.sqrt(refs[referencer]))
+            r_vals.append(mul * (CHAT_MULTIPLIER if referencer in chat_files else 1.0) * math.sqrt(count))
     n, k = len(names), len(columns)
     R = sparse.csr_array((r_vals, (r_rows, r_cols)), shape=(n, k), dtype=np.float64)
     D = sparse.csr_array((d_vals, (d_rows, d_cols)), shape=(k, n), dtype=np.float64)
