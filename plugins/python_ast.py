@@ -123,94 +123,99 @@ def _variable_kind(name: str) -> str:
     return SymbolKind.VARIABLE
 
 
-def _children(node: ast.AST) -> list[ast.AST]:
-    """Child nodes without ``ast.iter_child_nodes``'s generator overhead, and without the
-    ``ctx`` markers (a Load/Store instance under every name) that carry nothing for us."""
-    out: list[ast.AST] = []
-    for name in node._fields:
-        if name == "ctx":
-            continue
-        value = getattr(node, name, None)
-        if isinstance(value, list):
-            out.extend(v for v in value if isinstance(v, ast.AST))
-        elif isinstance(value, ast.AST):
-            out.append(value)
-    return out
+#: Per node type, the fields that can hold child nodes (``ctx``, a Load/Store marker under
+#: every name, carries nothing for us).
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _fields(t: type) -> tuple[str, ...]:
+    found = _FIELDS.get(t)
+    if found is None:
+        found = _FIELDS[t] = tuple(f for f in t._fields if f != "ctx")
+    return found
+
+
+def _definition_outer(node: _FunctionNode | ast.ClassDef) -> list[ast.AST]:
+    """Decorators, bases, defaults and annotations: they belong to the enclosing scope."""
+    outer: list[ast.AST] = [*node.decorator_list]
+    if isinstance(node, ast.ClassDef):
+        outer += [*node.bases, *(k.value for k in node.keywords)]
+    else:
+        a = node.args
+        outer += [d for d in (*a.defaults, *a.kw_defaults) if d is not None]
+        outer += [x.annotation for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
+                  if x is not None and x.annotation is not None]
+        if node.returns is not None:
+            outer.append(node.returns)
+    return outer
 
 
 def analyse(tree: ast.Module, path: str) -> tuple[list[Tag], list[Import]]:
-    """Definitions, references and imports in ``tree``, in one walk without recursion (deep
-    code is safe)."""
+    """Definitions, references and imports in ``tree``, without recursion (deep code is safe).
+
+    Statements are walked with their scope (only they can define names); the expressions they
+    hold are collected and walked afterwards as a flat stack, since an expression never contains
+    a definition. This keeps the per-node work small: the walk dominates extraction time.
+    """
     defs: list[Tag] = []
     imports: list[Import] = []
     bound: set[str] = set()
-    refs: dict[tuple[int, str], str] = {}
-    # (node, scope, container) where container is "module", "class" or "function"
-    stack: list[tuple[ast.AST, str, str]] = [(tree, "", "module")]
-    while stack:
-        node, scope, container = stack.pop()
-        if isinstance(node, _FunctionNode | ast.ClassDef):
-            if isinstance(node, ast.ClassDef):
-                kind, inner = SymbolKind.CLASS, "class"
-            else:
-                kind = SymbolKind.METHOD if container == "class" else SymbolKind.FUNCTION
-                inner = "function"
-            defs.append(
-                Tag(path, node.lineno, node.end_lineno or node.lineno, node.name, DEF, kind, scope,
-                    _signature(node), _docstring(node))
-            )
-            inner_scope = f"{scope}.{node.name}" if scope else node.name
-            # decorators, bases, defaults and annotations belong to the enclosing scope
-            outer = [*node.decorator_list]
-            if isinstance(node, ast.ClassDef):
-                outer += [*node.bases, *(k.value for k in node.keywords)]
-            else:
-                a = node.args
-                outer += [d for d in (*a.defaults, *a.kw_defaults) if d is not None]
-                outer += [x.annotation for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
-                          if x is not None and x.annotation is not None]
-                if node.returns is not None:
-                    outer.append(node.returns)
-            stack.extend((child, scope, container) for child in reversed(outer))
-            stack.extend((child, inner_scope, inner) for child in reversed(node.body))
-            continue
-        if isinstance(node, ast.Name):
-            if isinstance(node.ctx, ast.Load):
-                refs.setdefault((node.lineno, node.id), SymbolKind.NAME)
-            continue
-        if isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Name):
-                refs[(func.lineno, func.id)] = SymbolKind.CALL
-            elif isinstance(func, ast.Attribute):
-                refs[(func.end_lineno or func.lineno, func.attr)] = SymbolKind.CALL
-        elif isinstance(node, ast.Attribute):
-            if isinstance(node.ctx, ast.Load):
-                refs.setdefault((node.end_lineno or node.lineno, node.attr), SymbolKind.ATTRIBUTE)
-        elif isinstance(node, ast.Import):
-            for a in node.names:
-                imports.append(Import(path, a.name, (), False, node.lineno, 0, (), a.asname))
-                bound.update((a.asname or a.name.split(".")[0], a.name))
-            continue
-        elif isinstance(node, ast.ImportFrom):
-            imports.append(
-                Import(path, node.module or "", tuple(a.name for a in node.names), node.level > 0,
-                       node.lineno, node.level, tuple(a.asname for a in node.names), None)
-            )
-            bound.update(a.asname or a.name for a in node.names)
-            continue
-        elif container in ("module", "class") and isinstance(node, ast.Assign | ast.AnnAssign):
-            for target in _assigned_names(node):
-                kind = SymbolKind.FIELD if container == "class" else _variable_kind(target.id)
+    exprs: list[ast.AST] = []
+    # (statements, scope, container) where container is "module", "class" or "function"
+    blocks: list[tuple[list[ast.stmt], str, str]] = [(tree.body, "", "module")]
+    while blocks:
+        statements, scope, container = blocks.pop()
+        for node in statements:
+            t = type(node)
+            if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
+                if t is ast.ClassDef:
+                    kind, inner = SymbolKind.CLASS, "class"
+                else:
+                    kind = SymbolKind.METHOD if container == "class" else SymbolKind.FUNCTION
+                    inner = "function"
                 defs.append(
-                    Tag(path, target.lineno, node.end_lineno or target.lineno, target.id, DEF,
-                        kind, scope, _signature(node), None)
+                    Tag(path, node.lineno, node.end_lineno or node.lineno, node.name, DEF, kind,
+                        scope, _signature(node), _docstring(node))
                 )
-        elif isinstance(node, ast.Constant):
-            continue
-        children = _children(node)
-        children.reverse()
-        stack.extend((child, scope, container) for child in children)
+                exprs.extend(_definition_outer(node))
+                blocks.append((node.body, f"{scope}.{node.name}" if scope else node.name, inner))
+                continue
+            if t is ast.Import:
+                for a in node.names:
+                    imports.append(Import(path, a.name, (), False, node.lineno, 0, (), a.asname))
+                    bound.update((a.asname or a.name.split(".")[0], a.name))
+                continue
+            if t is ast.ImportFrom:
+                imports.append(
+                    Import(path, node.module or "", tuple(a.name for a in node.names), node.level > 0,
+                           node.lineno, node.level, tuple(a.asname for a in node.names), None)
+                )
+                bound.update(a.asname or a.name for a in node.names)
+                continue
+            if container != "function" and (t is ast.Assign or t is ast.AnnAssign):
+                for target in _assigned_names(node):
+                    kind = SymbolKind.FIELD if container == "class" else _variable_kind(target.id)
+                    defs.append(
+                        Tag(path, target.lineno, node.end_lineno or target.lineno, target.id, DEF,
+                            kind, scope, _signature(node), None)
+                    )
+            for name in _fields(t):
+                value = getattr(node, name, None)
+                if isinstance(value, list):
+                    if name in _STATEMENT_LISTS:
+                        if name == "handlers" or name == "cases":
+                            for handler in value:  # except clauses and match cases hold statements
+                                blocks.append((handler.body, scope, container))
+                                exprs.extend(getattr(handler, f) for f in ("type", "pattern", "guard")
+                                             if getattr(handler, f, None) is not None)
+                        else:
+                            blocks.append((value, scope, container))
+                    else:
+                        exprs.extend(v for v in value if isinstance(v, ast.AST))
+                elif isinstance(value, ast.AST):
+                    exprs.append(value)
+    refs = _references(exprs)
     bound.update(t.name for t in defs)
     tags = defs + [
         Tag(path, line, line, name, REF, kind, "", None, None)
@@ -220,6 +225,39 @@ def analyse(tree: ast.Module, path: str) -> tuple[list[Tag], list[Import]]:
     tags.sort(key=lambda t: (t.start_line, t.kind, t.name, t.end_line, t.scope))
     imports.sort(key=lambda i: (i.line_number, i.source, i.names))
     return tags, imports
+
+
+def _references(stack: list[ast.AST]) -> dict[tuple[int, str], str]:
+    """(line, name) -> reference kind for every name, attribute and call in the expressions."""
+    refs: dict[tuple[int, str], str] = {}
+    name_t, attr_t, call_t, const_t, load_t = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Load
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is name_t:
+            if type(node.ctx) is load_t:
+                refs.setdefault((node.lineno, node.id), SymbolKind.NAME)
+            continue
+        if t is const_t:
+            continue
+        if t is attr_t:
+            if type(node.ctx) is load_t:
+                refs.setdefault((node.end_lineno or node.lineno, node.attr), SymbolKind.ATTRIBUTE)
+            stack.append(node.value)
+            continue
+        if t is call_t:
+            func = node.func
+            if type(func) is name_t:
+                refs[(func.lineno, func.id)] = SymbolKind.CALL
+            elif type(func) is attr_t:
+                refs[(func.end_lineno or func.lineno, func.attr)] = SymbolKind.CALL
+        for name in _fields(t):
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+    return refs
 
 
 def collect_tags(tree: ast.Module, path: str) -> list[Tag]:
