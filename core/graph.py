@@ -102,7 +102,7 @@ class SymbolTable:
 def resolve_target(target: str, index: RepoIndex) -> tuple[str, ...]:
     """Files that define a qualified name such as ``pkg.mod.Class.method``."""
     parts = target.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
+    for cut in range(len(parts), 0, -1):  # the whole target may itself be a module
         found = index.resolve_python_module(".".join(parts[:cut]))
         if found:
             return found

@@ -18,13 +18,18 @@ from repomapper.hookspecs import hookimpl
 from repomapper.index import RepoIndex
 from repomapper.model import DEF, REF, BackendInfo, Capability, Import, SourceFile, SymbolKind, Tag
 
-from .python_common import PYTHON_EXTENSIONS, is_python, resolve_python_import
+from .python_common import (
+    PYTHON_EXTENSIONS,
+    is_python,
+    resolve_python_import,
+    signature_of,
+    variable_kind,
+)
 
 log = logging.getLogger(__name__)
 
 NAME = "python_ast"
 VERSION = f"1.0-py{sys.version_info[0]}.{sys.version_info[1]}"
-MAX_SIGNATURE = 240
 _IGNORED_REFS = frozenset({"self", "cls"})
 #: References to builtins (``str``, ``len``) are dropped unless the file binds the name itself by
 #: an import or a definition: otherwise a compat module's ``str = str`` attracts every file.
@@ -65,28 +70,6 @@ def parse_module(source: SourceFile) -> ast.Module | None:
     return None
 
 
-def _unparse(node: ast.AST) -> str:
-    try:
-        return ast.unparse(node)
-    except (RecursionError, ValueError):
-        return "..."
-
-
-def _signature(node: ast.AST) -> str:
-    if isinstance(node, _FunctionNode):
-        prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
-        returns = f" -> {_unparse(node.returns)}" if node.returns is not None else ""
-        sig = f"{prefix} {node.name}({_unparse(node.args)}){returns}:"
-    elif isinstance(node, ast.ClassDef):
-        bases = [_unparse(b) for b in node.bases] + [_unparse(k) for k in node.keywords]
-        sig = f"class {node.name}({', '.join(bases)}):" if bases else f"class {node.name}:"
-    else:
-        sig = _unparse(node).split("\n", 1)[0]
-    if len(sig) > MAX_SIGNATURE:
-        sig = sig[: MAX_SIGNATURE - 3] + "..."
-    return sig
-
-
 def _docstring(node: ast.AST) -> str | None:
     try:
         doc = ast.get_docstring(node, clean=True)  # type: ignore[arg-type]
@@ -116,15 +99,6 @@ def _assigned_names(node: ast.AST) -> Iterator[ast.Name]:
             stack.append(t.value)
 
 
-def _variable_kind(name: str) -> str:
-    letters = [c for c in name if c.isalpha()]
-    if letters and all(c.isupper() for c in letters) and len(name) > 1:
-        return SymbolKind.CONSTANT
-    return SymbolKind.VARIABLE
-
-
-#: Per node type, the fields that can hold child nodes (``ctx``, a Load/Store marker under
-#: every name, carries nothing for us).
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
 
@@ -176,7 +150,7 @@ def analyse(tree: ast.Module, path: str) -> tuple[list[Tag], list[Import]]:
                     inner = "function"
                 defs.append(
                     Tag(path, node.lineno, node.end_lineno or node.lineno, node.name, DEF, kind,
-                        scope, _signature(node), _docstring(node))
+                        scope, signature_of(node), _docstring(node))
                 )
                 exprs.extend(_definition_outer(node))
                 blocks.append((node.body, f"{scope}.{node.name}" if scope else node.name, inner))
@@ -195,10 +169,10 @@ def analyse(tree: ast.Module, path: str) -> tuple[list[Tag], list[Import]]:
                 continue
             if container != "function" and (t is ast.Assign or t is ast.AnnAssign):
                 for target in _assigned_names(node):
-                    kind = SymbolKind.FIELD if container == "class" else _variable_kind(target.id)
+                    kind = SymbolKind.FIELD if container == "class" else variable_kind(target.id)
                     defs.append(
                         Tag(path, target.lineno, node.end_lineno or target.lineno, target.id, DEF,
-                            kind, scope, _signature(node), None)
+                            kind, scope, signature_of(node), None)
                     )
             for name in _fields(t):
                 value = getattr(node, name, None)

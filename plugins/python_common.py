@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 
 from repomapper.index import RepoIndex
-from repomapper.model import Import
+from repomapper.model import Import, SymbolKind
 
 PYTHON_EXTENSIONS = (".py", ".pyi", ".pyw")
+MAX_SIGNATURE = 240
+_FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 def is_python(path: str) -> bool:
@@ -38,3 +41,38 @@ def resolve_python_import(imp: Import, index: RepoIndex) -> Sequence[str] | None
             found.update(index.resolve_python_module(f"{imp.source}.{name}"))
     found.discard(imp.file_path)
     return sorted(found)
+
+
+def unparse(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)
+    except (RecursionError, ValueError):
+        return "..."
+
+
+def signature_of(node: ast.AST) -> str:
+    """A definition's one-line header (``def f(a, b=1) -> int:``, ``class C(Base):``), cut to
+    :data:`MAX_SIGNATURE` characters; shared so both Python backends give the same text."""
+    if isinstance(node, _FunctionNode):
+        prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
+        returns = f" -> {unparse(node.returns)}" if node.returns is not None else ""
+        sig = f"{prefix} {node.name}({unparse(node.args)}){returns}:"
+    elif isinstance(node, ast.ClassDef):
+        bases = [unparse(b) for b in node.bases] + [unparse(k) for k in node.keywords]
+        sig = f"class {node.name}({', '.join(bases)}):" if bases else f"class {node.name}:"
+    else:
+        sig = unparse(node).split("\n", 1)[0]
+    if len(sig) > MAX_SIGNATURE:
+        sig = sig[: MAX_SIGNATURE - 3] + "..."
+    return sig
+
+
+def variable_kind(name: str) -> str:
+    letters = [c for c in name if c.isalpha()]
+    if letters and all(c.isupper() for c in letters) and len(name) > 1:
+        return SymbolKind.CONSTANT
+    return SymbolKind.VARIABLE
+
+
+#: Per node type, the fields that can hold child nodes (``ctx``, a Load/Store marker under
+#: every name, carries nothing for us).

@@ -17,7 +17,9 @@ targets) with a warning, rather than nothing.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
+import importlib.util
 import io
 import logging
 import sys
@@ -27,6 +29,8 @@ import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 from importlib import metadata
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 from repomapper.hookspecs import hookimpl
 from repomapper.index import RepoIndex
@@ -35,25 +39,22 @@ from repomapper.model import BackendInfo, Capability, Import, SourceFile, Tag
 from . import python_ast
 from .python_common import PYTHON_EXTENSIONS, is_python, resolve_python_import
 
-try:
+if TYPE_CHECKING:
     import libcst as cst
-    from libcst.metadata import (
-        ExpressionContextProvider,
-        MetadataWrapper,
-        ScopeProvider,
-    )
-
-    from .python_libcst_lines import line_spans
-    from .python_libcst_scopes import Collector
-
-    LIBCST_VERSION = metadata.version("libcst")
-    _MISSING = ""
-except ImportError as exc:  # pragma: no cover - libcst is a declared dependency
-    cst = None  # type: ignore[assignment]
-    LIBCST_VERSION = "missing"
-    _MISSING = f"libcst is not importable: {exc}"
 
 log = logging.getLogger(__name__)
+
+
+def _installed_libcst() -> str:
+    """libcst's version without importing it (importing takes 0.2 s: only done on first use)."""
+    try:
+        return metadata.version("libcst") if importlib.util.find_spec("libcst") else ""
+    except (metadata.PackageNotFoundError, ValueError):
+        return ""
+
+
+LIBCST_VERSION = _installed_libcst() or "missing"
+_MISSING = "" if LIBCST_VERSION != "missing" else "libcst is not installed"
 
 NAME = "python_libcst"
 VERSION = f"1.0-libcst{LIBCST_VERSION}-py{sys.version_info[0]}.{sys.version_info[1]}"
@@ -183,20 +184,37 @@ def failed(source: SourceFile, tree: ast.Module | None, code: str, message: str)
     return Extraction(tuple(tags), tuple(imports))
 
 
+@functools.cache
+def _libcst() -> SimpleNamespace:
+    """libcst and the modules built on it, imported on first use."""
+    import libcst
+    from libcst.metadata import ExpressionContextProvider, MetadataWrapper, ScopeProvider
+
+    from .python_libcst_lines import line_spans
+    from .python_libcst_scopes import Collector
+
+    return SimpleNamespace(
+        cst=libcst, MetadataWrapper=MetadataWrapper, ScopeProvider=ScopeProvider,
+        ExpressionContextProvider=ExpressionContextProvider, line_spans=line_spans,
+        Collector=Collector,
+    )
+
+
 def parse(text: str) -> cst.Module:
-    return cst.parse_module(text)
+    return _libcst().cst.parse_module(text)
 
 
 def analyse(source: SourceFile, module: cst.Module) -> Extraction:
     """Definitions, resolved references and imports of a parsed module (may raise)."""
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    meta = wrapper.resolve_many([ScopeProvider, ExpressionContextProvider])
-    collector = Collector(
+    lib = _libcst()
+    wrapper = lib.MetadataWrapper(module, unsafe_skip_copy=True)
+    meta = wrapper.resolve_many([lib.ScopeProvider, lib.ExpressionContextProvider])
+    collector = lib.Collector(
         source.path,
         module,
-        line_spans(module),
-        meta[ScopeProvider],
-        meta[ExpressionContextProvider],
+        lib.line_spans(module),
+        meta[lib.ScopeProvider],
+        meta[lib.ExpressionContextProvider],
     )
     module.visit(collector)
     tags = collector.defs + collector.references()
@@ -218,8 +236,12 @@ def extract_uncached(source: SourceFile) -> Extraction:
     if tree is not None and nesting_depth(tree, limit) > limit:
         return failed(source, tree, "too_deep", f"nesting deeper than {limit} levels")
     try:
+        lib = _libcst()
+    except Exception as exc:  # installed but broken (a native module that fails to load)
+        return failed(source, tree, "backend_error", f"libcst cannot be imported: {exc}")
+    try:
         module = parse(text)
-    except cst.ParserSyntaxError as exc:
+    except lib.cst.ParserSyntaxError as exc:
         message = f"cannot parse: {exc.message} (line {exc.raw_line})"
         return failed(source, tree, "parse_error", message)
     except (RecursionError, MemoryError):

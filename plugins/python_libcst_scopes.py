@@ -41,7 +41,7 @@ from libcst.metadata import (
 
 from repomapper.model import DEF, REF, Import, SymbolKind, Tag
 
-from .python_ast import MAX_SIGNATURE, _signature, _variable_kind
+from .python_common import MAX_SIGNATURE, signature_of, variable_kind
 
 _KEYWORD_NAMES = frozenset({"None", "True", "False"})  # Name nodes in libcst, constants in ast
 _REF_PRIORITY = {SymbolKind.CALL: 0, SymbolKind.ATTRIBUTE: 1, SymbolKind.NAME: 2}
@@ -116,7 +116,7 @@ def _normalised(code: str, kind: type[ast.AST]) -> str:
             warnings.simplefilter("ignore")
             body = ast.parse(code.strip()).body
         if len(body) == 1 and isinstance(body[0], kind):
-            return _signature(body[0])
+            return signature_of(body[0])
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         pass
     sig = " ".join(code.split()).removesuffix(" ...")
@@ -221,7 +221,7 @@ class Collector(cst.CSTVisitor):
                     expected = ast.Assign if isinstance(node, cst.Assign) else ast.AnnAssign
                     sig = _normalised(self._module.code_for_node(node), expected)
                 value = ident(name.value)
-                kind = SymbolKind.FIELD if owner is not None else _variable_kind(value)
+                kind = SymbolKind.FIELD if owner is not None else variable_kind(value)
                 line = self._spans[name][0]
                 self.defs.append(Tag(self.path, line, end, value, DEF, kind, scope, sig, None))
                 if owner is not None:

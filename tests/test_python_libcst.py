@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 
@@ -334,6 +336,16 @@ BAD_INPUT = [
 
 @pytest.mark.parametrize(("path", "data", "code"), BAD_INPUT, ids=[b[0] for b in BAD_INPUT])
 def test_bad_input_warns_and_returns_nothing(caplog, path, data, code):
+    # what counts as too deep follows the recursion limit, which other tests may have raised
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    try:
+        _check_bad_input(caplog, path, data, code)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _check_bad_input(caplog, path, data, code):
     source = SourceFile(Path("."), path, data)
     with caplog.at_level(logging.WARNING, logger="repomapper.plugins.python_libcst"):
         assert python_libcst.extract_tags(source) == []
@@ -380,6 +392,32 @@ def test_unexpected_libcst_failure_falls_back_to_ast(caplog, monkeypatch):
     assert warning_codes(caplog) == ["backend_error"]
     assert tags == python_ast.extract_tags(source)
     assert all(t.target is None for t in tags)
+
+
+def test_broken_libcst_install_falls_back_to_ast(caplog, monkeypatch):
+    def broken():
+        raise ImportError("libcst/native.so: cannot open shared object file")
+
+    monkeypatch.setattr(python_libcst, "_libcst", broken)
+    source = load("pkg/mod.py")
+    with caplog.at_level(logging.WARNING, logger="repomapper.plugins.python_libcst"):
+        tags = python_libcst.extract_tags(source)
+    assert warning_codes(caplog) == ["backend_error"]
+    assert tags == python_ast.extract_tags(source)
+
+
+def test_libcst_is_imported_on_first_use_only():
+    code = (
+        "import sys\n"
+        "from repomapper.plugins import python_libcst as p\n"
+        "assert p.backend_info().available\n"
+        "assert 'libcst' not in sys.modules, 'imported too early'\n"
+        "from repomapper.model import SourceFile\n"
+        "assert p.extract_tags(SourceFile.from_text('a.py', 'x = 1\\n'))\n"
+        "assert 'libcst' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
 
 
 def test_latin1_cookie_is_honoured():
