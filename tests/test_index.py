@@ -1,0 +1,33 @@
+from pathlib import Path
+
+from repomapper.index import RepoIndex
+from repomapper.model import Import
+from repomapper.plugins.python_common import resolve_python_import
+
+FILES = ["src/pkg/__init__.py", "src/pkg/mod.py", "src/pkg/sub/__init__.py", "src/pkg/sub/deep.py",
+         "tools/mod.py", "web/lib/util.ts", "web/lib/index.ts", "web/app.ts"]
+INDEX = RepoIndex(Path("."), FILES)
+
+
+def test_python_modules_by_every_importable_name_shortest_path_wins():
+    assert INDEX.resolve_python_module("pkg.sub.deep") == ("src/pkg/sub/deep.py",)
+    assert INDEX.resolve_python_module("src.pkg") == ("src/pkg/__init__.py",)
+    assert INDEX.resolve_python_module("mod") == ("tools/mod.py",)  # shallower than src/pkg/mod.py
+    assert INDEX.resolve_python_module("numpy") == ()
+
+
+def test_relative_python_imports():
+    assert INDEX.resolve_python_relative("src/pkg/sub/deep.py", "mod", 2) == "src/pkg/mod.py"
+    assert INDEX.resolve_python_relative("src/pkg/sub/deep.py", "", 1) == "src/pkg/sub/__init__.py"
+    imp = Import("src/pkg/sub/deep.py", "", ("mod",), True, 1, 2, (None,))
+    assert resolve_python_import(imp, INDEX) == ["src/pkg/__init__.py", "src/pkg/mod.py"]
+    assert resolve_python_import(Import("web/app.ts", "x"), INDEX) is None
+
+
+def test_relative_paths_with_extensions_and_index_never_leave_the_root():
+    exts = (".ts", ".js")
+    assert INDEX.resolve_relative_path("web/app.ts", "./lib/util", exts) == "web/lib/util.ts"
+    assert INDEX.resolve_relative_path("web/app.ts", "./lib", exts) == "web/lib/index.ts"
+    assert INDEX.resolve_relative_path("web/app.ts", "../../etc/passwd", exts) is None
+    assert INDEX.resolve_relative_path("web/app.ts", "./missing", exts) is None
+    assert INDEX.files_in_dir("web/lib", (".ts",)) == ("web/lib/index.ts", "web/lib/util.ts")
