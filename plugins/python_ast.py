@@ -20,6 +20,7 @@ from repomapper.model import DEF, REF, BackendInfo, Capability, Import, SourceFi
 
 from .python_common import (
     PYTHON_EXTENSIONS,
+    _FunctionNode,
     is_python,
     resolve_python_import,
     signature_of,
@@ -34,9 +35,7 @@ _IGNORED_REFS = frozenset({"self", "cls"})
 #: References to builtins (``str``, ``len``) are dropped unless the file binds the name itself by
 #: an import or a definition: otherwise a compat module's ``str = str`` attracts every file.
 _BUILTINS = frozenset(dir(builtins))
-_REF_PRIORITY = {SymbolKind.CALL: 0, SymbolKind.ATTRIBUTE: 1, SymbolKind.NAME: 2}
 
-_FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 @hookimpl

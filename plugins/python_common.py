@@ -10,6 +10,7 @@ from repomapper.model import Import, SymbolKind
 
 PYTHON_EXTENSIONS = (".py", ".pyi", ".pyw")
 MAX_SIGNATURE = 240
+#: The two kinds of function definition node.
 _FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
