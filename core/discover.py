@@ -28,6 +28,8 @@ DEFAULT_SKIP_DIRS = frozenset(
 )
 MAX_GLOB_LENGTH = 1000
 GIT_TIMEOUT = 60
+#: git with the repository's own configuration unable to run anything (no fsmonitor hook).
+GIT = ("git", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-c", "core.quotepath=off")
 
 
 class DiscoveryError(Exception):
@@ -107,10 +109,7 @@ def _git_files(root: Path) -> list[str] | None:
 
     The repository's own configuration must not run anything: fsmonitor hooks are disabled.
     """
-    cmd = [
-        "git", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-c",
-        "core.quotepath=off", "ls-files", "-z", "--cached", "--others", "--exclude-standard",
-    ]
+    cmd = [*GIT, "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
     try:
         proc = subprocess.run(
             cmd, cwd=root, capture_output=True, timeout=GIT_TIMEOUT, check=False,
@@ -122,7 +121,18 @@ def _git_files(root: Path) -> list[str] | None:
     if proc.returncode != 0:
         return None
     names = [n.decode("utf-8", "surrogateescape") for n in proc.stdout.split(b"\0") if n]
+    if not names and _ignored_by_enclosing_repo(root):
+        return None  # the root lies in an ignored folder of some repository: walk it instead
     return sorted(set(names))  # a conflicted file is listed once per stage
+
+
+def _ignored_by_enclosing_repo(root: Path) -> bool:
+    try:
+        proc = subprocess.run([*GIT, "check-ignore", "-q", "."], cwd=root, capture_output=True,
+                              timeout=GIT_TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0
 
 
 def _walk_files(root: Path) -> list[str]:

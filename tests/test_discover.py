@@ -112,3 +112,11 @@ def test_unsafe_file_names_are_skipped_with_a_printable_reason(make_tree):
         "new\\nline.py": "file name contains control characters; skipped",
         "bad\\xffname.py": "file name is not valid UTF-8; skipped",
     }
+
+
+def test_a_root_inside_an_ignored_folder_is_walked(make_tree):
+    outer = make_tree({".gitignore": "cache/\n", "cache/corpus/a.py": "x = 1\n", "cache/corpus/b.py": "y = 2\n"})
+    git(outer, "init", "-q")
+    d = discover(outer / "cache" / "corpus")
+    assert d.source == "walk"
+    assert paths(d) == ["a.py", "b.py"]
