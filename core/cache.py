@@ -131,12 +131,6 @@ class TagCache:
     def put_map(self, key: str, value: str) -> None:
         self.meta[f"map:{key}"] = value
 
-    def get_meta(self, key: str) -> str | None:
-        return self.meta.get(key)
-
-    def set_meta(self, key: str, value: str) -> None:
-        self.meta[key] = value
-
     def close(self) -> None:
         pass
 
@@ -241,25 +235,6 @@ class SqliteTagCache(TagCache):
             except sqlite3.Error as exc:
                 self._fallback(exc)
         super().put_map(key, value)
-
-    def get_meta(self, key: str) -> str | None:
-        if self._fallen_back:
-            return super().get_meta(key)
-        try:
-            row = self.conn.execute("SELECT value FROM meta WHERE key=?", (f"x:{key}",)).fetchone()
-            return row[0] if row else None
-        except sqlite3.Error as exc:
-            self._fallback(exc)
-            return None
-
-    def set_meta(self, key: str, value: str) -> None:
-        if not self._fallen_back:
-            try:
-                self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"x:{key}", value))
-                return
-            except sqlite3.Error as exc:
-                self._fallback(exc)
-        super().set_meta(key, value)
 
     def close(self) -> None:
         if not self._fallen_back:
