@@ -229,13 +229,21 @@ def imports_command(paths, fmt, no_cache, python_backend, no_entry_points, block
 def plugins_command(fmt, python_backend, no_entry_points, block) -> None:
     """List the installed backends: languages, extensions, capabilities, availability."""
     ps = _plugin_set(python_backend, no_entry_points, block)
-    infos = list(ps.infos.values())
+    rows = [(i, "") for i in ps.infos.values()]
+    # the Python backends not selected are installed too: list them, marked, so every backend shows
+    for key, name in sorted(PYTHON_BACKENDS.items()):
+        if key == python_backend or name in block:
+            continue
+        other = _plugin_set(key, True, block).infos.get(name)
+        if other is not None:
+            rows.append((other, f"not selected; use --python-backend {key}"))
     if fmt == "json":
-        click.echo(json.dumps({"plugins": [i.to_dict() for i in infos],
+        plugins = [{**i.to_dict(), "selected": not note} for i, note in rows]
+        click.echo(json.dumps({"plugins": plugins,
                                "load_errors": [{"plugin": n, "error": e} for n, e in ps.load_errors]}))
         return
-    for i in infos:
-        status = "available" if i.available else "UNAVAILABLE"
+    for i, note in rows:
+        status = note or ("available" if i.available else "UNAVAILABLE")
         click.echo(f"{i.name} {i.version} [{status}]")
         if i.description:
             click.echo(f"  {i.description}")
@@ -248,8 +256,6 @@ def plugins_command(fmt, python_backend, no_entry_points, block) -> None:
             click.echo(f"  detail:       {i.detail}")
     for name, err in ps.load_errors:
         click.echo(f"{name} [FAILED TO LOAD]: {err}")
-    unused = sorted(n for k, n in PYTHON_BACKENDS.items() if k != python_backend)
-    click.echo(f"(not loaded: {', '.join(unused)}; choose with --python-backend)")
 
 
 @main.command(

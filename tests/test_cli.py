@@ -123,5 +123,7 @@ def test_plugins_lists_backends(run):
     r = run("plugins")
     assert r.exit_code == 0 and "python_ast" in r.stdout and "capabilities" in r.stdout
     d = json.loads(run("plugins", "--format", "json").stdout)
-    names = [p["name"] for p in d["plugins"]]
-    assert "python_ast" in names
+    selected = {p["name"]: p["selected"] for p in d["plugins"]}
+    assert selected["python_ast"] is True and selected["python_libcst"] is False
+    assert {"treesitter", "ctags"} <= set(selected)
+    assert "python_libcst" in r.stdout and "--python-backend libcst" in r.stdout
