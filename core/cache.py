@@ -53,9 +53,12 @@ def _dumps(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def encode(ex: FileExtraction) -> EncodedRow:
-    """Plain JSON for a file: definitions, references, the reference summary, imports, diagnostics."""
-    summary = FileSymbols.from_extraction(ex)
+def encode(ex: FileExtraction, summary: FileSymbols | None = None) -> EncodedRow:
+    """Plain JSON for a file: definitions, references, the reference summary, imports, diagnostics.
+
+    ``summary`` is ``FileSymbols.from_extraction(ex)`` when the caller already has it."""
+    if summary is None:
+        summary = FileSymbols.from_extraction(ex)
     return (
         ex.plugin,
         ex.language,

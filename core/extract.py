@@ -74,13 +74,6 @@ def extract_source(plugins: PluginSet, source: SourceFile) -> FileExtraction:
     infos = plugins.infos
     available = [n for n in names if infos[n].available]
     diags: list[Diagnostic] = []
-    if not available:
-        if names:
-            reasons = "; ".join(f"{n}: {infos[n].detail or 'unavailable'}" for n in names)
-            diags.append(Diagnostic("backend_unavailable", f"no available backend ({reasons})", source.path))
-        else:
-            diags.append(Diagnostic("no_backend", "no backend handles this file type", source.path, "info"))
-        return FileExtraction(source.path, diagnostics=tuple(diags))
     tags: Sequence[Tag] | None = None
     imports: Sequence[Import] | None = None
     plugin: str | None = None
@@ -112,6 +105,8 @@ def extract_source(plugins: PluginSet, source: SourceFile) -> FileExtraction:
         if unavailable:
             reasons = "; ".join(f"{n}: {infos[n].detail or 'unavailable'}" for n in unavailable)
             diags.append(Diagnostic("backend_unavailable", f"no available backend ({reasons})", source.path))
+        elif not names:
+            diags.append(Diagnostic("no_backend", "no backend handles this file type", source.path, "info"))
         elif not any(d.code == "backend_error" for d in diags):
             diags.append(Diagnostic("no_backend", f"no backend answered (asked: {', '.join(available)})", source.path, "info"))
         return FileExtraction(source.path, diagnostics=_unique(diags))
@@ -184,7 +179,8 @@ def extract_encoded(plugins: PluginSet, root: Path, entries: Sequence[FileEntry]
     """Extract a batch and encode it for the cache where it runs (in the worker, in parallel)."""
     out: list[Extracted] = []
     for ex in extract_batch(plugins, root, entries):
-        out.append((ex.path, encode(ex), ex if full else FileSymbols.from_extraction(ex)))
+        summary = FileSymbols.from_extraction(ex)
+        out.append((ex.path, encode(ex, summary), ex if full else summary))
     return out
 
 

@@ -121,9 +121,8 @@ class PluginSet:
         if self._infos is None:
             infos: dict[str, BackendInfo] = {}
             for name in self.call_order():
-                plugin = self.pm.get_plugin(name)
                 info = None
-                fn = getattr(plugin, "backend_info", None)
+                fn = self._impl(name, "backend_info")
                 if fn is not None:
                     try:
                         info = fn()
@@ -163,23 +162,26 @@ class PluginSet:
         Exceptions propagate to the caller, which turns them into diagnostics.
         """
         for name in names:
-            plugin = self.pm.get_plugin(name)
-            fn = getattr(plugin, hook_name, None) if plugin is not None else None
-            if fn is None or not self._is_impl(name, hook_name):
+            fn = self._impl(name, hook_name)
+            if fn is None:
                 continue
             result = fn(**kwargs)
             if result is not None:
                 return name, result
         return None, None
 
-    def _is_impl(self, name: str, hook_name: str) -> bool:
-        return any(i.plugin_name == name for i in getattr(self.pm.hook, hook_name).get_hookimpls())
+    def _impl(self, name: str, hook_name: str) -> Any:
+        """The named plugin's implementation of a hook, or None (looked up live: a plugin may be
+        registered after construction, as the conformance helpers do)."""
+        for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
+            if impl.plugin_name == name:
+                return impl.function
+        return None
 
     def call_each(self, hook_name: str, names: Iterable[str], **kwargs: Any) -> None:
         for name in names:
-            plugin = self.pm.get_plugin(name)
-            fn = getattr(plugin, hook_name, None) if plugin is not None else None
-            if fn is not None and self._is_impl(name, hook_name):
+            fn = self._impl(name, hook_name)
+            if fn is not None:
                 fn(**kwargs)
 
 
