@@ -93,6 +93,32 @@ def printable_name(rel: str) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
+def stat_entry(root: Path, rel: str, max_file_size: int) -> FileEntry | Diagnostic | None:
+    """The entry for ``rel`` under ``root``, a diagnostic saying why it is skipped (unsafe name,
+    symlink out of the root, unreadable, too large), or None when there is no regular file there
+    (deleted since it was listed, a dangling link, a directory or a device)."""
+    problem = unsafe_name(rel)
+    if problem:
+        return Diagnostic("unsafe_path", f"file name {problem}; skipped", printable_name(rel))
+    full = os.path.join(str(root), rel)
+    try:
+        st = os.lstat(full)
+        if stat.S_ISLNK(st.st_mode):
+            target = Path(full).resolve()
+            if not _inside(target, root):
+                return Diagnostic("symlink_outside_root", "symlink leads outside the repository; skipped", rel)
+            st = target.stat()
+    except FileNotFoundError:
+        return None
+    except (OSError, RuntimeError) as exc:  # RuntimeError: symlink loop
+        return Diagnostic("unreadable", f"cannot stat: {exc}", rel)
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    if st.st_size > max_file_size:
+        return Diagnostic("too_large", f"{st.st_size} bytes is over the {max_file_size}-byte limit; skipped", rel, "info")
+    return FileEntry(rel, st.st_size, st.st_mtime_ns)
+
+
 def check_root(root: Path) -> Path:
     """Resolve and validate the root, with a one-line reason when it cannot be used."""
     if not root.exists():
@@ -199,37 +225,15 @@ def discover(
         names = _walk_files(root)
     diags: list[Diagnostic] = []
     entries: list[FileEntry] = []
-    root_str = str(root)
     for rel in names:
         if include_spec is not None and not include_spec.match_file(rel):
             continue
         if exclude_spec is not None and exclude_spec.match_file(rel):
             continue
-        problem = unsafe_name(rel)
-        if problem:
-            diags.append(Diagnostic("unsafe_path", f"file name {problem}; skipped", printable_name(rel)))
-            continue
-        full = os.path.join(root_str, rel)
-        try:
-            st = os.lstat(full)
-            if stat.S_ISLNK(st.st_mode):
-                target = Path(full).resolve()
-                if not _inside(target, root):
-                    diags.append(Diagnostic("symlink_outside_root", "symlink leads outside the repository; skipped", rel))
-                    continue
-                st = target.stat()
-        except FileNotFoundError:
-            continue  # listed by git but deleted in the work tree, or a dangling link
-        except (OSError, RuntimeError) as exc:  # RuntimeError: symlink loop
-            diags.append(Diagnostic("unreadable", f"cannot stat: {exc}", rel))
-            continue
-        if not stat.S_ISREG(st.st_mode):
-            continue
-        if st.st_size > max_file_size:
-            diags.append(
-                Diagnostic("too_large", f"{st.st_size} bytes is over the {max_file_size}-byte limit; skipped", rel, "info")
-            )
-            continue
-        entries.append(FileEntry(rel, st.st_size, st.st_mtime_ns))
+        found = stat_entry(root, rel, max_file_size)
+        if isinstance(found, FileEntry):
+            entries.append(found)
+        elif found is not None:
+            diags.append(found)
     return Discovery(root, tuple(entries), tuple(diags), source, len(names))
 

@@ -17,8 +17,7 @@ from .discover import (
     FileEntry,
     check_root,
     discover,
-    printable_name,
-    unsafe_name,
+    stat_entry,
 )
 from .extract import Extractor, ProgressFn
 from .graph import SymbolTable, build_graph
@@ -123,22 +122,15 @@ class RepoMap:
             if rel is None:
                 diags.append(Diagnostic("outside_root", "not inside the repository root; ignored", str(name)))
                 continue
-            problem = unsafe_name(rel)
-            if problem:
-                diags.append(Diagnostic("unsafe_path", f"file name {problem}; skipped", printable_name(rel)))
-                continue
-            try:
-                st = (self.root / rel).stat()
-            except OSError as exc:
-                diags.append(Diagnostic("unreadable", f"cannot stat: {exc.strerror or exc}", rel))
-                continue
-            if not (self.root / rel).is_file():
+            found = stat_entry(self.root, rel, self.max_file_size)
+            if isinstance(found, FileEntry):
+                entries[rel] = found
+            elif found is not None:
+                diags.append(found)
+            elif os.path.lexists(self.root / rel):
                 diags.append(Diagnostic("not_a_file", "not a regular file; ignored", rel))
-                continue
-            if st.st_size > self.max_file_size:
-                diags.append(Diagnostic("too_large", f"{st.st_size} bytes is over the limit; skipped", rel, "info"))
-                continue
-            entries[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns)
+            else:
+                diags.append(Diagnostic("unreadable", "no such file", rel))
         return [entries[k] for k in sorted(entries)]
 
     def collect(self, paths: Sequence[str | os.PathLike[str]] | None = None) -> tuple[list[FileEntry], list[Diagnostic], int]:

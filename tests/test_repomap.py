@@ -88,3 +88,19 @@ def test_maps_are_deterministic_for_any_repository(tmp_path_factory, files, budg
     third = RepoMap(root, budget, cache_dir=cache).map().to_dict()  # memoised replay
     assert first == second == third
     assert first["tokens_estimated"] <= budget
+
+
+def test_explicit_files_get_the_same_checks_as_discovered_ones(pyrepo, tmp_path):
+    import os
+
+    secret = tmp_path / "secret.py"
+    secret.write_text("def leaked_secret_function():\n    pass\n")
+    os.symlink(secret, pyrepo / "escape.py")
+    rm = RepoMap(pyrepo, 2000, use_cache=False)
+    r = rm.map(chat_files=["escape.py"], other_files=["escape.py", "shop/money.py", "missing.py", "shop"])
+    codes = {(d.code, d.path) for d in r.diagnostics}
+    escaped = [d for d in r.diagnostics if d.code == "symlink_outside_root"]
+    assert escaped and escaped[0].paths == ("escape.py",)
+    assert ("unreadable", "missing.py") in codes and ("not_a_file", "shop") in codes
+    assert "leaked_secret_function" not in r.map
+    assert [f.path for f in r.ranked_files] == ["shop/money.py"]
