@@ -81,26 +81,26 @@ def backend_info() -> BackendInfo:
     return _backend_info()
 
 
-@hookimpl
-def extract_tags(source: SourceFile) -> list[Tag] | None:
+def _collected(source: SourceFile, key: str, collect) -> list | None:
+    """What ``collect`` finds in the parsed file, computed once per parse (the tags and imports
+    hooks are asked one after the other for the same file)."""
     parsed = parse(source)
     if parsed is None:
         return None
-    tags = parsed.results.get("tags")
-    if tags is None:
-        tags = parsed.results["tags"] = tuple(collect_tags(parsed))
-    return list(tags)
+    found = parsed.results.get(key)
+    if found is None:
+        found = parsed.results[key] = tuple(collect(parsed))
+    return list(found)
+
+
+@hookimpl
+def extract_tags(source: SourceFile) -> list[Tag] | None:
+    return _collected(source, "tags", collect_tags)
 
 
 @hookimpl
 def extract_imports(source: SourceFile) -> list[Import] | None:
-    parsed = parse(source)
-    if parsed is None:
-        return None
-    imports = parsed.results.get("imports")
-    if imports is None:
-        imports = parsed.results["imports"] = tuple(collect_imports(parsed))
-    return list(imports)
+    return _collected(source, "imports", collect_imports)
 
 
 @hookimpl
