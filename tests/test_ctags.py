@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from repomapper.index import RepoIndex
 from repomapper.model import Import, SourceFile, Tag
-from repomapper.plugins import ctags
-from repomapper.plugins.ctags_detect import ENV_CTAGS, NOT_CODE_LANGUAGES, LanguageMap, detect
-from repomapper.plugins.ctags_kinds import (
+from repomapper.plugins.ctags import backend as ctags
+from repomapper.plugins.ctags.detect import ENV_CTAGS, NOT_CODE_LANGUAGES, LanguageMap, detect
+from repomapper.plugins.ctags.kinds import (
     ImportCollector,
     SourceLines,
     dotted_scope,

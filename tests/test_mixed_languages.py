@@ -5,7 +5,7 @@ import shutil
 import pytest
 
 from repomapper import RepoMap
-from repomapper.plugins.ctags_detect import ENV_CTAGS, detect, reset_detection
+from repomapper.plugins.ctags.detect import ENV_CTAGS, detect, reset_detection
 from tests.conftest import FIXTURES
 
 needs_ctags = pytest.mark.skipif(not detect().available, reason="universal-ctags is not installed")

@@ -2,7 +2,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from repomapper.model import DEF, REF, SourceFile
-from repomapper.plugins import python_ast
+from repomapper.plugins.python import ast_backend as python_ast
 
 SAMPLE = '''\
 import os, sys as system

@@ -18,7 +18,7 @@ from repomapper.hookspecs import hookimpl
 from repomapper.index import RepoIndex
 from repomapper.model import DEF, REF, BackendInfo, Capability, Import, SourceFile, SymbolKind, Tag
 
-from .python_common import (
+from .common import (
     PYTHON_EXTENSIONS,
     _FunctionNode,
     is_python,

@@ -1,7 +1,7 @@
 """Definitions and scope-resolved references for the libcst backend.
 
 One pass over a parsed module (with libcst's ``ScopeProvider`` and ``ExpressionContextProvider``
-metadata, and line spans from :mod:`.python_libcst_lines`) collects the same definitions as the
+metadata, and line spans from :mod:`.libcst_lines`) collects the same definitions as the
 ast backend and the reference candidates (names and attributes read in load context, calls). Once
 the whole module has been seen, every candidate is resolved through libcst's scopes:
 
@@ -41,7 +41,7 @@ from libcst.metadata import (
 
 from repomapper.model import DEF, REF, Import, SymbolKind, Tag
 
-from .python_common import MAX_SIGNATURE, signature_of, variable_kind
+from .common import MAX_SIGNATURE, signature_of, variable_kind
 
 _KEYWORD_NAMES = frozenset({"None", "True", "False"})  # Name nodes in libcst, constants in ast
 _REF_PRIORITY = {SymbolKind.CALL: 0, SymbolKind.ATTRIBUTE: 1, SymbolKind.NAME: 2}

@@ -4,7 +4,7 @@ Definitions are the ast backend's (same names, kinds, lines, scopes, signatures)
 resolved through libcst's scope analysis: each carries ``target``, the fully qualified name it
 refers to where that can be known statically (imports, relative imports, module- and class-level
 names, ``self.method``), and reads of local variables and parameters are not emitted at all.
-See :mod:`repomapper.plugins.python_libcst_scopes` for the resolution rules.
+See :mod:`repomapper.plugins.python.libcst_scopes` for the resolution rules.
 
 libcst analyses in pure Python on top of a native parser, many times slower than ``ast``; a small
 per-process memo lets ``extract_tags`` and ``extract_imports`` share one parse. Each file is also
@@ -36,8 +36,8 @@ from repomapper.hookspecs import hookimpl
 from repomapper.index import RepoIndex
 from repomapper.model import BackendInfo, Capability, Import, SourceFile, Tag
 
-from . import python_ast
-from .python_common import PYTHON_EXTENSIONS, is_python, resolve_python_import
+from . import ast_backend as python_ast
+from .common import PYTHON_EXTENSIONS, is_python, resolve_python_import
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -190,8 +190,8 @@ def _libcst() -> SimpleNamespace:
     import libcst
     from libcst.metadata import ExpressionContextProvider, MetadataWrapper, ScopeProvider
 
-    from .python_libcst_lines import line_spans
-    from .python_libcst_scopes import Collector
+    from .libcst_lines import line_spans
+    from .libcst_scopes import Collector
 
     return SimpleNamespace(
         cst=libcst, MetadataWrapper=MetadataWrapper, ScopeProvider=ScopeProvider,

@@ -35,8 +35,9 @@ from repomapper.hookspecs import hookimpl
 from repomapper.index import RepoIndex
 from repomapper.model import BackendInfo, Capability, Import, SourceFile, Tag
 
-from . import ctags_detect
-from .ctags_detect import (
+from ..python.common import resolve_python_import
+from . import detect as ctags_detect
+from .detect import (
     NOT_CODE_LANGUAGES,
     STATIC_CODE_EXTENSIONS,
     CtagsInstall,
@@ -44,8 +45,7 @@ from .ctags_detect import (
     normalise_language,
     subprocess_env,
 )
-from .ctags_kinds import ImportCollector, SourceLines, finish_tags, record_to_tag
-from .python_common import resolve_python_import
+from .kinds import ImportCollector, SourceLines, finish_tags, record_to_tag
 
 log = logging.getLogger(__name__)
 
