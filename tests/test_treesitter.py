@@ -110,7 +110,8 @@ def fresh_discovery():
     """Discovery results are cached per process; clear them around a test that changes them."""
     def clear():
         for fn in (languages.available_specs, languages.missing_specs, languages.grammar_versions,
-                   languages.extension_map, backend._backend_info):
+                   languages.extension_map, languages.pack_status, languages._pack_bindings,
+                   backend._backend_info):
             fn.cache_clear()
     clear()
     yield
@@ -124,7 +125,7 @@ def test_languages_without_grammar_are_not_claimed(monkeypatch, fresh_discovery)
     info = backend.backend_info()
     assert "ghostlang" not in info.languages
     assert ".ghost" not in info.extensions
-    assert "missing: " in info.detail and "ghostlang" in info.detail
+    assert "missing " in info.detail and "ghostlang" in info.detail
     assert backend.extract_tags(text("x.ghost", "func f() {}")) is None
     assert backend.extract_imports(text("x.ghost", "")) is None
 

@@ -21,8 +21,9 @@ from .extract import collect_tags
 from .imports import collect_imports
 from .languages import (
     available_specs,
+    extras_report,
     grammar_versions,
-    missing_specs,
+    pack_status,
     queries_digest,
     tree_sitter_version,
 )
@@ -42,6 +43,18 @@ CAPABILITIES = tuple(c.value for c in (
 ))
 
 
+def _extra_line(extra: str, found: list[str], missing: list[str]) -> str:
+    """``extra languages: found a, b; missing c (pip install 'repomapper[languages]')``."""
+    text = f"extra {extra}: found {', '.join(found) or 'none'}"
+    if missing:
+        text += f"; missing {', '.join(missing)}"
+        if extra != "core":
+            text += f" (pip install 'repomapper[{extra}]')"
+        if extra == "langpack" and pack_status()[1]:
+            text += f" [{pack_status()[1]}]"
+    return text
+
+
 @cache
 def _backend_info() -> BackendInfo:
     specs = available_specs()
@@ -59,10 +72,8 @@ def _backend_info() -> BackendInfo:
         detail = "no tree-sitter grammar is installed"
     else:
         detail = "grammars: " + ", ".join(f"{name} {version}" for name, version in versions)
-    missing = missing_specs()
-    if missing and tree_sitter_version() is not None:
-        detail += "; missing: " + ", ".join(s.name for s in missing)
-        detail += " (pip install 'repomapper[languages]')"
+    if tree_sitter_version() is not None:
+        detail += "; " + "; ".join(_extra_line(*row) for row in extras_report())
     return BackendInfo(
         name=NAME,
         version=f"{VERSION}-g{grammar_hash}",

@@ -33,6 +33,9 @@ CLASS_LIKE = frozenset({"class", "interface", "impl", "trait", "struct", "enum",
 #: Names declared inside a function or method body are locals, not definitions.
 LOCAL_KINDS = frozenset({"variable", "constant"})
 FUNCTION_KINDS = frozenset({"function", "method"})
+#: Grammars where a function's body is the signature's next sibling, not its child (Dart).
+DETACHED_BODIES = frozenset({"function_body"})
+SIGNATURE_WRAPPERS = frozenset({"method_signature"})
 _REF_PRIORITY = {"call": 0, "type": 1, "attribute": 2, "name": 3}
 _MAX_NAME = 200
 _SCOPE_CUT = re.compile(r"[<\[( ]")
@@ -164,6 +167,15 @@ def _definition_entry(kind: str, def_node: Any, name_node: Any, receiver: Any,
                   def_node, row + 1)
 
 
+def _end_row(node: Any) -> int:
+    """The definition's last row; a body that follows its signature as a sibling (Dart) counts."""
+    outer = node.parent if node.parent is not None and node.parent.type in SIGNATURE_WRAPPERS else node
+    body = outer.next_named_sibling
+    if body is not None and body.type in DETACHED_BODIES:
+        return effective_end_row(body)
+    return effective_end_row(node)
+
+
 def _definition_tag(entry: _Entry, stack: list[_Entry], data: bytes, path: str) -> Tag | None:
     kind = entry.kind
     nearest = stack[-1].kind if stack else None
@@ -176,7 +188,7 @@ def _definition_tag(entry: _Entry, stack: list[_Entry], data: bytes, path: str) 
     chain = [e.chain_name for e in stack if e.chain_name]
     if entry.qualifier:
         chain.append(entry.qualifier)
-    end_line = max(entry.line, effective_end_row(entry.def_node) + 1)
+    end_line = max(entry.line, _end_row(entry.def_node) + 1)
     wrapper = declaration_wrapper(entry.def_node)
     return Tag(path, entry.line, end_line, entry.name, DEF, kind, ".".join(chain),
                signature(entry.def_node, kind, data, wrapper), docstring(wrapper, data))

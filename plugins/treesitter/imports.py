@@ -313,7 +313,35 @@ def _c_include(node: Any, data: bytes, path: str) -> list[Import]:
     return [Import(path, source, (), target.type == "string_literal", _line(node))]
 
 
+# -- every other language: the captured node is the imported path ------------------------------
+
+def _path(node: Any, data: bytes, path: str) -> list[Import]:
+    """``@import.path`` on the node naming what is imported (a string literal or a dotted name)."""
+    source = string_value(node, data) if "string" in node.type else _dotted(node, data)
+    source = (source or "").strip()
+    if not source or len(source) > 500:
+        return []
+    return [Import(path, source, (), source.startswith("."), _line(node))]
+
+
+def _scala(node: Any, data: bytes, path: str) -> list[Import]:
+    """``import a.b.C`` and ``import a.b.{C, D => E}``."""
+    parts: list[str] = []
+    names: list[str] = []
+    for i, child in enumerate(node.children):
+        field = node.field_name_for_child(i)
+        if field == "path" and child.is_named:
+            parts.append(_text(child, data))
+        elif child.type == "namespace_selectors":
+            names.extend(_text(c, data).split("=>")[0].strip() for c in child.named_children)
+    if not parts:
+        return []
+    return [Import(path, ".".join(parts), tuple(n for n in names if n), False, _line(node))]
+
+
 HANDLERS: dict[str, Handler] = {
+    "scala": _scala,
+    "path": _path,
     "es_import": _es_import,
     "es_export": _es_export,
     "require": _require,
