@@ -315,8 +315,16 @@ def _c_include(node: Any, data: bytes, path: str) -> list[Import]:
 
 # -- every other language: the captured node is the imported path ------------------------------
 
+_COMPUTED = frozenset({"command_substitution", "simple_expansion", "expansion", "interpolation",
+                       "template_substitution"})
+
+
 def _path(node: Any, data: bytes, path: str) -> list[Import]:
-    """``@import.path`` on the node naming what is imported (a string literal or a dotted name)."""
+    """``@import.path`` on the node naming what is imported (a string literal or a dotted name);
+    a path computed at run time (a shell expansion, an interpolation) is not an import we can
+    follow."""
+    if any(c.type in _COMPUTED for c in node.named_children):
+        return []
     source = string_value(node, data) if "string" in node.type else _dotted(node, data)
     source = (source or "").strip()
     if not source or len(source) > 500:
