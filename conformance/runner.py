@@ -223,9 +223,7 @@ def corpora_for(fixtures_dir: Path | str | Sequence[Path | str] | None) -> list[
     return corpora
 
 
-def _uncovered(
-    corpora: Sequence[Corpus], covered: set[str], language: str | None
-) -> list[Problem]:
+def _uncovered(corpora: Sequence[Corpus], covered: set[str], language: str | None) -> list[Problem]:
     """A note per fixture language no installed backend claims (its grammar is missing)."""
     missing = sorted(
         {
