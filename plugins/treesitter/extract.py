@@ -20,7 +20,7 @@ from typing import Any
 
 from repomapper.model import DEF, REF, Tag
 
-from .parsing import Parsed
+from .parsing import PLACEHOLDER, Parsed
 from .snippets import declaration_wrapper, docstring, effective_end_row, node_text, signature
 
 #: Kinds that enclose other definitions (and so appear in their scope).
@@ -68,7 +68,10 @@ def clean_scope(text: str) -> str:
 
 
 def _valid_name(name: str) -> bool:
-    return bool(name) and len(name) <= _MAX_NAME and _SPACE.search(name) is None
+    return (
+        bool(name) and len(name) <= _MAX_NAME and _SPACE.search(name) is None
+        and PLACEHOLDER not in name
+    )
 
 
 def collect_tags(parsed: Parsed) -> list[Tag]:

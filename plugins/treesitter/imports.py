@@ -9,7 +9,7 @@ from typing import Any
 from repomapper.model import Import
 
 from .extract import MAX_START_DEPTH
-from .parsing import Parsed
+from .parsing import PLACEHOLDER, Parsed
 from .snippets import node_text, string_value
 
 Handler = Callable[[Any, bytes, str], list[Import]]
@@ -327,7 +327,7 @@ def _path(node: Any, data: bytes, path: str) -> list[Import]:
         return []
     source = string_value(node, data) if "string" in node.type else _dotted(node, data)
     source = (source or "").strip()
-    if not source or len(source) > 500:
+    if not source or len(source) > 500 or PLACEHOLDER in source:
         return []
     return [Import(path, source, (), source.startswith("."), _line(node))]
 
