@@ -23,6 +23,7 @@ from repomapper.plugins.ctags.detect import ENV_CTAGS, NOT_CODE_LANGUAGES, Langu
 from repomapper.plugins.ctags.kinds import (
     ImportCollector,
     SourceLines,
+    declared_kind,
     dotted_scope,
     make_signature,
     pattern_text,
@@ -721,3 +722,35 @@ def test_env_var_may_name_a_binary_on_path(monkeypatch, tmp_path):
     assert install.available and install.path == str(tmp_path / "my-ctags")
     assert install.version == "9.9.9" and install.languages == ("Rust",)
     assert install.language_map.language_of("x.rs") == "Rust"
+
+
+def test_unknown_kinds_are_definitions_only_by_an_unambiguous_declaring_keyword():
+    assert declared_kind("(defclass shapes-circle ()", "shapes-circle") == "class"
+    assert declared_kind("  (cl-defmethod area ((c circle))", "area") == "method"
+    assert declared_kind("(defconstant +max-sides+ 12)", "+max-sides+") == "constant"
+    assert declared_kind("(my-define-thing widget)", "widget") is None  # unknown keyword
+    assert declared_kind("(defclass widget-base ()", "widget") is None  # not the whole name
+    assert declared_kind("x = 1", "x") is None
+
+
+@needs_ctags
+def test_emacs_lisp_defclass_and_lisp_macros_are_mapped(tmp_path):
+    src = SourceFile.from_text("shapes.el", (
+        "(defclass shapes-circle ()\n"
+        "  ((radius :initarg :radius)))\n"
+        "(defmacro shapes-twice (x) x)\n"
+        "(defun shapes-area (c) c)\n"
+    ), tmp_path)
+    got = {(t.name, t.symbol_kind, t.start_line) for t in ctags.extract_tags(src)}
+    assert got == {
+        ("shapes-circle", "class", 1), ("shapes-twice", "function", 3),
+        ("shapes-area", "function", 4),
+    }
+
+
+@needs_ctags
+def test_java_properties_are_code_and_their_keys_definitions(tmp_path):
+    assert "JavaProperties" not in NOT_CODE_LANGUAGES
+    src = SourceFile.from_text("app.properties", "db.url=jdbc:x\nserver.port: 8080\n", tmp_path)
+    got = [(t.name, t.symbol_kind, t.start_line) for t in ctags.extract_tags(src)]
+    assert got == [("db.url", "constant", 1), ("server.port", "constant", 2)]

@@ -47,8 +47,9 @@ EXTRA_KINDS: tuple[tuple[str, str], ...] = (("C", "+px"), ("C++", "+px"), ("CUDA
 #: Formats ctags parses that are prose, markup or configuration rather than code. Their "tags"
 #: (headings, keys, element ids) crowd a repo map without telling an agent about the code, so
 #: the fallback leaves these files unclaimed (reported as having no backend), as Aider does.
+#: Java properties are not among them: their keys are the names code looks settings up by.
 NOT_CODE_LANGUAGES = frozenset({
-    "Asciidoc", "BibTeX", "DTD", "Glade", "HTML", "Iniconf", "JavaProperties", "JSON", "Man",
+    "Asciidoc", "BibTeX", "DTD", "Glade", "HTML", "Iniconf", "JSON", "Man",
     "Markdown", "Maven2", "Passwd", "PlistXML", "Pod", "PythonLoggingConfig", "RelaxNG",
     "ReStructuredText", "SVG", "SystemdUnit", "Tex", "TeXBeamer", "Txt2tags", "XML", "XSLT",
     "Yaml", "YumRepo", "AnsiblePlaybook", "Ant", "Ctags", "Diff", "Abc",

@@ -37,7 +37,7 @@ for _target, _names in (
     (SymbolKind.TYPE, "typedef type alias typealias talias subtype typespec"),
     (SymbolKind.ENUM, "enum"),
     (SymbolKind.VARIABLE, "variable var externvar globalVar global toplevelVariable"),
-    (SymbolKind.CONSTANT, "constant const macro define enumerator enumConstant"),
+    (SymbolKind.CONSTANT, "constant const macro define enumerator enumConstant key"),
     (SymbolKind.MODULE, "module namespace package submodule"),
     (SymbolKind.FIELD, "field member property accessor RecordField anonMember"),
 ):
@@ -45,7 +45,12 @@ for _target, _names in (
         _KINDS[_name] = _target.value
 
 #: Kinds whose meaning depends on the language.
-_LANGUAGE_KINDS = {("Python", "member"): SymbolKind.METHOD.value}
+_LANGUAGE_KINDS = {
+    ("Python", "member"): SymbolKind.METHOD.value,
+    # a Lisp macro is called like a function (a C macro is usually a constant)
+    ("EmacsLisp", "macro"): SymbolKind.FUNCTION.value,
+    ("Lisp", "macro"): SymbolKind.FUNCTION.value,
+}
 #: Definition records that do not define anything a map should show: Rust ``impl`` blocks
 #: (tagged with the implemented type's name), import aliases (Go ``packageName``, Python
 #: ``unknown``; Python's ``import x as y`` also carries a ``nameref`` field).
@@ -307,6 +312,38 @@ class ImportCollector:
 
 _CALLABLE_KINDS = frozenset({SymbolKind.FUNCTION.value, SymbolKind.METHOD.value})
 
+#: Declaring keywords that make an ``unknown``-kind definition record unambiguous (ctags's Lisp
+#: parsers tag ``(defclass name ...)`` and friends with kind ``unknown``). Any other keyword
+#: leaves the record dropped: a wrong kind is worse than none.
+DECLARING_KEYWORDS: dict[str, str] = {
+    **dict.fromkeys(
+        ("defclass", "defstruct", "cl-defstruct", "define-condition", "define-error",
+         "defrecord", "deftype", "definterface", "defprotocol"),
+        SymbolKind.CLASS.value,
+    ),
+    **dict.fromkeys(
+        ("defun", "cl-defun", "defmacro", "cl-defmacro", "defgeneric", "cl-defgeneric",
+         "defsubst", "cl-defsubst", "define-inline", "defn", "defn-", "defmulti"),
+        SymbolKind.FUNCTION.value,
+    ),
+    **dict.fromkeys(("defmethod", "cl-defmethod"), SymbolKind.METHOD.value),
+    **dict.fromkeys(("defvar", "defvar-local", "defparameter", "defcustom", "defonce"),
+                    SymbolKind.VARIABLE.value),
+    "defconst": SymbolKind.CONSTANT.value,
+    "defconstant": SymbolKind.CONSTANT.value,
+    "defpackage": SymbolKind.MODULE.value,
+}
+_KEYWORD_BEFORE = r"[(\[]\s*(?P<keyword>[A-Za-z][\w:*+!?/-]*)\s+['#]?"
+
+
+def declared_kind(line_text: str, name: str) -> str | None:
+    """The symbol kind the keyword declaring ``name`` on ``line_text`` gives, if unambiguous."""
+    pattern = _KEYWORD_BEFORE + re.escape(name) + r"(?![\w*+!?/:-])"
+    found = re.search(pattern, line_text)
+    if found is None:
+        return None
+    return DECLARING_KEYWORDS.get(found.group("keyword").lower())
+
 
 def record_to_tag(record: Mapping[str, Any], path: str, lines: SourceLines) -> Tag | None:
     """A definition :class:`Tag` for a definition record, else ``None``.
@@ -321,9 +358,17 @@ def record_to_tag(record: Mapping[str, Any], path: str, lines: SourceLines) -> T
     name = _clean(record.get("name"))
     kind = _str(record, "kind")
     line = _int(record.get("line"))
-    if not name.strip() or not kind or kind in _NOT_DEFINITIONS or not 1 <= line <= len(lines):
+    if not name.strip() or not kind or not 1 <= line <= len(lines):
         return None
-    mapped_kind = symbol_kind(kind, _str(record, "scopeKind"), _str(record, "language"))
+    if kind == "unknown":
+        keyword_kind = declared_kind(lines.get(line), name)
+        if keyword_kind is None:
+            return None
+        mapped_kind = keyword_kind
+    elif kind in _NOT_DEFINITIONS:
+        return None
+    else:
+        mapped_kind = symbol_kind(kind, _str(record, "scopeKind"), _str(record, "language"))
     if kind in _FUNCTION_LIKE and _str(record, "signature").startswith("("):
         mapped_kind = SymbolKind.FUNCTION.value
     if mapped_kind in _IDENTIFIER_KINDS and any(c.isspace() for c in name):
