@@ -30,6 +30,7 @@ from .report import CheckResult, ConformanceReport, LanguageResult, Problem, eva
 from .scoring import CHECKS, TALLY_CHECKS, Score, score_file
 from .subject import Subject, describe_exception
 from .thresholds import FALLBACK_LANGUAGES, OVERRIDES, Override, threshold_for
+from .timing import extraction_speed
 
 log = logging.getLogger(__name__)
 
@@ -194,6 +195,7 @@ def check_language(
     if properties:
         path = Path(plan.files[0].rel_path).name
         props = run_properties(subject, path, _distinct(sources), examples)
+    speed = extraction_speed(subject, sources) if not extraction.errors else None
     return LanguageResult(
         plugin=plan.plugin,
         language=plan.language,
@@ -201,6 +203,7 @@ def check_language(
         checks=tuple(checks),
         properties=tuple(props),
         errors=tuple(errors),
+        lines_per_second=speed,
     )
 
 
