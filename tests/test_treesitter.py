@@ -745,3 +745,28 @@ def test_mutated_source_never_raises(path, data):
                                max_size=8))
     parsing.clear_memo()
     _check_contract(text(path, base[:cut] + insert + base[cut:]))
+
+
+def test_language_pack_1x_is_refused(monkeypatch, fresh_discovery):
+    real_version = languages.metadata.version
+
+    def version(dist):
+        return "1.2.0" if dist == languages.PACK_DISTRIBUTION else real_version(dist)
+
+    monkeypatch.setattr(languages, "_installed", lambda module: bool(module))
+    monkeypatch.setattr(languages.metadata, "version", version)
+    found, why = languages.pack_status()
+    assert found is None and "downloads grammars at run time" in why
+    assert languages._pack_bindings() == frozenset()
+    pack_only = [s for s in languages.SPECS if s.extra == "langpack"]
+    assert pack_only and all(languages.grammar_source(s) is None for s in pack_only)
+
+
+def test_plugins_detail_names_found_and_missing_grammars_per_extra(monkeypatch, fresh_discovery):
+    monkeypatch.setattr(languages, "grammar_source",
+                        lambda spec: "wheel" if spec.extra == "core" else None)
+    detail = backend.backend_info().detail
+    assert "extra core: found typescript, tsx, javascript, go" in detail
+    assert "extra languages: found none; missing rust, java" in detail
+    assert "(pip install 'repomapper[languages]')" in detail
+    assert "extra langpack: found none; missing chatito" in detail

@@ -1,5 +1,7 @@
-"""The tree-sitter backend: TypeScript, TSX, JavaScript and Go, plus Rust, Java, Ruby, C, C++, C#
-and PHP when their grammar wheels are installed (the ``languages`` extra).
+"""The tree-sitter backend: TypeScript, TSX, JavaScript and Go with every install; about thirty
+more languages when their grammar wheels are installed (the ``languages`` extra) or come from
+``tree-sitter-language-pack`` below 1.0 (the ``langpack`` extra). ``docs/languages.md`` lists
+them, generated from :data:`.languages.SPECS` and the conformance run.
 
 Each language has our own queries (``queries/<language>-tags.scm`` and ``-imports.scm``) for
 definitions (with end lines, one-line signatures, scopes and doc comments), references and
