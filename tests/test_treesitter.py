@@ -770,3 +770,22 @@ def test_plugins_detail_names_found_and_missing_grammars_per_extra(monkeypatch, 
     assert "extra languages: found none; missing rust, java" in detail
     assert "(pip install 'repomapper[languages]')" in detail
     assert "extra langpack: found none; missing chatito" in detail
+
+
+@pytest.mark.parametrize(
+    ("path", "content", "served"),
+    [
+        ("Widget.m", "#import <Foundation/Foundation.h>\n@interface Widget : NSObject\n@end\n", False),
+        ("widget.m", "function w = widget(x)\nw = x;\nend\n", True),
+        ("vec.cl", "__kernel void add(__global float* a) {}\n", False),
+        ("shapes.cl", "(defun area (r) (* pi r r))\n", True),
+        ("main.d", "main.o: main.c util.h \\\n  defs.h\n", False),
+        ("app.d", "module app;\nvoid main() {}\n", True),
+    ],
+)
+def test_files_of_another_language_sharing_the_extension_are_declined(path, content, served):
+    spec = languages.spec_for_path(path)
+    if spec is None:
+        pytest.skip(f"no installed grammar claims {path}")
+    tags = backend.extract_tags(text(path, content))
+    assert (tags is not None) == served, path

@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 
 NAME = "ctags"
 #: The plugin's own version; ``backend_info().version`` appends the ctags version.
-VERSION = "1.0"
+VERSION = "1.1"
 CAPABILITIES = tuple(
     c.value
     for c in (Capability.DEFINITIONS, Capability.IMPORTS, Capability.END_LINES,

@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 NAME = "treesitter"
 #: Changes whenever the queries or the tree-sitter runtime change (it keys the tag cache); the
 #: declared version also carries a hash of the installed grammars' versions.
-VERSION = f"1.0-ts{tree_sitter_version() or 'none'}-q{queries_digest()}"
+VERSION = f"1.1-ts{tree_sitter_version() or 'none'}-q{queries_digest()}"
 
 CAPABILITIES = tuple(c.value for c in (
     Capability.DEFINITIONS, Capability.REFERENCES, Capability.IMPORTS, Capability.END_LINES,

@@ -13,6 +13,7 @@ import hashlib
 import importlib
 import importlib.util
 import logging
+import re
 import threading
 from dataclasses import dataclass
 from functools import cache
@@ -51,6 +52,21 @@ class LanguageSpec:
     required: bool = False
     pack: str = ""
     extra: str = "languages"
+    #: a regular expression (bytes, multiline) that, found in the first 4 KiB, says the file is
+    #: another language sharing the extension: the backend declines it and the next one is asked
+    not_this: bytes = b""
+
+
+#: Other formats that share a pack language's extension (see ``LanguageSpec.not_this``).
+NOT_THIS: dict[str, bytes] = {
+    # ``gcc -MD`` writes ``x.o: x.c x.h \`` into ``x.d``
+    "d": rb"^[^\s:#]+\.o\s*:",
+}
+
+
+def declines(spec: LanguageSpec, data: bytes) -> bool:
+    """Whether ``data`` is another language sharing ``spec``'s extension."""
+    return bool(spec.not_this) and re.search(spec.not_this, data[:4096], re.MULTILINE) is not None
 
 
 #: In priority order: where two languages list the same extension (``.h``), the first installed
@@ -87,7 +103,8 @@ SPECS: tuple[LanguageSpec, ...] = (
     LanguageSpec("bash", "tree_sitter_bash", "language", (".sh", ".bash"), ("bash",), "bash",
                  "tree-sitter-bash", pack="bash"),
     LanguageSpec("commonlisp", "tree_sitter_commonlisp", "language", (".lisp", ".lsp", ".cl"),
-                 ("commonlisp",), "commonlisp", "tree-sitter-commonlisp", pack="commonlisp"),
+                 ("commonlisp",), "commonlisp", "tree-sitter-commonlisp", pack="commonlisp",
+                 not_this=rb"^\s*(#include|#define|#pragma|__kernel|kernel\s+void)\b"),  # OpenCL .cl
     LanguageSpec("dart", "tree_sitter_dart", "language", (".dart",), ("dart",), "dart",
                  "tree-sitter-dart", pack="dart"),
     LanguageSpec("elixir", "tree_sitter_elixir", "language", (".ex", ".exs"), ("elixir",),
@@ -103,7 +120,8 @@ SPECS: tuple[LanguageSpec, ...] = (
     LanguageSpec("lua", "tree_sitter_lua", "language", (".lua",), ("lua",), "lua",
                  "tree-sitter-lua", pack="lua"),
     LanguageSpec("matlab", "tree_sitter_matlab", "language", (".m",), ("matlab",), "matlab",
-                 "tree-sitter-matlab", pack="matlab"),
+                 "tree-sitter-matlab", pack="matlab",  # Objective-C shares .m
+                 not_this=rb"^\s*(#import|#include|@interface|@implementation|@protocol)\b"),
     LanguageSpec("ocaml", "tree_sitter_ocaml", "language_ocaml", (".ml",), ("ocaml",), "ocaml",
                  "tree-sitter-ocaml", pack="ocaml"),
     LanguageSpec("ocaml_interface", "tree_sitter_ocaml", "language_ocaml_interface", (".mli",),
@@ -121,11 +139,11 @@ SPECS: tuple[LanguageSpec, ...] = (
     # no maintained wheel of their own: from tree-sitter-language-pack (the ``langpack`` extra)
     *(
         LanguageSpec(name, "", "", exts, (name,), name, PACK_DISTRIBUTION, pack=name,
-                     extra="langpack")
+                     extra="langpack", not_this=NOT_THIS.get(name, b""))
         for name, exts in (
             ("chatito", (".chatito",)),
             ("clojure", (".clj", ".cljs", ".cljc", ".edn")),
-            ("d", (".d",)),
+            ("d", (".d",)),  # see NOT_THIS for make's dependency files
             ("elisp", (".el",)),
             ("elm", (".elm",)),
             ("gleam", (".gleam",)),

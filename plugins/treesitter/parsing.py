@@ -14,7 +14,7 @@ from typing import Any
 
 from repomapper.model import SourceFile
 
-from .languages import Grammar, load_grammar, spec_for_path
+from .languages import Grammar, declines, load_grammar, spec_for_path
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ def parse(source: SourceFile) -> Parsed | None:
     if last is not None and last.path == source.path and (last.original or last.data) == source.data:
         return last
     spec = spec_for_path(source.path)
-    if spec is None:
+    if spec is None or declines(spec, source.data):
         return None
     grammar = load_grammar(spec)
     if grammar is None:
