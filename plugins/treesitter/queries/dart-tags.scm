@@ -6,8 +6,9 @@
 (mixin_declaration (identifier) @name) @definition.class
 (extension_declaration name: (identifier) @name) @definition.class
 (function_signature name: (identifier) @name) @definition.function
-(constructor_signature name: (identifier) @name) @definition.method
-(factory_constructor_signature (identifier) @name) @definition.method
+; a named constructor (Box.empty) is named by its last identifier, the one before the parameters
+(constructor_signature name: (identifier) @name . (formal_parameter_list)) @definition.method
+(factory_constructor_signature (identifier) @name . (formal_parameter_list)) @definition.method
 (getter_signature name: (identifier) @name) @definition.method
 (setter_signature name: (identifier) @name) @definition.method
 (type_alias (type_identifier) @name) @definition.type
