@@ -789,3 +789,22 @@ def test_files_of_another_language_sharing_the_extension_are_declined(path, cont
         pytest.skip(f"no installed grammar claims {path}")
     tags = backend.extract_tags(text(path, content))
     assert (tags is not None) == served, path
+
+
+def test_queries_fit_every_pack_grammar_a_spec_may_fall_back_to():
+    pytest.importorskip(languages.PACK_MODULE)
+    if languages.pack_status()[0] is None:
+        pytest.skip(languages.pack_status()[1])
+    import importlib
+
+    import tree_sitter
+
+    pack = importlib.import_module(languages.PACK_MODULE)
+    for spec in languages.SPECS:
+        if not spec.pack:
+            continue
+        language = tree_sitter.Language(pack.get_binding(spec.pack))
+        for kind, fragments in (("tags", spec.tags), ("imports", (spec.imports,))):
+            text = "\n".join(languages._read_query(f"{f}-{kind}.scm") for f in fragments)
+            if text.strip():
+                tree_sitter.Query(language, text)  # raises on a pattern the grammar rejects

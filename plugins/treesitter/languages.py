@@ -39,7 +39,9 @@ class LanguageSpec:
 
     The grammar comes from its own wheel (``module``/``function``, distribution ``distribution``)
     or, when that is not installed, from ``tree-sitter-language-pack`` below 1.0 under the name
-    ``pack`` (the ``langpack`` extra). ``extra`` names the pip extra that installs it.
+    ``pack`` (the ``langpack`` extra). ``extra`` names the pip extra that installs it. ``pack`` is
+    left empty where the pack bundles a grammar our queries do not fit (Haskell, Julia, Kotlin
+    and Zig: other versions or forks), so only the wheel serves those.
     """
 
     name: str
@@ -110,13 +112,13 @@ SPECS: tuple[LanguageSpec, ...] = (
     LanguageSpec("elixir", "tree_sitter_elixir", "language", (".ex", ".exs"), ("elixir",),
                  "elixir", "tree-sitter-elixir", pack="elixir"),
     LanguageSpec("haskell", "tree_sitter_haskell", "language", (".hs",), ("haskell",), "haskell",
-                 "tree-sitter-haskell", pack="haskell"),
+                 "tree-sitter-haskell"),
     LanguageSpec("hcl", "tree_sitter_hcl", "language", (".hcl", ".tf", ".tfvars"), ("hcl",), "hcl",
                  "tree-sitter-hcl", pack="hcl"),
     LanguageSpec("julia", "tree_sitter_julia", "language", (".jl",), ("julia",), "julia",
-                 "tree-sitter-julia", pack="julia"),
+                 "tree-sitter-julia"),
     LanguageSpec("kotlin", "tree_sitter_kotlin", "language", (".kt", ".kts"), ("kotlin",), "kotlin",
-                 "tree-sitter-kotlin", pack="kotlin"),
+                 "tree-sitter-kotlin"),
     LanguageSpec("lua", "tree_sitter_lua", "language", (".lua",), ("lua",), "lua",
                  "tree-sitter-lua", pack="lua"),
     LanguageSpec("matlab", "tree_sitter_matlab", "language", (".m",), ("matlab",), "matlab",
@@ -135,7 +137,7 @@ SPECS: tuple[LanguageSpec, ...] = (
     LanguageSpec("swift", "tree_sitter_swift", "language", (".swift",), ("swift",), "swift",
                  "tree-sitter-swift", pack="swift"),
     LanguageSpec("zig", "tree_sitter_zig", "language", (".zig",), ("zig",), "zig",
-                 "tree-sitter-zig", pack="zig"),
+                 "tree-sitter-zig"),
     # no maintained wheel of their own: from tree-sitter-language-pack (the ``langpack`` extra)
     *(
         LanguageSpec(name, "", "", exts, (name,), name, PACK_DISTRIBUTION, pack=name,
