@@ -754,3 +754,18 @@ def test_java_properties_are_code_and_their_keys_definitions(tmp_path):
     src = SourceFile.from_text("app.properties", "db.url=jdbc:x\nserver.port: 8080\n", tmp_path)
     got = [(t.name, t.symbol_kind, t.start_line) for t in ctags.extract_tags(src)]
     assert got == [("db.url", "constant", 1), ("server.port", "constant", 2)]
+
+
+@needs_ctags
+def test_udev_rules_are_code_through_a_defined_ctags_language(tmp_path):
+    assert "UdevRules" in detect().languages
+    src = SourceFile.from_text("99-x.rules", (
+        '# comment ENV{NOT_THIS}="1"\n'
+        'SUBSYSTEM=="usb", ENV{SHAPES_DEVICE}="1"\n'
+        'ENV{SHAPES_DEVICE}=="1", GOTO="shapes_end"\n'
+        'LABEL="shapes_end"\n'
+    ), tmp_path)
+    got = [(t.name, t.symbol_kind, t.start_line) for t in ctags.extract_tags(src)]
+    assert ("SHAPES_DEVICE", "variable", 2) in got
+    assert ("shapes_end", "constant", 4) in got
+    assert not [g for g in got if g[2] in (1, 3)]  # comments and matches (==) define nothing

@@ -68,7 +68,19 @@ STATIC_CODE_EXTENSIONS: tuple[str, ...] = (
 )
 
 #: Language names as the other backends spell them; the rest are lower-cased.
-_LANGUAGE_NAMES = {"C++": "cpp", "C#": "csharp"}
+_LANGUAGE_NAMES = {"C++": "cpp", "C#": "csharp", "UdevRules": "udev", "EmacsLisp": "elisp"}
+
+#: Languages ctags has no parser for, defined with its own regex parser options: udev rules set
+#: variables (``ENV{NAME}=``) and name GOTO targets (``LABEL=``). Used only when the installed
+#: ctags accepts them (``--kinddef`` needs Universal Ctags 5.9 or later).
+DEFINED_LANGUAGES: tuple[str, ...] = (
+    "--langdef=UdevRules",
+    "--map-UdevRules=+.rules",
+    "--kinddef-UdevRules=v,variable,variables",
+    "--kinddef-UdevRules=l,label,labels",
+    r"--regex-UdevRules=/^[^#]*ENV\{([A-Za-z0-9_]+)\}[+:]?=[^=]/\1/v/",
+    r'--regex-UdevRules=/^[^#]*LABEL="([^"]+)"/\1/l/',
+)
 
 _VERSION_RE = re.compile(r"Universal Ctags\s+([^\s,]+)")
 
@@ -223,14 +235,21 @@ def _vet(binary: str) -> CtagsInstall:
                 reason=f"Universal Ctags {version} at {binary} lacks the json output feature",
             )
         listing = ("--options=NONE", "--machinable", "--with-list-header=no")
+        try:
+            listed_languages = _probe(binary, *listing, *DEFINED_LANGUAGES, "--list-languages")
+            defined = DEFINED_LANGUAGES
+        except subprocess.SubprocessError:  # an older ctags without --kinddef
+            listed_languages = _probe(binary, *listing, "--list-languages")
+            defined = ()
         languages: list[str] = []
-        for row in _table(_probe(binary, *listing, "--list-languages")):
+        for row in _table(listed_languages):
             name = row[0].strip()
             if name and "[disabled]" not in name:
                 languages.append(name)
         present = set(languages)
         map_options = tuple(
-            [f"--map-{lang}=+{spec}" for lang, spec in EXTRA_MAPS if lang in present]
+            [*defined]
+            + [f"--map-{lang}=+{spec}" for lang, spec in EXTRA_MAPS if lang in present]
             + [f"--kinds-{lang}={spec}" for lang, spec in EXTRA_KINDS if lang in present]
         )
         extensions: dict[str, list[str]] = {}

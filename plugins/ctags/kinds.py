@@ -37,7 +37,7 @@ for _target, _names in (
     (SymbolKind.TYPE, "typedef type alias typealias talias subtype typespec"),
     (SymbolKind.ENUM, "enum"),
     (SymbolKind.VARIABLE, "variable var externvar globalVar global toplevelVariable"),
-    (SymbolKind.CONSTANT, "constant const macro define enumerator enumConstant key"),
+    (SymbolKind.CONSTANT, "constant const macro define enumerator enumConstant key label"),
     (SymbolKind.MODULE, "module namespace package submodule"),
     (SymbolKind.FIELD, "field member property accessor RecordField anonMember"),
 ):
