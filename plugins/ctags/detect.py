@@ -68,7 +68,10 @@ STATIC_CODE_EXTENSIONS: tuple[str, ...] = (
 )
 
 #: Language names as the other backends spell them; the rest are lower-cased.
-_LANGUAGE_NAMES = {"C++": "cpp", "C#": "csharp", "UdevRules": "udev", "EmacsLisp": "elisp"}
+_LANGUAGE_NAMES = {
+    "C++": "cpp", "C#": "csharp", "UdevRules": "udev", "EmacsLisp": "elisp",
+    "JavaProperties": "properties",
+}
 
 #: Languages ctags has no parser for, defined with its own regex parser options: udev rules set
 #: variables (``ENV{NAME}=``) and name GOTO targets (``LABEL=``). Used only when the installed
