@@ -4,7 +4,8 @@
 (block (identifier) @_type (#eq? @_type "variable") . (string_lit (template_literal) @name)) @definition.variable
 (block (identifier) @_type (#eq? @_type "output") . (string_lit (template_literal) @name)) @definition.constant
 (block (identifier) @_type (#eq? @_type "module") . (string_lit (template_literal) @name)) @definition.module
-(block (identifier) @_type (#any-of? @_type "resource" "data") . (string_lit) . (string_lit (template_literal) @name)) @definition.class
+; a resource or data source is named by its second label, scoped by its type (aws_s3_bucket.assets)
+(block (identifier) @_type (#match? @_type "^(resource|data)$") . (string_lit (template_literal) @receiver) . (string_lit (template_literal) @name)) @definition.class
 (block (identifier) @_type (#eq? @_type "locals") (body (attribute (identifier) @name) @definition.constant))
 
 ; var.x, local.x, module.x: the attribute names the definition; a resource type names its block
