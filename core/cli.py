@@ -58,10 +58,25 @@ def _plugin_set(python_backend: str, no_entry_points: bool, block: Sequence[str]
 
 
 def plugin_options(f):
-    f = click.option("--python-backend", type=click.Choice(sorted(PYTHON_BACKENDS)), default="ast", show_default=True,
-                     help="ast: fast, name-based; libcst: resolves references through imports (slower).")(f)
-    f = click.option("--no-entry-points", is_flag=True, help="Do not load third-party plugins (also REPOMAPPER_NO_ENTRY_POINTS=1).")(f)
-    f = click.option("--block", "block", multiple=True, metavar="NAME", help="Never load the named plugin (repeatable; also REPOMAPPER_BLOCK_PLUGINS).")(f)
+    f = click.option(
+        "--python-backend",
+        type=click.Choice(sorted(PYTHON_BACKENDS)),
+        default="ast",
+        show_default=True,
+        help="ast: fast, name-based; libcst: resolves references through imports (slower).",
+    )(f)
+    f = click.option(
+        "--no-entry-points",
+        is_flag=True,
+        help="Do not load third-party plugins (also REPOMAPPER_NO_ENTRY_POINTS=1).",
+    )(f)
+    f = click.option(
+        "--block",
+        "block",
+        multiple=True,
+        metavar="NAME",
+        help="Never load the named plugin (repeatable; also REPOMAPPER_BLOCK_PLUGINS).",
+    )(f)
     return f
 
 
@@ -77,7 +92,9 @@ def _summary(diags: Sequence[Diagnostic]) -> list[str]:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="repomapper")
-@click.option("-v", "--verbose", count=True, help="Show warnings (-v) or debug output (-vv) on stderr.")
+@click.option(
+    "-v", "--verbose", count=True, help="Show warnings (-v) or debug output (-vv) on stderr."
+)
 def main(verbose: int) -> None:
     """Ranked, token-budgeted maps of source repositories for LLM coding agents."""
     _setup_logging(verbose)
@@ -85,24 +102,80 @@ def main(verbose: int) -> None:
 
 @main.command("map")
 @click.argument("root", default=".", type=click.Path(path_type=Path))
-@click.option("--tokens", "-t", default=1024, show_default=True, type=int, help="Token budget (a hard cap).")
-@click.option("--chat", multiple=True, metavar="FILE", help="A file in the chat: boosts what it references; left out of the map.")
+@click.option(
+    "--tokens", "-t", default=1024, show_default=True, type=int, help="Token budget (a hard cap)."
+)
+@click.option(
+    "--chat",
+    multiple=True,
+    metavar="FILE",
+    help="A file in the chat: boosts what it references; left out of the map.",
+)
 @click.option("--mention-file", multiple=True, metavar="FILE", help="A file the user mentioned.")
-@click.option("--mention-ident", multiple=True, metavar="NAME", help="An identifier the user mentioned.")
-@click.option("--task", metavar="TEXT", help="A task description: the files and identifiers it names count as mentioned.")
-@click.option("--task-file", type=click.File("r", encoding="utf-8", errors="replace"), metavar="FILE",
-              help="Read the task description from FILE ('-' for standard input).")
-@click.option("--include", multiple=True, metavar="GLOB", help="Only map files matching this glob (gitignore syntax, ** allowed).")
-@click.option("--exclude", multiple=True, metavar="GLOB", help="Do not map files matching this glob.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--mention-ident", multiple=True, metavar="NAME", help="An identifier the user mentioned."
+)
+@click.option(
+    "--task",
+    metavar="TEXT",
+    help="A task description: files and symbols are ranked for it (see ranked_files[].why in --format json).",
+)
+@click.option(
+    "--task-file",
+    type=click.File("r", encoding="utf-8", errors="replace"),
+    metavar="FILE",
+    help="Read the task description from FILE ('-' for standard input).",
+)
+@click.option(
+    "--include",
+    multiple=True,
+    metavar="GLOB",
+    help="Only map files matching this glob (gitignore syntax, ** allowed).",
+)
+@click.option(
+    "--exclude", multiple=True, metavar="GLOB", help="Do not map files matching this glob."
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
-@click.option("--cache-dir", type=click.Path(path_type=Path), help="Where the tag cache lives (default: the user cache directory).")
-@click.option("--jobs", "-j", type=int, default=None, help="Processes for extraction (default: all cores).")
-@click.option("--max-file-size", type=int, default=1_000_000, show_default=True, help="Skip files larger than this many bytes.")
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path),
+    help="Where the tag cache lives (default: the user cache directory).",
+)
+@click.option(
+    "--jobs", "-j", type=int, default=None, help="Processes for extraction (default: all cores)."
+)
+@click.option(
+    "--max-file-size",
+    type=int,
+    default=1_000_000,
+    show_default=True,
+    help="Skip files larger than this many bytes.",
+)
 @click.option("--timings", is_flag=True, help="Print stage timings to stderr.")
 @plugin_options
-def map_command(root: Path, tokens: int, chat, mention_file, mention_ident, task, task_file, include, exclude, fmt,
-                no_cache, cache_dir, jobs, max_file_size, timings, python_backend, no_entry_points, block) -> None:
+def map_command(
+    root: Path,
+    tokens: int,
+    chat,
+    mention_file,
+    mention_ident,
+    task,
+    task_file,
+    include,
+    exclude,
+    fmt,
+    no_cache,
+    cache_dir,
+    jobs,
+    max_file_size,
+    timings,
+    python_backend,
+    no_entry_points,
+    block,
+) -> None:
     """Print a ranked map of ROOT (default: the current directory) within a token budget."""
     import time
 
@@ -116,13 +189,25 @@ def map_command(root: Path, tokens: int, chat, mention_file, mention_ident, task
     progress = StderrProgress("mapping")
     try:
         rm = RepoMap(
-            root, tokens, cache_dir=cache_dir, use_cache=not no_cache, include=include, exclude=exclude,
-            max_file_size=max_file_size, jobs=jobs, progress=progress,
+            root,
+            tokens,
+            cache_dir=cache_dir,
+            use_cache=not no_cache,
+            include=include,
+            exclude=exclude,
+            max_file_size=max_file_size,
+            jobs=jobs,
+            progress=progress,
             plugins=_plugin_set(python_backend, no_entry_points, block),
         )
         if task_file is not None:
             task = "\n".join(filter(None, [task, task_file.read()]))
-        result = rm.map(chat_files=chat, mentioned_fnames=mention_file, mentioned_idents=mention_ident, task=task)
+        result = rm.map(
+            chat_files=chat,
+            mentioned_fnames=mention_file,
+            mentioned_idents=mention_ident,
+            task=task,
+        )
     except (DiscoveryError, GlobError, ValueError) as exc:
         _fail(str(exc))
     finally:
@@ -142,7 +227,9 @@ def map_command(root: Path, tokens: int, chat, mention_file, mention_ident, task
         sys.exit(EXIT_NOTHING_MAPPED)
 
 
-def _extract_paths(paths: Sequence[Path], python_backend: str, no_entry_points: bool, block, no_cache: bool):
+def _extract_paths(
+    paths: Sequence[Path], python_backend: str, no_entry_points: bool, block, no_cache: bool
+):
     """Extraction for the given files and directories (directories are discovered).
 
     Yields (display prefix, entries, extractions, diagnostics); a record's path is shown as the
@@ -155,7 +242,11 @@ def _extract_paths(paths: Sequence[Path], python_backend: str, no_entry_points: 
         if not p.exists():
             raise DiscoveryError(f"{p}: no such file or directory")
         if p.is_dir():
-            base, names, prefix = p, None, "" if str(p) in (".", "./") else p.as_posix().rstrip("/") + "/"
+            base, names, prefix = (
+                p,
+                None,
+                "" if str(p) in (".", "./") else p.as_posix().rstrip("/") + "/",
+            )
         else:
             base, names = p.parent, [p.name]
             parent = p.parent.as_posix()
@@ -163,7 +254,9 @@ def _extract_paths(paths: Sequence[Path], python_backend: str, no_entry_points: 
         rm = RepoMap(base, plugins=plugins, use_cache=not no_cache)
         entries, diags, _ = rm.collect(names)
         if names is None and not entries:
-            diags.append(Diagnostic("no_files_matched", f"no files found under {p}", severity="error"))
+            diags.append(
+                Diagnostic("no_files_matched", f"no files found under {p}", severity="error")
+            )
         extractions = rm.extract(entries, full=True)
         yield prefix, entries, extractions, diags
 
@@ -171,7 +264,9 @@ def _extract_paths(paths: Sequence[Path], python_backend: str, no_entry_points: 
 def _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, what: str) -> None:
     failed = False
     try:
-        for prefix, entries, extractions, diags in _extract_paths(paths, python_backend, no_entry_points, block, no_cache):
+        for prefix, entries, extractions, diags in _extract_paths(
+            paths, python_backend, no_entry_points, block, no_cache
+        ):
             for entry in entries:
                 ex = extractions.get(entry.path)
                 if ex is None:
@@ -185,17 +280,26 @@ def _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, 
                         click.echo(json.dumps(d, ensure_ascii=False))
                     elif what == "tags":
                         scope = f"{d['scope']}." if d["scope"] else ""
-                        click.echo(f"{d['path']}:{d['line']}-{d['end_line']}\t{d['kind']}\t{d['symbol_kind']}\t{scope}{d['name']}")
+                        click.echo(
+                            f"{d['path']}:{d['line']}-{d['end_line']}\t{d['kind']}\t{d['symbol_kind']}\t{scope}{d['name']}"
+                        )
                     else:
                         names = ",".join(d["names"])
-                        click.echo(f"{d['path']}:{d['line']}\t{'.' * d['level']}{d['source']}\t{names}")
+                        click.echo(
+                            f"{d['path']}:{d['line']}\t{'.' * d['level']}{d['source']}\t{names}"
+                        )
                 for diag in ex.diagnostics:
                     if diag.severity != "info" or diag.code == "no_backend":
-                        click.echo(f"repomapper: {diag.severity}: [{diag.code}] {prefix}{entry.path}: {diag.message}", err=True)
+                        click.echo(
+                            f"repomapper: {diag.severity}: [{diag.code}] {prefix}{entry.path}: {diag.message}",
+                            err=True,
+                        )
                         failed = failed or diag.code in ("no_backend", "backend_unavailable")
             for diag in diags:
                 where = f"{diag.path}: " if diag.path else ""
-                click.echo(f"repomapper: {diag.severity}: [{diag.code}] {where}{diag.message}", err=True)
+                click.echo(
+                    f"repomapper: {diag.severity}: [{diag.code}] {where}{diag.message}", err=True
+                )
                 failed = failed or diag.severity == "error"
     except (DiscoveryError, GlobError) as exc:
         _fail(str(exc))
@@ -205,7 +309,9 @@ def _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, 
 
 @main.command("tags")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
 @plugin_options
 def tags_command(paths, fmt, no_cache, python_backend, no_entry_points, block) -> None:
@@ -215,7 +321,9 @@ def tags_command(paths, fmt, no_cache, python_backend, no_entry_points, block) -
 
 @main.command("imports")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
 @plugin_options
 def imports_command(paths, fmt, no_cache, python_backend, no_entry_points, block) -> None:
@@ -224,7 +332,9 @@ def imports_command(paths, fmt, no_cache, python_backend, no_entry_points, block
 
 
 @main.command("plugins")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @plugin_options
 def plugins_command(fmt, python_backend, no_entry_points, block) -> None:
     """List the installed backends: languages, extensions, capabilities, availability."""
@@ -239,17 +349,31 @@ def plugins_command(fmt, python_backend, no_entry_points, block) -> None:
             rows.append((other, f"not selected; use --python-backend {key}"))
     if fmt == "json":
         plugins = [{**i.to_dict(), "selected": not note} for i, note in rows]
-        click.echo(json.dumps({"plugins": plugins,
-                               "load_errors": [{"plugin": n, "error": e} for n, e in ps.load_errors]}))
+        click.echo(
+            json.dumps(
+                {
+                    "plugins": plugins,
+                    "load_errors": [{"plugin": n, "error": e} for n, e in ps.load_errors],
+                }
+            )
+        )
         return
     for i, note in rows:
         status = note or ("available" if i.available else "UNAVAILABLE")
         click.echo(f"{i.name} {i.version} [{status}]")
         if i.description:
             click.echo(f"  {i.description}")
-        langs = ", ".join(i.languages) if len(i.languages) <= 12 else f"{', '.join(i.languages[:12])}, ... ({len(i.languages)} languages)"
+        langs = (
+            ", ".join(i.languages)
+            if len(i.languages) <= 12
+            else f"{', '.join(i.languages[:12])}, ... ({len(i.languages)} languages)"
+        )
         click.echo(f"  languages:    {langs or '-'}")
-        exts = ", ".join(i.extensions) if len(i.extensions) <= 16 else f"{', '.join(i.extensions[:16])}, ... ({len(i.extensions)})"
+        exts = (
+            ", ".join(i.extensions)
+            if len(i.extensions) <= 16
+            else f"{', '.join(i.extensions[:16])}, ... ({len(i.extensions)})"
+        )
         click.echo(f"  extensions:   {exts or '-'}")
         click.echo(f"  capabilities: {', '.join(i.capabilities) or '-'}")
         if i.detail:
@@ -260,7 +384,11 @@ def plugins_command(fmt, python_backend, no_entry_points, block) -> None:
 
 @main.command(
     "conformance",
-    context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
+    context_settings={
+        "ignore_unknown_options": True,
+        "allow_extra_args": True,
+        "help_option_names": [],
+    },
     add_help_option=False,
 )
 @click.pass_context
@@ -270,6 +398,7 @@ def conformance_command(ctx: click.Context) -> None:
     from .conformance.cli import conformance_command as real
 
     real.main(args=list(ctx.args), prog_name="repomapper conformance", standalone_mode=True)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()

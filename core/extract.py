@@ -82,7 +82,11 @@ def extract_source(plugins: PluginSet, source: SourceFile) -> FileExtraction:
             try:
                 answered, result = plugins.call_first("extract_tags", [name], source=source)
             except Exception as exc:
-                diags.append(Diagnostic("backend_error", f"{name} crashed: {type(exc).__name__}: {exc}", source.path))
+                diags.append(
+                    Diagnostic(
+                        "backend_error", f"{name} crashed: {type(exc).__name__}: {exc}", source.path
+                    )
+                )
                 continue
             if answered is None:
                 continue
@@ -90,7 +94,13 @@ def extract_source(plugins: PluginSet, source: SourceFile) -> FileExtraction:
             try:
                 _, imports = plugins.call_first("extract_imports", [name], source=source)
             except Exception as exc:
-                diags.append(Diagnostic("backend_error", f"{name} crashed extracting imports: {type(exc).__name__}: {exc}", source.path))
+                diags.append(
+                    Diagnostic(
+                        "backend_error",
+                        f"{name} crashed extracting imports: {type(exc).__name__}: {exc}",
+                        source.path,
+                    )
+                )
             break
     for record in captured.records:
         diags.append(
@@ -104,25 +114,40 @@ def extract_source(plugins: PluginSet, source: SourceFile) -> FileExtraction:
         unavailable = [n for n in names if not infos[n].available]
         if unavailable:
             reasons = "; ".join(f"{n}: {infos[n].detail or 'unavailable'}" for n in unavailable)
-            diags.append(Diagnostic("backend_unavailable", f"no available backend ({reasons})", source.path))
+            diags.append(
+                Diagnostic("backend_unavailable", f"no available backend ({reasons})", source.path)
+            )
         elif not names:
-            diags.append(Diagnostic("no_backend", "no backend handles this file type", source.path, "info"))
+            diags.append(
+                Diagnostic("no_backend", "no backend handles this file type", source.path, "info")
+            )
         elif not any(d.code == "backend_error" for d in diags):
-            diags.append(Diagnostic("no_backend", f"no backend answered (asked: {', '.join(available)})", source.path, "info"))
+            diags.append(
+                Diagnostic(
+                    "no_backend",
+                    f"no backend answered (asked: {', '.join(available)})",
+                    source.path,
+                    "info",
+                )
+            )
         return FileExtraction(source.path, diagnostics=_unique(diags))
     tag_list = [t for t in (tags or ()) if isinstance(t, Tag)]
     if "references" not in infos[plugin].capabilities and needs_backfill(tag_list):
         tag_list += backfill_references(source.path, source.data.decode("utf-8", "replace"))
     tag_list = sorted(set(tag_list), key=tag_sort_key)
-    import_list = sorted(set(i for i in (imports or ()) if isinstance(i, Import)), key=_import_order)
+    import_list = sorted(
+        set(i for i in (imports or ()) if isinstance(i, Import)), key=_import_order
+    )
     language = infos[plugin].language_for(source.path)
-    return FileExtraction(source.path, tuple(tag_list), tuple(import_list), plugin, language, _unique(diags))
+    return FileExtraction(
+        source.path, tuple(tag_list), tuple(import_list), plugin, language, _unique(diags)
+    )
 
 
 def _record_message(record: logging.LogRecord, path: str) -> str:
     msg = record.getMessage()
     prefix = f"{path}: "
-    return msg[len(prefix):] if msg.startswith(prefix) else msg
+    return msg[len(prefix) :] if msg.startswith(prefix) else msg
 
 
 def _unique(diags: list[Diagnostic]) -> tuple[Diagnostic, ...]:
@@ -150,7 +175,9 @@ def read_source(root: Path, entry: FileEntry) -> tuple[SourceFile | None, FileEx
 Extracted = tuple[str, EncodedRow, "FileExtraction | FileSymbols"]
 
 
-def extract_batch(plugins: PluginSet, root: Path, entries: Sequence[FileEntry]) -> list[FileExtraction]:
+def extract_batch(
+    plugins: PluginSet, root: Path, entries: Sequence[FileEntry]
+) -> list[FileExtraction]:
     """Extract a batch: read, let batch backends prepare once, then ask per file."""
     results: dict[str, FileExtraction] = {}
     sources: list[SourceFile] = []
@@ -175,7 +202,9 @@ def extract_batch(plugins: PluginSet, root: Path, entries: Sequence[FileEntry]) 
     return [results[e.path] for e in entries if e.path in results]
 
 
-def extract_encoded(plugins: PluginSet, root: Path, entries: Sequence[FileEntry], full: bool) -> list[Extracted]:
+def extract_encoded(
+    plugins: PluginSet, root: Path, entries: Sequence[FileEntry], full: bool
+) -> list[Extracted]:
     """Extract a batch and encode it for the cache where it runs (in the worker, in parallel)."""
     out: list[Extracted] = []
     for ex in extract_batch(plugins, root, entries):
@@ -249,7 +278,9 @@ class Extractor:
                 self.progress(done, total)
         return {e.path: results[e.path] for e in entries if e.path in results}
 
-    def _execute(self, root: Path, batches: list[list[FileEntry]], full: bool) -> Iterator[list[Extracted]]:
+    def _execute(
+        self, root: Path, batches: list[list[FileEntry]], full: bool
+    ) -> Iterator[list[Extracted]]:
         misses = sum(len(b) for b in batches)
         use_pool = (
             self.jobs > 1

@@ -7,8 +7,8 @@ ranking instead of each ranking again.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Mapping
+import heapq
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from .discover import FileEntry
@@ -21,8 +21,10 @@ from .render import Item
 class RankedRepository:
     #: every mapped file, best first, with its score and the reasons for it
     files: tuple[RankedFile, ...]
-    #: (file, identifier, score), best first: with a task, what the task names first
-    definitions: list[tuple[str, str, float]]
+    #: (file, identifier, score) by their rank in the reference graph, best first
+    definitions: tuple[tuple[str, str, float], ...]
+    #: per file, its identifiers in the order of ``definitions``
+    by_file: Mapping[str, list[tuple[str, float]]]
     #: task evidence per (file, identifier)
     symbol_scores: Mapping[tuple[str, str], float]
     symbol_reasons: Mapping[tuple[str, str], tuple[Reason, ...]]
@@ -38,16 +40,21 @@ class RankedRepository:
     #: ranked for a task (the relevance model) rather than by Aider's PageRank alone
     task: bool = False
 
-    def file_symbols(self) -> dict[str, list[tuple[str, float]]]:
-        """Per file, its identifiers in ranked order."""
-        out: dict[str, list[tuple[str, float]]] = defaultdict(list)
-        for f, ident, score in self.definitions:
-            out[f].append((ident, score))
-        return out
+    def symbols_of(self, path: str) -> list[tuple[str, float]]:
+        """A file's identifiers, best first: those the task names first (strongest evidence
+        first), then by their rank in the reference graph."""
+        ranked = self.by_file.get(path, [])
+        if not self.task:
+            return ranked
+        scores = self.symbol_scores
+        order = sorted(
+            range(len(ranked)), key=lambda i: (-scores.get((path, ranked[i][0]), 0.0), i)
+        )
+        return [ranked[i] for i in order]
 
 
-def map_items(ranked: RankedRepository) -> list[Item]:
-    """The entries of the map, most wanted first.
+def map_items(ranked: RankedRepository) -> Iterator[Item]:
+    """The entries of the map, most wanted first (lazily: the fill stops long before the end).
 
     Without a task: Aider's order, (file, identifier) pairs by rank, then files without
     definitions. With a task the map follows the file ranking: the k-th symbol of a file with score
@@ -56,31 +63,33 @@ def map_items(ranked: RankedRepository) -> list[Item]:
     """
     chat = ranked.chat
     if not ranked.task:
-        items = [Item(f, i, r) for f, i, r in ranked.definitions if f not in chat]
-        with_defs = {i.path for i in items}
-        items += [
-            Item(f.path, None, f.score)
-            for f in ranked.files
-            if f.path not in chat and f.path not in with_defs
-        ]
-        return items
-    per_file = ranked.file_symbols()
-    keyed: list[tuple[tuple, Item]] = []
-    for pos, rf in enumerate(ranked.files):
-        if rf.path in chat:
-            continue
-        named = rf.path in ranked.named
-        symbols = per_file.get(rf.path, [])
+        with_defs = set()
+        for f, i, r in ranked.definitions:
+            if f not in chat:
+                with_defs.add(f)
+                yield Item(f, i, r)
+        for rf in ranked.files:
+            if rf.path not in chat and rf.path not in with_defs:
+                yield Item(rf.path, None, rf.score)
+        return
+    files = [(pos, rf) for pos, rf in enumerate(ranked.files) if rf.path not in chat]
+    named = [(pos, rf) for pos, rf in files if rf.path in ranked.named]
+    firsts: set[str] = set()
+    for _, rf in named:
+        symbols = ranked.symbols_of(rf.path)
+        firsts.add(rf.path)
+        yield Item(rf.path, symbols[0][0] if symbols else None, rf.score)
+
+    def of_file(pos: int, rf: RankedFile) -> Iterator[tuple[tuple[float, int, int], Item]]:
+        symbols = ranked.symbols_of(rf.path)
         if not symbols:
-            keyed.append(((0 if named else 1, -rf.score, pos, 0), Item(rf.path, None, rf.score)))
-            continue
+            if rf.path not in firsts:
+                yield (-rf.score, pos, 0), Item(rf.path, None, rf.score)
+            return
         for k, (ident, _) in enumerate(symbols):
-            first = named and k == 0
-            keyed.append(
-                (
-                    (0 if first else 1, -rf.score / (k + 1), pos, k),
-                    Item(rf.path, ident, rf.score / (k + 1)),
-                )
-            )
-    keyed.sort(key=lambda x: x[0])
-    return [item for _, item in keyed]
+            if k == 0 and rf.path in firsts:
+                continue
+            yield (-rf.score / (k + 1), pos, k), Item(rf.path, ident, rf.score / (k + 1))
+
+    for _, item in heapq.merge(*(of_file(pos, rf) for pos, rf in files), key=lambda x: x[0]):
+        yield item

@@ -156,7 +156,9 @@ class PluginSet:
         return fp
 
     # -- calling ---------------------------------------------------------------------------
-    def call_first(self, hook_name: str, names: Sequence[str], **kwargs: Any) -> tuple[str | None, Any]:
+    def call_first(
+        self, hook_name: str, names: Sequence[str], **kwargs: Any
+    ) -> tuple[str | None, Any]:
         """firstresult semantics over the named plugins, reporting which plugin answered.
 
         Exceptions propagate to the caller, which turns them into diagnostics.
@@ -183,5 +185,3 @@ class PluginSet:
             fn = self._impl(name, hook_name)
             if fn is not None:
                 fn(**kwargs)
-
-

@@ -31,11 +31,10 @@ from .model import (
     RankedSymbol,
     Reason,
 )
-from .rank import factor_graph, pagerank, personalization, rank_definitions
+from .rank import factor_graph, pagerank, personalization, rank_definitions, stable
 from .ranked import RankedRepository, map_items
 from .registry import PluginConfig, PluginSet
 from .relevance import LexicalIndex, parse_task, rank_task
-from .relevance.model import MAX_SEEDS
 from .relevance.query import MAX_TASK_CHARS
 from .render import Item, MapRenderer, SourceLines, fill_budget
 from .tokens import TokenCounter, as_counter
@@ -286,7 +285,9 @@ class RepoMap:
         mapped = {p: ex for p, ex in extractions.items() if ex.plugin is not None}
         mentioned_f = frozenset(filter(None, (self._relative(f) for f in (mentioned_fnames or ()))))
         mentioned_i = frozenset(mentioned_idents or ())
-        table, graph, prior = self._graph_state(mapped, chat, mentioned_f, mentioned_i)
+        table, graph, prior, defs, by_file = self._graph_state(
+            extractions, mapped, chat, mentioned_f, mentioned_i
+        )
         query = parse_task(task) if task else None
         if query is not None and query.truncated:
             diags.append(
@@ -305,15 +306,14 @@ class RepoMap:
                         severity="info",
                     )
                 )
-            ranking = rank_definitions(graph, table, prior, mentioned_i)
             files = tuple(
                 RankedFile(f, r, (Reason("pagerank", "reference graph", r),))
-                for f, r in sorted(ranking.file_ranks.items(), key=lambda x: (-x[1], x[0]))
+                for f, r in sorted(defs.file_ranks.items(), key=lambda x: (-x[1], x[0]))
             )
-            order = [(f, i, r) for f, i, r in ranking.definitions]
             return RankedRepository(
                 files,
-                order,
+                defs.definitions,
+                by_file,
                 {},
                 {},
                 frozenset(),
@@ -338,20 +338,13 @@ class RepoMap:
             mentioned_files=mentioned_f,
             disabled=disabled,
         )
-        idents = mentioned_i | task_ranking.idents
-        walk = pagerank(graph, self._walk_seeds(task_ranking, chat, mentioned_f))
-        defs = rank_definitions(graph, table, walk, idents)
         files = tuple(
             RankedFile(f, s, task_ranking.reasons.get(f, ())) for f, s in task_ranking.files
         )
-        # symbols of each file: what the task names first, then by their rank in the walk
-        order = sorted(
-            defs.definitions,
-            key=lambda x: (-task_ranking.symbols.get((x[0], x[1]), 0.0), -x[2], x[0], x[1]),
-        )
         return RankedRepository(
             files,
-            order,
+            defs.definitions,
+            by_file,
             task_ranking.symbols,
             task_ranking.symbol_reasons,
             task_ranking.named,
@@ -380,25 +373,22 @@ class RepoMap:
         self._graph = None
         return extractions
 
-    def _graph_state(self, mapped, chat, mentioned_f, mentioned_i):
+    def _graph_state(self, extractions, mapped, chat, mentioned_f, mentioned_i):
         """Symbol table, factored graph and task-free PageRank, reused by the next call on the
-        same extraction with the same chat files and mentions."""
-        key = (id(mapped), chat, mentioned_f, mentioned_i)
+        same extraction (the object :meth:`_extract` keeps) with the same chat files and mentions."""
+        key = (id(extractions), chat, mentioned_f, mentioned_i)
         if self._graph is not None and self._graph[0] == key:
             return self._graph[1]
         table = SymbolTable.build(mapped, RepoIndex(self.root, mapped))
         graph = factor_graph(mapped, table, self.resolve_imports(mapped), chat, mentioned_i)
         prior = pagerank(graph, personalization(mapped, chat, mentioned_f, mentioned_i))
-        self._graph = (key, (table, graph, prior))
-        return table, graph, prior
-
-    @staticmethod
-    def _walk_seeds(task_ranking, chat, mentioned_f) -> dict[str, float]:
-        top = [(f, s) for f, s in task_ranking.files[:MAX_SEEDS] if s > 0]
-        pers = dict(top)
-        for f in chat | mentioned_f:
-            pers[f] = pers.get(f, 0.0) + (top[0][1] if top else 1.0)
-        return pers
+        defs = rank_definitions(graph, table, prior, mentioned_i)
+        by_file: dict[str, list[tuple[str, float]]] = defaultdict(list)
+        for f, ident, score in defs.definitions:
+            by_file[f].append((ident, score))
+        state = (table, graph, prior, defs, dict(by_file))
+        self._graph = (key, state)
+        return state
 
     def _lexical_index(
         self, extractor: Extractor, entries: Sequence[FileEntry], mapped
@@ -474,9 +464,10 @@ class RepoMap:
                 budget = max(1, int(budget * self.map_mul_no_files))
         items = map_items(ranked)
         file_order = {f.path: i for i, f in enumerate(ranked.files)} if ranked.task else None
+        # a file's definitions are in line order already (extraction sorts them)
         renderer = MapRenderer(
-            {k: sorted(v, key=lambda t: t.start_line) for k, v in table.definitions.items()},
-            {p: list(fs.definitions) for p, fs in mapped.items()},
+            table.definitions,
+            {p: fs.definitions for p, fs in mapped.items()},
             SourceLines(self.root),
         )
         prefix = self.repo_content_prefix or ""
@@ -488,7 +479,9 @@ class RepoMap:
         text, tokens, selected = fill_budget(items, render, self.counter.count, budget)
         covered = {i.path for i in selected}
         diags = list(ranked.diagnostics)
-        diags.extend(self._explain(text, ranked.entries, mapped, items, budget))
+        if not text:
+            anything = next(iter(map_items(ranked)), None) is not None
+            diags.extend(self._explain(ranked.entries, mapped, anything, budget))
         if not self.counter.exact:
             diags.append(
                 Diagnostic(
@@ -551,17 +544,21 @@ class RepoMap:
         return h.hexdigest()
 
     def _ranked_symbols(self, ranked: RankedRepository) -> tuple[RankedSymbol, ...]:
+        """The first symbols in the map's own order (so the list agrees with the map)."""
         out: list[RankedSymbol] = []
-        for f, ident, score in ranked.definitions:
-            if f in ranked.chat:
+        for item in map_items(ranked):
+            if item.ident is None:
                 continue
-            why = ranked.symbol_reasons.get((f, ident), ())
-            for t in sorted(ranked.table.definitions[(f, ident)], key=lambda t: t.start_line):
+            why = ranked.symbol_reasons.get((item.path, item.ident), ())
+            tags = sorted(
+                ranked.table.definitions[(item.path, item.ident)], key=lambda t: t.start_line
+            )
+            for t in tags:
                 out.append(
                     RankedSymbol(
-                        f,
-                        ident,
-                        score,
+                        item.path,
+                        item.ident,
+                        stable(item.score),
                         t.start_line,
                         t.end_line,
                         str(t.symbol_kind),
@@ -574,10 +571,8 @@ class RepoMap:
                 break
         return tuple(out[:MAX_RANKED_SYMBOLS])
 
-    def _explain(self, text, entries, mapped, items, budget) -> list[Diagnostic]:
+    def _explain(self, entries, mapped, anything: bool, budget) -> list[Diagnostic]:
         """Never a silent empty map: say why there is nothing, or why less than expected."""
-        if text:
-            return []
         if not entries:
             pats = ""
             if self.include or self.exclude:
@@ -597,7 +592,7 @@ class RepoMap:
                     severity="error",
                 )
             ]
-        if not items:
+        if not anything:
             return [
                 Diagnostic(
                     "nothing_to_map",

@@ -252,8 +252,9 @@ def test_the_map_follows_the_ranking_and_shows_the_named_file(shop):
 
 def test_symbols_the_task_names_come_first_in_their_file(shop):
     ranked = RepoMap(shop, use_cache=False).rank(task="format_price prints cents wrong")
-    first = next((i for f, i, _ in ranked.definitions if f == "shop/pricing.py"))
-    assert first == "format_price"
+    assert ranked.symbols_of("shop/pricing.py")[0][0] == "format_price"
+    plain = RepoMap(shop, use_cache=False).rank()
+    assert plain.symbols_of("shop/pricing.py")[0][0] == "apply_discount"  # the referenced one
 
 
 def test_the_json_result_carries_why(shop):
