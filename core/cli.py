@@ -290,6 +290,30 @@ def plugins_command(fmt, python_backend, no_entry_points, block) -> None:
         click.echo(f"{name} [FAILED TO LOAD]: {err}")
 
 
+@main.command("mcp")
+@click.argument("root", required=False, type=click.Path(path_type=Path))
+@click.option("--no-watch", is_flag=True, help="Do not watch the tree; re-list it on every call instead.")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
+@click.option("--cache-dir", type=click.Path(path_type=Path), help="Where the tag cache lives.")
+@click.option("--python-backend", type=click.Choice(sorted(PYTHON_BACKENDS)), default="ast", show_default=True)
+def mcp_command(root: Path | None, no_watch: bool, no_cache: bool, cache_dir: Path | None, python_backend: str) -> None:
+    """Serve the repomapper tools over MCP (stdio). With ROOT, clone_path is optional and
+    refused outside ROOT; without it, every call names its repository. Needs the mcp extra."""
+    from .serve.paths import ToolError
+    from .serve.server import MissingSDK, serve_stdio
+    from .serve.service import Service, ServiceOptions
+
+    options = ServiceOptions(cache_dir=str(cache_dir) if cache_dir else None, use_cache=not no_cache,
+                             python_backend=python_backend, watch=not no_watch)
+    try:
+        service = Service(root, options)
+        serve_stdio(service)
+    except ToolError as exc:
+        _fail(f"ROOT: {exc.message}")
+    except MissingSDK as exc:
+        _fail(str(exc), EXIT_NOTHING_MAPPED)
+
+
 @main.command(
     "conformance",
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
