@@ -275,7 +275,7 @@ class Service:
         fs = idx.files[rel]
         defs = sorted(fs.definitions, key=lambda t: (t.start_line, t.end_line, t.name))
         page = defs[offset : offset + limit]
-        return {
+        out = {
             "path": rel,
             "language": fs.language,
             "backend": fs.plugin,
@@ -303,6 +303,13 @@ class Service:
             "diagnostics": [d.to_dict() for d in fs.diagnostics],
             **_more(len(defs), offset, len(page)),
         }
+        if not defs:
+            why = (
+                "; ".join(f"[{d.code}] {d.message}" for d in fs.diagnostics)
+                or "the backend found none"
+            )
+            out["message"] = f"no definitions in {rel}: {why}"
+        return out
 
     def related_files(self, idx: LiveIndex, path: str, limit: int) -> dict[str, Any]:
         rel = self._known_file(idx, path)
