@@ -36,6 +36,16 @@ ERROR_CODES = {
     "backend_missing": "the request needs a backend that is not installed; install says how",
     "internal": "repomapper failed; the message says where (please report it)",
 }
+#: What to do about each empty reason (the envelope's ``next``).
+NEXT_FOR_EMPTY = {
+    "no_files_matched": "check clone_path, include_globs and languages (counts.files_seen is how many files exist)",
+    "no_backend": "these file types have no backend: `repomapper plugins` lists what is installed",
+    "all_backends_missing": "install what reason.install says, then call again",
+    "extraction_failed": "the diagnostics name each file and why it failed",
+    "no_symbols": "the files define nothing: read them directly, or widen include_globs",
+    "all_in_chat": "pass fewer chat_files to see the rest of the repository",
+    "budget_too_small": "raise token_budget",
+}
 COUNT_KEYS = (
     "files_seen",
     "files_total",
@@ -221,7 +231,7 @@ def from_result(
         ranked_files_total=len(result.ranked_files),
         ranked_symbols=tuple(s.to_dict() for s in result.ranked_symbols[:max_ranked]),
         diagnostics=result.diagnostics,
-        next="; ".join(hints) or None,
+        next="; ".join(hints) or (NEXT_FOR_EMPTY.get(reason.code) if reason else None),
     )
 
 

@@ -14,7 +14,7 @@ from ..registry import PluginSet
 from . import envelope
 from .backends import has_suffix, install_hint, resolve_languages
 from .envelope import Envelope, Reason
-from .request import ContractError, MapRequest, parse_request
+from .request import DEFAULT_TOKEN_BUDGET, ContractError, MapRequest, parse_request
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +63,12 @@ def run_map(
         budget = request.token_budget
     else:
         raw = request.get("token_budget") if isinstance(request, Mapping) else None
-        budget = (
-            raw if isinstance(raw, int) and not isinstance(raw, bool) and 0 <= raw <= 10**9 else 0
-        )
+        if raw is None:
+            budget = DEFAULT_TOKEN_BUDGET
+        elif isinstance(raw, int) and not isinstance(raw, bool) and 0 <= raw <= 10**9:
+            budget = raw
+        else:
+            budget = 0
     try:
         req = parse_request(request, default_root=default_root)
     except ContractError as exc:
