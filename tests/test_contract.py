@@ -233,6 +233,7 @@ def test_empty_outcomes_with_reason_and_counts(tmp_path, make_tree):
         "no_files_matched",
         0,
     )
+    assert "include_globs" in d["next"]
 
     root = make_tree({"a.py": "def f(): pass\n", "b.py": "print(1)\n"})
     d = answer({"clone_path": str(root), "include_globs": ["*.go"]})
