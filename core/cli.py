@@ -301,6 +301,9 @@ def mcp_command(root: Path | None, no_watch: bool, no_cache: bool, cache_dir: Pa
     refused outside ROOT; without it, every call names its repository. Needs the mcp extra."""
     from .serve.paths import ToolError
     from .serve.server import MissingSDK, serve_stdio
+
+    if _HANDLER.level > logging.WARNING:
+        _HANDLER.setLevel(logging.WARNING)  # a client keeps the server's stderr as its log
     from .serve.service import Service, ServiceOptions
 
     options = ServiceOptions(cache_dir=str(cache_dir) if cache_dir else None, use_cache=not no_cache,
