@@ -57,14 +57,25 @@ def timed_cli(args: list[str]) -> float:
 
 def pick_files(root: Path, n: int) -> list[str]:
     """Mid-sized library modules (not tests), spread over the tree: deterministic."""
-    files = sorted(p for p in root.rglob("*.py") if "tests" not in p.parts and 4_000 < p.stat().st_size < 40_000)
+    files = sorted(
+        p
+        for p in root.rglob("*.py")
+        if "tests" not in p.parts and 4_000 < p.stat().st_size < 40_000
+    )
     step = max(1, len(files) // (n + 1))
     return [str(p.relative_to(root)) for p in files[step::step][:n]]
 
 
-async def server_run(root: Path, cache: Path, budget: int, edits: list[str], results: dict, label: str) -> None:
-    params = StdioServerParameters(command=EXE[0], args=[*EXE[1:], "mcp", str(root), "--cache-dir", str(cache)])
-    async with stdio_client(params, errlog=sys.stderr) as (read, write), ClientSession(read, write) as s:
+async def server_run(
+    root: Path, cache: Path, budget: int, edits: list[str], results: dict, label: str
+) -> None:
+    params = StdioServerParameters(
+        command=EXE[0], args=[*EXE[1:], "mcp", str(root), "--cache-dir", str(cache)]
+    )
+    async with (
+        stdio_client(params, errlog=sys.stderr) as (read, write),
+        ClientSession(read, write) as s,
+    ):
         await s.initialize()
 
         async def call(name: str, args: dict) -> tuple[float, dict]:
@@ -93,8 +104,10 @@ async def server_run(root: Path, cache: Path, budget: int, edits: list[str], res
             path = root / rel
             name = f"benchmark_added_function_{i}"
             path.write_text(path.read_text() + f"\n\ndef {name}(value):\n    return value\n")
-            t, env = await call("repo_map", {"token_budget": budget, "mentioned_idents": [name],
-                                             "mentioned_files": [rel]})
+            t, env = await call(
+                "repo_map",
+                {"token_budget": budget, "mentioned_idents": [name], "mentioned_files": [rel]},
+            )
             seen_in_map += name in env["map"]
             after_map.append(t)
             t, found = await call("find_symbol", {"name": name})
@@ -110,7 +123,9 @@ async def server_run(root: Path, cache: Path, budget: int, edits: list[str], res
         results["repo_map after editing one file (max)"] = max(after_map)
         results["find_symbol after editing one file (median)"] = statistics.median(after_sym)
         results["file_outline after editing one file (median)"] = statistics.median(after_outline)
-        results["related_files after editing one file (median; re-resolves imports)"] = statistics.median(after_related)
+        results["related_files after editing one file (median; re-resolves imports)"] = (
+            statistics.median(after_related)
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,16 +142,51 @@ def main(argv: list[str] | None = None) -> int:
         root = tmp / a.corpus
         shutil.copytree(src, root, symlinks=True)
         cli_cache = tmp / "cli-cache"
-        results["CLI map, cold cache (process)"] = timed_cli(["map", str(root), "--tokens", str(a.budget),
-                                                             "--format", "json", "--cache-dir", str(cli_cache)])
-        results["CLI map, warm cache (process)"] = timed_cli(["map", str(root), "--tokens", str(a.budget),
-                                                             "--format", "json", "--cache-dir", str(cli_cache)])
+        results["CLI map, cold cache (process)"] = timed_cli(
+            [
+                "map",
+                str(root),
+                "--tokens",
+                str(a.budget),
+                "--format",
+                "json",
+                "--cache-dir",
+                str(cli_cache),
+            ]
+        )
+        results["CLI map, warm cache (process)"] = timed_cli(
+            [
+                "map",
+                str(root),
+                "--tokens",
+                str(a.budget),
+                "--format",
+                "json",
+                "--cache-dir",
+                str(cli_cache),
+            ]
+        )
         cache = tmp / "server-cache"
         anyio.run(server_run, root, cache, a.budget, [], results, "server, cold cache")
-        anyio.run(server_run, root, cache, a.budget, pick_files(root, a.edits), results, "server, warm cache")
-    lines = [f"Corpus: {results.pop('corpus')}, {results.pop('files_total')} files, budget {a.budget} tokens.", "",
-             "| measurement | seconds |", "|---|---:|"]
-    lines += [f"| {k} | {v:.3f} |" if isinstance(v, float) else f"| {k} | {v} |" for k, v in results.items()]
+        anyio.run(
+            server_run,
+            root,
+            cache,
+            a.budget,
+            pick_files(root, a.edits),
+            results,
+            "server, warm cache",
+        )
+    lines = [
+        f"Corpus: {results.pop('corpus')}, {results.pop('files_total')} files, budget {a.budget} tokens.",
+        "",
+        "| measurement | seconds |",
+        "|---|---:|",
+    ]
+    lines += [
+        f"| {k} | {v:.3f} |" if isinstance(v, float) else f"| {k} | {v} |"
+        for k, v in results.items()
+    ]
     report = "\n".join(lines) + "\n"
     print(report)
     print(json.dumps(results), file=sys.stderr)

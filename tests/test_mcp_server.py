@@ -22,9 +22,13 @@ from repomapper.contract.schema import RESPONSE_SCHEMA  # noqa: E402
 TOOLS = ["repo_map", "find_symbol", "find_references", "file_outline", "related_files"]
 
 
-def session(tmp_path: Path, server_args: list[str], scenario):
+def session(tmp_path: Path, server_args: list[str], scenario, extra_env: dict | None = None):
     """Start the server, initialise a client session, run ``scenario(call)``, return its result."""
-    env = {"XDG_CACHE_HOME": str(tmp_path / "cache-home"), "REPOMAPPER_NO_ENTRY_POINTS": "1"}
+    env = {
+        "XDG_CACHE_HOME": str(tmp_path / "cache-home"),
+        "REPOMAPPER_NO_ENTRY_POINTS": "1",
+        **(extra_env or {}),
+    }
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "repomapper.cli", "mcp", *server_args], env=env
     )
@@ -84,6 +88,10 @@ def test_tools_listed_and_each_answers(tmp_path, pyrepo):
         assert hit["docstring"] == "All products, by SKU." and hit["end_line"] > hit["line"]
         err, data, _ = await call("find_symbol", {"name": "Catalog.find_product"})
         assert data["results"][0]["scope"] == "Catalog" and data["results"][0]["kind"] == "method"
+        err, data, _ = await call("find_symbol", {"name": "catalog"})
+        assert data["match"] == "case_insensitive" and data["results"][0]["name"] == "Catalog"
+        err, data, _ = await call("find_symbol", {"name": "orderprocesor"})
+        assert data["match"] == "fuzzy" and data["results"][0]["name"] == "OrderProcessor"
         err, data, _ = await call("find_symbol", {"name": "aply_discount"})
         assert (
             not err and data["match"] == "fuzzy" and data["results"][0]["name"] == "apply_discount"
@@ -277,3 +285,26 @@ def test_bad_root_and_missing_sdk(tmp_path):
         stdin=subprocess.DEVNULL,
     )
     assert proc.returncode == 1 and 'pip install "repomapper[mcp]"' in proc.stderr
+
+
+def test_missing_backend_is_explained_over_mcp(tmp_path, make_tree):
+    """helmdeck's failure through the MCP tools: ctags absent. The answer says so and how to fix it."""
+    root = make_tree({"init.lua": "function hello()\n  return 1\nend\n"})
+
+    async def scenario(s, call):
+        err, data, _ = await call("repo_map", {})
+        assert not err and (data["outcome"], data["reason"]["code"]) == (
+            "empty",
+            "all_backends_missing",
+        )
+        assert (
+            "universal-ctags" in data["reason"]["install"]
+            and data["counts"]["files_backend_unavailable"] == 1
+        )
+        err, data, _ = await call("file_outline", {"path": "init.lua"})
+        assert not err and data["total"] == 0 and "backend_unavailable" in data["message"]
+        return True
+
+    assert session(
+        tmp_path, [str(root)], scenario, {"REPOMAPPER_CTAGS": str(tmp_path / "no-ctags")}
+    )

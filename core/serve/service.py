@@ -425,16 +425,19 @@ def _defs(idx: LiveIndex, name: str, scope: str | None, kind: str | None) -> lis
 
 
 def _fuzzy(name: str, names: Mapping[str, Any]) -> list[str]:
-    """Close names: difflib's ratio first, then names containing the query (shortest first)."""
-    pool = list(names)
-    close = difflib.get_close_matches(name, pool, n=FUZZY_CANDIDATES, cutoff=0.75)
-    if len(close) < FUZZY_CANDIDATES and len(name) >= 3:
-        low = name.lower()
+    """Close names, ignoring case: difflib's ratio first, then names containing the query
+    (shortest first)."""
+    by_lower: dict[str, list[str]] = {}
+    for n in names:
+        by_lower.setdefault(n.lower(), []).append(n)
+    low = name.lower()
+    close = difflib.get_close_matches(low, list(by_lower), n=FUZZY_CANDIDATES, cutoff=0.75)
+    if len(close) < FUZZY_CANDIDATES and len(low) >= 3:
         contains = sorted(
-            (n for n in pool if low in n.lower() and n not in close), key=lambda n: (len(n), n)
+            (n for n in by_lower if low in n and n not in close), key=lambda n: (len(n), n)
         )
         close += contains[: FUZZY_CANDIDATES - len(close)]
-    return close
+    return [n for lower in close for n in sorted(by_lower[lower])][:FUZZY_CANDIDATES]
 
 
 def _symbol(t: Tag, idx: LiveIndex) -> dict[str, Any]:
