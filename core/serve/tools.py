@@ -69,6 +69,11 @@ _PATH = {
 }
 
 
+def _without_ids(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool's input schema is embedded in the tool list: no ``$schema`` / ``$id`` of its own."""
+    return {k: v for k, v in schema.items() if k not in ("$schema", "$id")}
+
+
 def tool_specs(root_given: bool) -> list[ToolSpec]:
     """The tools, with ``clone_path`` optional when the server has a ROOT."""
     req = not root_given
@@ -79,7 +84,7 @@ def tool_specs(root_given: bool) -> list[ToolSpec]:
             "task, as source lines under a hard token budget. Call it first, with `task` set to what you are "
             "doing. Answers the repo.map envelope (schema repomapper.map/1): outcome ok | empty (reason.code "
             "says why: no_files_matched, no_backend, all_backends_missing, no_symbols, ...) | error.",
-            request_schema(clone_path_required=req),
+            _without_ids(request_schema(clone_path_required=req)),
         ),
         ToolSpec(
             "find_symbol",
