@@ -154,7 +154,7 @@ def classify(result: MapResult, req: MapRequest, plugins: PluginSet) -> Reason |
     mapped = int(result.extra.get("files_mapped", 0))
     seen = int(result.extra.get("files_seen", result.files_total))
     if result.map:
-        if not result.ranked_symbols and mapped:
+        if not result.ranked_symbols and mapped and not result.chat_files:
             return Reason(
                 "no_symbols",
                 f"{mapped} file(s) were mapped but none defines a symbol; the map lists "
