@@ -186,6 +186,27 @@ def map_command(
     if jobs is not None and jobs < 1:
         _fail(f"--jobs must be at least 1 (got {jobs})")
     started = time.perf_counter()
+    if task_file is not None:
+        task = "\n".join(filter(None, [task, task_file.read()]))
+    if fmt == "json":
+        _map_json(
+            root,
+            tokens,
+            chat,
+            mention_file,
+            mention_ident,
+            task,
+            include,
+            exclude,
+            no_cache,
+            cache_dir,
+            jobs,
+            max_file_size,
+            _plugin_set(python_backend, no_entry_points, block),
+        )
+        if timings:
+            click.echo(f"repomapper: {time.perf_counter() - started:.3f}s", err=True)
+        return
     progress = StderrProgress("mapping")
     try:
         rm = RepoMap(
@@ -200,8 +221,6 @@ def map_command(
             progress=progress,
             plugins=_plugin_set(python_backend, no_entry_points, block),
         )
-        if task_file is not None:
-            task = "\n".join(filter(None, [task, task_file.read()]))
         result = rm.map(
             chat_files=chat,
             mentioned_fnames=mention_file,
@@ -214,16 +233,69 @@ def map_command(
         progress.close()
     if timings:
         click.echo(f"repomapper: {time.perf_counter() - started:.3f}s, {rm.last_stats}", err=True)
-    if fmt == "json":
-        click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=None, sort_keys=False))
-    else:
-        if result.map:
-            click.echo(result.map, nl=not result.map.endswith("\n"))
-        for line in _summary(result.diagnostics):
-            click.echo(f"repomapper: {line}", err=True)
+    if result.map:
+        click.echo(result.map, nl=not result.map.endswith("\n"))
+    for line in _summary(result.diagnostics):
+        click.echo(f"repomapper: {line}", err=True)
     if not result.map:
-        if fmt == "text" and not _summary(result.diagnostics):
+        if not _summary(result.diagnostics):
             click.echo("repomapper: the map is empty", err=True)
+        sys.exit(EXIT_NOTHING_MAPPED)
+
+
+def _map_json(
+    root: Path,
+    tokens: int,
+    chat,
+    mention_file,
+    mention_ident,
+    task,
+    include,
+    exclude,
+    no_cache,
+    cache_dir,
+    jobs,
+    max_file_size,
+    plugins: PluginSet,
+) -> None:
+    """``map --format json``: the repo.map contract's envelope (see repomapper.contract), built
+    from the options. Exit 0 ok, 1 empty or a non-input error, 2 invalid input."""
+    from .contract import MapOptions, run_map
+
+    request = {
+        "clone_path": str(root.absolute()),
+        "token_budget": tokens,
+        "include_globs": list(include),
+        "chat_files": [str(c) for c in chat],
+        "mentioned_files": [str(f) for f in mention_file],
+        "mentioned_idents": list(mention_ident),
+        "task": task,
+        "max_ranked": 10_000,
+    }
+    progress = StderrProgress("mapping")
+    try:
+        answer = run_map(
+            request,
+            MapOptions(
+                cache_dir=cache_dir,
+                use_cache=not no_cache,
+                exclude=tuple(exclude),
+                max_file_size=max_file_size,
+                jobs=jobs,
+                plugins=plugins,
+                progress=progress,
+            ),
+        )
+    finally:
+        progress.close()
+    click.echo(answer.to_json())
+    if answer.outcome == "error":
+        click.echo(f"repomapper: error: [{answer.reason.code}] {answer.reason.message}", err=True)
+        sys.exit(EXIT_USAGE if answer.reason.code == "invalid_input" else EXIT_NOTHING_MAPPED)
+    for line in _summary(answer.diagnostics):
+        click.echo(f"repomapper: {line}", err=True)
+    if answer.outcome == "empty":
+        click.echo(f"repomapper: empty: [{answer.reason.code}] {answer.reason.message}", err=True)
         sys.exit(EXIT_NOTHING_MAPPED)
 
 
@@ -380,6 +452,43 @@ def plugins_command(fmt, python_backend, no_entry_points, block) -> None:
             click.echo(f"  detail:       {i.detail}")
     for name, err in ps.load_errors:
         click.echo(f"{name} [FAILED TO LOAD]: {err}")
+
+
+@main.command("mcp")
+@click.argument("root", required=False, type=click.Path(path_type=Path))
+@click.option(
+    "--no-watch", is_flag=True, help="Do not watch the tree; re-list it on every call instead."
+)
+@click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
+@click.option("--cache-dir", type=click.Path(path_type=Path), help="Where the tag cache lives.")
+@click.option(
+    "--python-backend", type=click.Choice(sorted(PYTHON_BACKENDS)), default="ast", show_default=True
+)
+def mcp_command(
+    root: Path | None, no_watch: bool, no_cache: bool, cache_dir: Path | None, python_backend: str
+) -> None:
+    """Serve the repomapper tools over MCP (stdio). With ROOT, clone_path is optional and
+    refused outside ROOT; without it, every call names its repository. Needs the mcp extra."""
+    from .serve.paths import ToolError
+    from .serve.server import MissingSDK, serve_stdio
+
+    if _HANDLER.level > logging.WARNING:
+        _HANDLER.setLevel(logging.WARNING)  # a client keeps the server's stderr as its log
+    from .serve.service import Service, ServiceOptions
+
+    options = ServiceOptions(
+        cache_dir=str(cache_dir) if cache_dir else None,
+        use_cache=not no_cache,
+        python_backend=python_backend,
+        watch=not no_watch,
+    )
+    try:
+        service = Service(root, options)
+        serve_stdio(service)
+    except ToolError as exc:
+        _fail(f"ROOT: {exc.message}")
+    except MissingSDK as exc:
+        _fail(str(exc), EXIT_NOTHING_MAPPED)
 
 
 @main.command(
