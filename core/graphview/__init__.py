@@ -20,8 +20,19 @@ if TYPE_CHECKING:
     from ..repomap import RepoMap
 
 __all__ = [
-    "DEFAULT_BUDGETS", "DEFAULT_MAX_NODES", "FORMATS", "GROUP_BY", "Definition", "Edge", "FileNode",
-    "GraphLibraryMissing", "GraphOutput", "RepoGraph", "build_repo_graph", "render_graph", "write_graph",
+    "DEFAULT_BUDGETS",
+    "DEFAULT_MAX_NODES",
+    "FORMATS",
+    "GROUP_BY",
+    "Definition",
+    "Edge",
+    "FileNode",
+    "GraphLibraryMissing",
+    "GraphOutput",
+    "RepoGraph",
+    "build_repo_graph",
+    "render_graph",
+    "write_graph",
 ]
 
 

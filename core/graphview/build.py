@@ -53,8 +53,13 @@ def why_of(ranked: Any) -> tuple[dict[str, Any], ...]:
     out = []
     for item in why:
         if isinstance(item, Mapping):
-            out.append({"signal": str(item.get("signal", "")), "detail": str(item.get("detail", "")),
-                        "weight": _num(item.get("weight", 0.0))})
+            out.append(
+                {
+                    "signal": str(item.get("signal", "")),
+                    "detail": str(item.get("detail", "")),
+                    "weight": _num(item.get("weight", 0.0)),
+                }
+            )
     return tuple(out)
 
 
@@ -106,19 +111,24 @@ def build_repo_graph(
         fs = mapped[path]
         rf = ranked.get(path)
         defs = sorted(fs.definitions, key=lambda t: (t.start_line, t.name, t.scope))
-        files.append(FileNode(
-            path=path,
-            rank=float(rf.score) if rf is not None else 0.0,
-            language=fs.language or "",
-            backend=fs.plugin or "",
-            definitions=tuple(Definition(t.name, str(t.symbol_kind), t.start_line, t.scope) for t in defs),
-            in_maps=tuple(in_maps.get(path, ())),
-            why=why_of(rf) if rf is not None else (),
-            chat=path in chat,
-        ))
+        files.append(
+            FileNode(
+                path=path,
+                rank=float(rf.score) if rf is not None else 0.0,
+                language=fs.language or "",
+                backend=fs.plugin or "",
+                definitions=tuple(
+                    Definition(t.name, str(t.symbol_kind), t.start_line, t.scope) for t in defs
+                ),
+                in_maps=tuple(in_maps.get(path, ())),
+                why=why_of(rf) if rf is not None else (),
+                chat=path in chat,
+            )
+        )
     diagnostics = tuple(
         f"{d.severity}: [{d.code}] {d.path + ': ' if d.path else ''}{d.message}"
-        for d in base.diagnostics if d.severity != "info"
+        for d in base.diagnostics
+        if d.severity != "info"
     )
     return RepoGraph(
         root_name=rm.root.name or str(rm.root),

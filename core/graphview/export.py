@@ -63,15 +63,23 @@ def _most_common(values: Sequence[str]) -> str:
 
 def _file_attrs(f: FileNode) -> dict:
     return {
-        "kind": "file", "rank": f.rank, "language": f.language, "backend": f.backend,
-        "definitions": len(f.definitions), "in_map": int(0 in f.in_maps), "chat": int(f.chat),
+        "kind": "file",
+        "rank": f.rank,
+        "language": f.language,
+        "backend": f.backend,
+        "definitions": len(f.definitions),
+        "in_map": int(0 in f.in_maps),
+        "chat": int(f.chat),
     }
 
 
 def _edge_attrs(e: Edge) -> dict:
     return {
-        "references": e.references, "identifiers": e.identifiers, "weight": e.weight,
-        "imports": e.imports, "idents": " ".join(e.top_idents),
+        "references": e.references,
+        "identifiers": e.identifiers,
+        "weight": e.weight,
+        "imports": e.imports,
+        "idents": " ".join(e.top_idents),
     }
 
 
@@ -85,9 +93,13 @@ def shape(rg: RepoGraph, group_by: str = "file", max_nodes: int = DEFAULT_MAX_NO
     if group_by == "file":
         files = list(rg.files)
         if max_nodes > 0 and len(files) > max_nodes:
-            files = sorted(sorted(files, key=lambda f: (-f.rank, f.path))[:max_nodes], key=lambda f: f.path)
-            note = (f"{len(rg.files)} files is more than --max-nodes {max_nodes}: "
-                    f"showing the {max_nodes} top-ranked files (use --group-by directory to see every file grouped)")
+            files = sorted(
+                sorted(files, key=lambda f: (-f.rank, f.path))[:max_nodes], key=lambda f: f.path
+            )
+            note = (
+                f"{len(rg.files)} files is more than --max-nodes {max_nodes}: "
+                f"showing the {max_nodes} top-ranked files (use --group-by directory to see every file grouped)"
+            )
         keep = {f.path for f in files}
         for f in files:
             g.add_node(f.path, **_file_attrs(f))
@@ -101,22 +113,32 @@ def shape(rg: RepoGraph, group_by: str = "file", max_nodes: int = DEFAULT_MAX_NO
         for f in rg.files:
             members.setdefault(of[f.path], []).append(f)
         if depth is not None:
-            note = (f"{len({parent_dir(p) for p in of})} directories is more than --max-nodes {max_nodes}: "
-                    f"directories grouped at depth {depth} ({len(members)} groups)")
+            note = (
+                f"{len({parent_dir(p) for p in of})} directories is more than --max-nodes {max_nodes}: "
+                f"directories grouped at depth {depth} ({len(members)} groups)"
+            )
         for name in sorted(members):
             fs = members[name]
-            g.add_node(name, kind="directory", files=len(fs), rank=sum(f.rank for f in fs),
-                       language=_most_common([f.language for f in fs]),
-                       backend=_most_common([f.backend for f in fs]),
-                       definitions=sum(len(f.definitions) for f in fs),
-                       in_map=sum(1 for f in fs if 0 in f.in_maps), chat=sum(1 for f in fs if f.chat))
+            g.add_node(
+                name,
+                kind="directory",
+                files=len(fs),
+                rank=sum(f.rank for f in fs),
+                language=_most_common([f.language for f in fs]),
+                backend=_most_common([f.backend for f in fs]),
+                definitions=sum(len(f.definitions) for f in fs),
+                in_map=sum(1 for f in fs if 0 in f.in_maps),
+                chat=sum(1 for f in fs if f.chat),
+            )
         merged: dict[tuple[str, str], dict] = {}
         idents: dict[tuple[str, str], Counter[str]] = {}
         for e in rg.edges:
             pair = (of[e.src], of[e.dst])
             if pair[0] == pair[1]:
                 continue
-            slot = merged.setdefault(pair, {"references": 0, "identifiers": 0, "weight": 0.0, "imports": 0})
+            slot = merged.setdefault(
+                pair, {"references": 0, "identifiers": 0, "weight": 0.0, "imports": 0}
+            )
             slot["references"] += e.references
             slot["identifiers"] += e.identifiers
             slot["weight"] += e.weight

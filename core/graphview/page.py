@@ -28,9 +28,11 @@ from .model import RepoGraph
 #: Definitions listed per file on the page (the count is always given in full).
 MAX_DEFS_PER_FILE = 60
 #: Reference edges kept per file on the page, strongest first (every import edge is kept).
-MAX_REF_EDGES_PER_FILE = 8
-CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-       "img-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'")
+MAX_REF_EDGES_PER_FILE = 5
+CSP = (
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+    "img-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'"
+)
 
 
 class GraphLibraryMissing(RuntimeError):
@@ -74,7 +76,9 @@ def safe_json(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def initial_collapsed(paths: list[str], ranks: dict[str, float], group_by: str, max_nodes: int) -> list[str]:
+def initial_collapsed(
+    paths: list[str], ranks: dict[str, float], group_by: str, max_nodes: int
+) -> list[str]:
     """The directories the page opens collapsed, so that at most ``max_nodes`` nodes show.
 
     By file (the default) every file shows when they fit. Otherwise the page opens at the top-level
@@ -115,11 +119,19 @@ def page_data(rg: RepoGraph, group_by: str, max_nodes: int) -> tuple[dict[str, A
     index = {f.path: i for i, f in enumerate(rg.files)}
     files = []
     for f in rg.files:
-        files.append({
-            "p": f.path, "r": f.rank, "l": f.language, "b": f.backend, "n": len(f.definitions),
-            "d": [[d.kind, d.name, d.line, d.scope] for d in f.definitions[:MAX_DEFS_PER_FILE]],
-            "m": list(f.in_maps), "w": list(f.why), "c": int(f.chat),
-        })
+        files.append(
+            {
+                "p": f.path,
+                "r": f.rank,
+                "l": f.language,
+                "b": f.backend,
+                "n": len(f.definitions),
+                "d": [[d.kind, d.name, d.line, d.scope] for d in f.definitions[:MAX_DEFS_PER_FILE]],
+                "m": list(f.in_maps),
+                "w": list(f.why),
+                "c": int(f.chat),
+            }
+        )
     kept = []
     per_src: dict[str, int] = {}
     for e in sorted(rg.edges, key=lambda e: (-e.weight, e.src, e.dst)):
@@ -127,21 +139,40 @@ def page_data(rg: RepoGraph, group_by: str, max_nodes: int) -> tuple[dict[str, A
             if per_src.get(e.src, 0) >= MAX_REF_EDGES_PER_FILE:
                 continue
             per_src[e.src] = per_src.get(e.src, 0) + 1
-        kept.append((index[e.src], index[e.dst], e.references, e.identifiers, e.imports, " ".join(e.top_idents)))
+        kept.append(
+            (
+                index[e.src],
+                index[e.dst],
+                e.references,
+                e.identifiers,
+                e.imports,
+                " ".join(e.top_idents),
+            )
+        )
     kept.sort()
     paths = [f.path for f in rg.files]
     collapsed = initial_collapsed(paths, {f.path: f.rank for f in rg.files}, group_by, max_nodes)
     note = None
     if collapsed:
-        note = (f"{len(paths)} files: the page opens with {len(collapsed)} directories collapsed "
-                f"(at most {max_nodes} nodes); click a directory to expand it")
+        note = (
+            f"{len(paths)} files: the page opens with {len(collapsed)} directories collapsed "
+            f"(at most {max_nodes} nodes); click a directory to expand it"
+        )
         if group_by == "directory":
             note = f"{len(paths)} files grouped by directory: click a directory to expand it"
     data = {
         "meta": {
-            "root": rg.root_name, "task": rg.task, "budgets": list(rg.budgets), "map_tokens": list(rg.map_tokens),
-            "chat": list(rg.chat_files), "max_nodes": max_nodes, "note": note, "diagnostics": list(rg.diagnostics),
-            "edges_total": len(rg.edges), "edges_kept": len(kept), "ref_edges_per_file": MAX_REF_EDGES_PER_FILE,
+            "root": rg.root_name,
+            "task": rg.task,
+            "budgets": list(rg.budgets),
+            "map_tokens": list(rg.map_tokens),
+            "chat": list(rg.chat_files),
+            "max_nodes": max_nodes,
+            "note": note,
+            "diagnostics": list(rg.diagnostics),
+            "edges_total": len(rg.edges),
+            "edges_kept": len(kept),
+            "ref_edges_per_file": MAX_REF_EDGES_PER_FILE,
             "defs_per_file": MAX_DEFS_PER_FILE,
         },
         "files": files,
@@ -151,7 +182,9 @@ def page_data(rg: RepoGraph, group_by: str, max_nodes: int) -> tuple[dict[str, A
     return data, note
 
 
-def render_page(rg: RepoGraph, group_by: str = "file", max_nodes: int = 2000) -> tuple[str, str | None]:
+def render_page(
+    rg: RepoGraph, group_by: str = "file", max_nodes: int = 2000
+) -> tuple[str, str | None]:
     """(the page, the note to print when it opens grouped)."""
     version, library = graph_library()
     data, note = page_data(rg, group_by, max_nodes)
