@@ -304,9 +304,9 @@ def graph_command(root: Path, task, task_file, chat, fmt, output, max_nodes, gro
         _fail(str(exc))
     finally:
         progress.close()
-    for line in result.graph.diagnostics:
+    for line in result.diagnostics:
         click.echo(f"repomapper: {line}", err=True)
-    if not result.graph.files:
+    if not result.files:
         _fail("no file could be mapped, so there is no graph (see the diagnostics above)", EXIT_NOTHING_MAPPED)
     if result.note:
         click.echo(f"repomapper: note: {result.note}", err=True)
@@ -317,8 +317,8 @@ def graph_command(root: Path, task, task_file, chat, fmt, output, max_nodes, gro
         output.write_text(result.text, encoding="utf-8")
     except OSError as exc:
         _fail(f"cannot write {output}: {exc}")
-    click.echo(f"repomapper: wrote {output} ({len(result.text.encode('utf-8'))} bytes, {len(result.graph.files)} files, "
-               f"{len(result.graph.edges)} edges)", err=True)
+    click.echo(f"repomapper: wrote {output} ({len(result.text.encode('utf-8'))} bytes, {result.files} files, "
+               f"{result.edges} edges{', replayed from the cache' if result.replayed else ''})", err=True)
 
 
 @main.command(

@@ -222,3 +222,24 @@ def test_cli_with_nothing_to_map_fails_clearly(make_tree):
     root = make_tree({"notes.unknownext": "hello"})
     r = CliRunner().invoke(main, ["graph", str(root), "--format", "json", "--no-cache"])
     assert r.exit_code == 1 and "no file could be mapped" in r.stderr
+
+
+def test_a_second_write_is_replayed_and_a_change_is_not(repo, tmp_path):
+    rm = RepoMap(repo, 1024, cache_dir=tmp_path / "cache")
+    try:
+        first = write_graph(rm, "json")
+        again = write_graph(rm, "json")
+        assert not first.replayed and again.replayed and again.text == first.text
+        assert (again.files, again.edges) == (first.files, first.edges)
+        assert not write_graph(rm, "json", max_nodes=3).replayed  # other arguments, other output
+        assert not write_graph(rm, "dot").replayed
+        (repo / "shop/new_module.py").write_text(
+            "from shop.catalog import Catalog\n", encoding="utf-8"
+        )
+        changed = write_graph(rm, "json")
+        assert not changed.replayed and "shop/new_module.py" in changed.text
+        assert write_graph(rm, "json").replayed
+    finally:
+        rm.close()
+    rm = RepoMap(repo, 1024, use_cache=False)
+    assert not write_graph(rm, "json").replayed and not write_graph(rm, "json").replayed

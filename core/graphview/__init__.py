@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from . import memo
 from .build import DEFAULT_BUDGETS, build_repo_graph
 from .export import DEFAULT_MAX_NODES, FORMATS, GROUP_BY, render_export, shape
 from .model import Definition, Edge, FileNode, RepoGraph
@@ -41,7 +42,13 @@ class GraphOutput:
     text: str
     #: what the user must be told (on stderr): the output was grouped or cut, and why
     note: str | None
-    graph: RepoGraph
+    files: int
+    edges: int
+    #: the map's warnings and errors, one line each
+    diagnostics: tuple[str, ...] = ()
+    #: the view model (None when the output was replayed from the cache)
+    graph: RepoGraph | None = None
+    replayed: bool = False
 
 
 def render_graph(
@@ -68,11 +75,45 @@ def write_graph(
     group_by: str = "file",
     max_nodes: int = DEFAULT_MAX_NODES,
 ) -> GraphOutput:
-    """Rank and link the repository of ``rm`` and render it in ``fmt``."""
+    """Rank and link the repository of ``rm`` and render it in ``fmt``; replayed from the cache
+    when nothing it depends on changed (see :mod:`.memo`)."""
     if fmt == "html":
         from .page import graph_library
 
         graph_library()  # fail before the work when the library is missing
+    budgets = tuple(budgets) or DEFAULT_BUDGETS
+    args = {
+        "task": task or "",
+        "budgets": list(budgets),
+        "group_by": group_by,
+        "max_nodes": max_nodes,
+    }
+    key = memo.memo_key(rm, fmt, args, chat_files) if rm.use_cache else None
+    if key is not None:
+        found = memo.replay(rm, key)
+        if found is not None:
+            return GraphOutput(
+                found["text"],
+                found.get("note"),
+                int(found.get("files", 0)),
+                int(found.get("edges", 0)),
+                tuple(found.get("diagnostics", ())),
+                None,
+                True,
+            )
     rg = build_repo_graph(rm, task=task, chat_files=chat_files, budgets=budgets)
     text, note = render_graph(rg, fmt, group_by=group_by, max_nodes=max_nodes)
-    return GraphOutput(text, note, rg)
+    out = GraphOutput(text, note, len(rg.files), len(rg.edges), rg.diagnostics, rg)
+    if key is not None and rg.files:
+        memo.remember(
+            rm,
+            key,
+            {
+                "text": text,
+                "note": note,
+                "files": out.files,
+                "edges": out.edges,
+                "diagnostics": list(out.diagnostics),
+            },
+        )
+    return out
