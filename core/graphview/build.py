@@ -146,16 +146,34 @@ def edges_of(
     graph: nx.MultiDiGraph, table: SymbolTable, imports: Mapping[str, Mapping[str, int]]
 ) -> tuple[Edge, ...]:
     """One :class:`Edge` per ordered pair the graph links, its reference and import edges merged."""
-    pairs: dict[tuple[str, str], dict[str, Any]] = {}
+    refs: dict[tuple[str, str], tuple[int, int, float, tuple[str, ...]]] = {}
+    imported: dict[tuple[str, str], int] = {}
+    external: dict[str, dict[str, int]] = {}  # identifier -> referencing file -> count
     for src, dst, key, data in graph.edges(keys=True, data=True):
-        slot = pairs.setdefault((src, dst), {})
         if key == REFS_KEY:
             idents: Mapping[str, float] = data.get("idents", {})
-            slot["references"] = sum(table.external_refs(i).get(src, 0) for i in idents)
-            slot["identifiers"] = len(idents)
-            slot["weight"] = float(data.get("weight", 0.0))
-            best = sorted(idents.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_IDENTS]
-            slot["top_idents"] = tuple(name for name, _ in best)
+            count = 0
+            for ident in idents:
+                by_file = external.get(ident)
+                if by_file is None:
+                    by_file = external[ident] = table.external_refs(ident)
+                count += by_file.get(src, 0)
+            if len(idents) == 1:
+                best: tuple[str, ...] = tuple(idents)
+            else:
+                ordered = sorted(idents.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_IDENTS]
+                best = tuple(name for name, _ in ordered)
+            refs[(src, dst)] = (count, len(idents), float(data.get("weight", 0.0)), best)
         elif key == IMPORTS_KEY:
-            slot["imports"] = int(imports.get(src, {}).get(dst, 0)) or 1
-    return tuple(Edge(src, dst, **pairs[(src, dst)]) for src, dst in sorted(pairs))
+            imported[(src, dst)] = int(imports.get(src, {}).get(dst, 0)) or 1
+    none = (0, 0, 0.0, ())
+    return tuple(
+        Edge(
+            src,
+            dst,
+            *refs.get((src, dst), none)[:3],
+            imported.get((src, dst), 0),
+            refs.get((src, dst), none)[3],
+        )
+        for src, dst in sorted(refs.keys() | imported.keys())
+    )

@@ -29,6 +29,8 @@ from .model import RepoGraph
 MAX_DEFS_PER_FILE = 60
 #: Reference edges kept per file on the page, strongest first (every import edge is kept).
 MAX_REF_EDGES_PER_FILE = 5
+#: Edges the page draws at once, the strongest (the panel lists every kept edge of a file).
+MAX_EDGES_DRAWN = 5000
 CSP = (
     "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
     "img-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'"
@@ -174,6 +176,7 @@ def page_data(rg: RepoGraph, group_by: str, max_nodes: int) -> tuple[dict[str, A
             "edges_kept": len(kept),
             "ref_edges_per_file": MAX_REF_EDGES_PER_FILE,
             "defs_per_file": MAX_DEFS_PER_FILE,
+            "max_edges_drawn": MAX_EDGES_DRAWN,
         },
         "files": files,
         "edges": [list(e) for e in kept],

@@ -129,6 +129,8 @@
   const nodes = new vis.DataSet();
   const edges = new vis.DataSet();
   let rep = [];
+  let edgesHidden = 0;
+  const MAX_EDGES = META.max_edges_drawn || 5000;
   function fileNode(f) {
     const c = colourOfFile(f);
     const hit = inMap(f);
@@ -165,22 +167,25 @@
       x.refs += e[2];
       x.imports += e[4];
     });
-    const edgeList = [];
-    agg.forEach(function (x, key) {
-      edgeList.push({ id: key, from: x.from, to: x.to, width: 0.5 + Math.min(4, Math.log1p(x.refs + 3 * x.imports) / 2),
-        dashes: x.imports === 0 });
-    });
+    // the strongest edges only: drawing cost grows with edges, and past a few thousand they are a blur
+    const all = Array.from(agg.values());
+    all.sort((a, b) => (b.refs + 3 * b.imports) - (a.refs + 3 * a.imports) || byName(a.from, b.from) || byName(a.to, b.to));
+    const edgeList = all.slice(0, MAX_EDGES).map((x) => ({ id: x.from + '\u0000' + x.to, from: x.from, to: x.to,
+      width: 0.5 + Math.min(4, Math.log1p(x.refs + 3 * x.imports) / 2), dashes: x.imports === 0 }));
+    edgesHidden = all.length - edgeList.length;
     nodes.clear();
     edges.clear();
     nodes.add(nodeList);
     edges.add(edgeList);
     $('status').textContent = nodeList.length + ' nodes (' + nFiles + ' files, ' + (nodeList.length - nFiles) +
-      ' directories), ' + edgeList.length + ' edges; ' + N + ' files mapped';
+      ' directories), ' + edgeList.length + ' edges' + (edgesHidden ? ' (the strongest; ' + edgesHidden + ' more hidden)' : '') +
+      '; ' + N + ' files mapped';
     document.body.dataset.nodes = String(nodeList.length);
   }
 
   // -- the side panel ----------------------------------------------------------------------
   const details = $('details');
+  const results = $('results');
   function link(f, extra) {
     const li = el('li');
     const a = el('span', f.p, 'link');
@@ -300,6 +305,7 @@
       }
     }
     if (changed) build();
+    results.hidden = true;
     const id = 'f:' + i;
     network.selectNodes([id]);
     network.focus(id, { scale: Math.max(network.getScale(), 0.8), animation: false });
@@ -307,7 +313,6 @@
   }
 
   // -- search ------------------------------------------------------------------------------
-  const results = $('results');
   $('search').addEventListener('input', function () {
     const q = this.value.trim().toLowerCase();
     clear(results);
