@@ -3,6 +3,7 @@ repository, how long headless Chromium takes to draw it, and how large it is.
 
     python benchmarks/graph_page.py [--root DIR | --corpus django] [--repeats 3]
                                     [--screenshot docs/graph-django.png] [--output docs/graph.md]
+    python benchmarks/graph_page.py --synthetic 20000   # the page alone, for a repository that large
 
 Measured, in this process (the tag cache of a fresh temporary cache directory, warmed first by a
 `map` of the same repository):
@@ -11,6 +12,8 @@ Measured, in this process (the tag cache of a fresh temporary cache directory, w
 * written, warm: ``write_graph`` + writing the file, the usual case of a second run on an
   unchanged repository (the output is replayed from the cache: see core/graphview/memo.py);
 * the whole command, as a separate process (interpreter start-up included), warm;
+* with ``--synthetic N``: no repository, a generated view of N files in nested directories with
+  3 edges per file, to see how the page opens (grouped) and draws at that size;
 * render: Debian's headless Chromium (Playwright, network refused) from navigation to the
   page's first drawing (``body[data-ready]``), median of --repeats fresh pages.
 
@@ -67,6 +70,28 @@ def render_times(page: Path, repeats: int, screenshot: Path | None) -> dict:
     return {"render_s": times, "nodes_drawn": nodes, "edges_drawn": edges, "refused": refused, "errors": errors}
 
 
+def synthetic(n: int):
+    """A deterministic view of ``n`` files in nested directories, three edges per file."""
+    import random
+
+    from repomapper.graphview.model import Definition, Edge, FileNode, RepoGraph
+
+    rnd = random.Random(3)
+    files = []
+    for i in range(n):
+        path = f"pkg{i % 7}/mod{(i // 7) % 40}/sub{(i // 280) % 9}/file_{i}.py"
+        defs = tuple(Definition(f"func_{i}_{k}", "function", 1 + 5 * k) for k in range(rnd.randint(0, 12)))
+        files.append(FileNode(path, rnd.random() ** 4, "python", "python_ast", defs, (0,) if i % 97 == 0 else ()))
+    files.sort(key=lambda f: f.path)
+    paths = [f.path for f in files]
+    edges = {}
+    for _ in range(3 * n):
+        a, b = rnd.randrange(n), rnd.randrange(n)
+        if a != b:
+            edges[(paths[a], paths[b])] = Edge(paths[a], paths[b], 3, 1, rnd.random(), rnd.randint(0, 1), ("name",))
+    return RepoGraph(f"synthetic{n}", tuple(files), tuple(edges[k] for k in sorted(edges)), (1024,), (1000,))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--root", type=Path, help="the repository (default: the benchmark corpus --corpus)")
@@ -74,7 +99,27 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--screenshot", type=Path)
     ap.add_argument("--output", type=Path, help="append the results, as a markdown section, to this file")
+    ap.add_argument("--synthetic", type=int, metavar="N", help="measure the page of a generated N-file view")
     args = ap.parse_args()
+    if args.synthetic:
+        rg = synthetic(args.synthetic)
+        t = time.perf_counter()
+        page, note = render_graph(rg, "html")
+        compute = time.perf_counter() - t
+        with tempfile.TemporaryDirectory(prefix="graph-bench-") as td:
+            out = Path(td) / "page.html"
+            out.write_text(page, encoding="utf-8")
+            browser = render_times(out, args.repeats, args.screenshot)
+        text = (f"### synthetic: {len(rg.files)} files, {len(rg.edges)} edges\n\n"
+                f"Page written from the view in {compute:.3f} s, {len(page.encode()) / 1e6:.2f} MB; headless Chromium "
+                f"draws it in {statistics.median(browser['render_s']):.3f} s (median of {args.repeats}): "
+                f"{browser['nodes_drawn']} nodes, {browser['edges_drawn']} edges; requests refused: "
+                f"{len(browser['refused'])}; console errors: {len(browser['errors'])}. {note or ''}\n")
+        print(text)
+        if args.output:
+            with args.output.open("a", encoding="utf-8") as fh:
+                fh.write("\n" + text)
+        return 0
     root = args.root
     if root is None:
         sys.path.insert(0, str(HERE))

@@ -171,6 +171,17 @@ def test_group_depth_and_initial_collapse():
         ]
         visible.add(reps[0] if reps else p)
     assert len(visible) <= 4 and collapsed
+    assert initial_collapsed(paths, ranks, "directory", 2000) == ["a", "f"]
+
+
+def test_the_page_carries_the_rankings_evidence(rg):
+    from dataclasses import replace
+
+    why = ({"signal": "task_mention", "detail": "the task names Catalog", "weight": 3.0},)
+    files = tuple(replace(f, why=why) if f.path == "shop/catalog.py" else f for f in rg.files)
+    data = page_data(replace(rg, files=files), "file", 2000)[0]
+    by_path = {f["p"]: f for f in data["files"]}
+    assert by_path["shop/catalog.py"]["w"] == list(why) and by_path["shop/money.py"]["w"] == []
 
 
 def test_embedded_json_cannot_close_the_script(rg):

@@ -88,7 +88,7 @@ def write_graph(
         "group_by": group_by,
         "max_nodes": max_nodes,
     }
-    key = memo.memo_key(rm, fmt, args, chat_files) if rm.use_cache else None
+    key, entries = memo.memo_key(rm, fmt, args, chat_files) if rm.use_cache else (None, None)
     if key is not None:
         found = memo.replay(rm, key)
         if found is not None:
@@ -101,7 +101,7 @@ def write_graph(
                 None,
                 True,
             )
-    rg = build_repo_graph(rm, task=task, chat_files=chat_files, budgets=budgets)
+    rg = build_repo_graph(rm, task=task, chat_files=chat_files, budgets=budgets, entries=entries)
     text, note = render_graph(rg, fmt, group_by=group_by, max_nodes=max_nodes)
     out = GraphOutput(text, note, len(rg.files), len(rg.edges), rg.diagnostics, rg)
     if key is not None and rg.files:

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..discover import FileEntry
 from ..graph import IMPORTS_KEY, REFS_KEY, SymbolTable, build_graph
 from ..index import RepoIndex
 from ..model import MapResult
@@ -70,10 +71,14 @@ def _num(x: Any) -> float:
         return 0.0
 
 
-def repository_graph(rm: RepoMap, chat: frozenset[str] = frozenset()):
+def repository_graph(
+    rm: RepoMap, chat: frozenset[str] = frozenset(), entries: Sequence[FileEntry] | None = None
+):
     """(the explicit graph, the symbol table, the import edges, the extraction): the graph is
-    exactly :meth:`RepoMap.graph`'s; the rest is what it was built from, kept for the view."""
-    entries, _, _ = rm.collect(None)
+    exactly :meth:`RepoMap.graph`'s; the rest is what it was built from, kept for the view.
+    ``entries`` are ``rm.collect(None)``'s when the caller has them already."""
+    if entries is None:
+        entries, _, _ = rm.collect(None)
     mapped = {p: fs for p, fs in rm.extract(entries).items() if fs.plugin is not None}
     table = SymbolTable.build(mapped, RepoIndex(rm.root, mapped))
     imports = rm.resolve_imports(mapped)
@@ -87,8 +92,10 @@ def build_repo_graph(
     task: str | None = None,
     chat_files: Sequence[str] = (),
     budgets: Sequence[int] = DEFAULT_BUDGETS,
+    entries: Sequence[FileEntry] | None = None,
 ) -> RepoGraph:
-    """Rank (through ``rm.map``) and link the repository, and join the two per file."""
+    """Rank (through ``rm.map``) and link the repository, and join the two per file.
+    ``entries`` are ``rm.collect(None)``'s when the caller has them already."""
     budgets = tuple(dict.fromkeys(int(b) for b in budgets)) or DEFAULT_BUDGETS
     results: list[MapResult] = []
     saved = rm.map_tokens
@@ -100,7 +107,7 @@ def build_repo_graph(
         rm.map_tokens = saved
     base = results[0]
     chat = frozenset(base.chat_files)
-    graph, table, imports, mapped = repository_graph(rm, chat)
+    graph, table, imports, mapped = repository_graph(rm, chat, entries)
     ranked = {rf.path: rf for rf in base.ranked_files}
     in_maps: dict[str, list[int]] = {}
     for i, result in enumerate(results):

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__
 
 if TYPE_CHECKING:
+    from ..discover import FileEntry
     from ..repomap import RepoMap
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,10 @@ def _stat(root: Path, name: str) -> list[int] | None:
     return [st.st_mtime_ns, st.st_size]
 
 
-def memo_key(rm: RepoMap, fmt: str, args: dict[str, Any], chat_files: Sequence[str]) -> str:
+def memo_key(
+    rm: RepoMap, fmt: str, args: dict[str, Any], chat_files: Sequence[str]
+) -> tuple[str, list[FileEntry]]:
+    """(the key, the files discovered for it: the caller builds from these when it must)."""
     from importlib import resources
 
     from .. import extract, repomap
@@ -78,7 +82,7 @@ def memo_key(rm: RepoMap, fmt: str, args: dict[str, Any], chat_files: Sequence[s
         )
     for d in diags:
         h.update(json.dumps(d.to_dict(), sort_keys=True).encode("utf-8", "surrogateescape"))
-    return PREFIX + h.hexdigest()
+    return PREFIX + h.hexdigest(), entries
 
 
 def replay(rm: RepoMap, key: str) -> dict[str, Any] | None:

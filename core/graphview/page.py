@@ -22,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .export import group_at, group_depth, parent_dir
+from .export import parent_dir
 from .model import RepoGraph
 
 #: Definitions listed per file on the page (the count is always given in full).
@@ -85,11 +85,11 @@ def initial_collapsed(
 
     By file (the default) every file shows when they fit. Otherwise the page opens at the top-level
     directories and expands the heaviest (by total rank) while the count stays within
-    ``max_nodes``. By directory, every directory opens collapsed at the deepest level that fits.
+    ``max_nodes``. By directory, the page opens with every top-level directory collapsed (what
+    *Collapse all* gives), to be expanded by hand.
     """
     if group_by == "directory":
-        depth = group_depth(paths, max_nodes)
-        return sorted({group_at(p, depth) for p in paths if "/" in p})
+        return sorted({p.split("/", 1)[0] for p in paths if "/" in p})
     if max_nodes <= 0 or len(paths) <= max_nodes:
         return []
     subdirs: dict[str, set[str]] = {}
@@ -161,7 +161,9 @@ def page_data(rg: RepoGraph, group_by: str, max_nodes: int) -> tuple[dict[str, A
             f"(at most {max_nodes} nodes); click a directory to expand it"
         )
         if group_by == "directory":
-            note = f"{len(paths)} files grouped by directory: click a directory to expand it"
+            note = (
+                f"{len(paths)} files grouped by top-level directory: click a directory to expand it"
+            )
     data = {
         "meta": {
             "root": rg.root_name,
