@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ CHROMIUM = next(
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium)"
 )
+WHY = ({"signal": "task_mention", "detail": "the task names <b>Catalog</b>", "weight": 3.0},)
 ARGS = [
     "--headless",
     "--no-sandbox",
@@ -53,6 +55,9 @@ def pages(tmp_path):
     rm = RepoMap(repo, 1024, cache_dir=tmp_path / "cache")
     rg = build_repo_graph(rm, budgets=(256, 2048))
     rm.close()
+    # the ranking's evidence, as RankedFile.to_dict()["why"] will carry it, for one file
+    files = tuple(replace(f, why=WHY) if f.path == "shop/catalog.py" else f for f in rg.files)
+    rg = replace(rg, files=files)
     out = {}
     for name, max_nodes in (("full", 2000), ("grouped", 3)):
         path = tmp_path / f"{name}.html"
@@ -112,6 +117,10 @@ def test_the_page_renders_offline_and_answers(browser, pages, tmp_path):
         details = page.text_content("#details")
         assert "Catalog" in details and "Definitions" in details and "Imported by" in details
         assert "rank #" in details and "in the 2048-token map" in details
+        assert (
+            page.text_content("#details ul.why")
+            == "task_mention the task names <b>Catalog</b> (3.00)"
+        )
 
         w.search_and_open("alert", HOSTILE)
         assert page.text_content("#details h2") == HOSTILE
