@@ -254,3 +254,16 @@ def test_a_second_write_is_replayed_and_a_change_is_not(repo, tmp_path):
         rm.close()
     rm = RepoMap(repo, 1024, use_cache=False)
     assert not write_graph(rm, "json").replayed and not write_graph(rm, "json").replayed
+
+
+def test_identifiers_xml_cannot_carry_still_export(rg):
+    from dataclasses import replace
+
+    edges = tuple(replace(e, top_idents=("bad\x0bname", "ok")) for e in rg.edges)
+    bad = replace(rg, edges=edges)
+    for group_by in ("file", "directory"):
+        parsed = nx.read_graphml(
+            io.BytesIO(render_graph(bad, "graphml", group_by=group_by)[0].encode())
+        )
+        assert parsed.number_of_edges() == shape(bad, group_by).graph.number_of_edges()
+        assert any("bad\ufffdname" in d["idents"] for _, _, d in parsed.edges(data=True))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -56,6 +57,15 @@ def group_depth(paths: Sequence[str], max_nodes: int) -> int | None:
     return 1
 
 
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+
+
+def text_attr(value: str) -> str:
+    """An attribute every format can carry: characters XML 1.0 forbids (an identifier from a
+    garbled file may hold one) become U+FFFD."""
+    return _NOT_XML.sub("\ufffd", value)
+
+
 def _most_common(values: Sequence[str]) -> str:
     counts = Counter(v for v in values if v)
     return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0] if counts else ""
@@ -65,8 +75,8 @@ def _file_attrs(f: FileNode) -> dict:
     return {
         "kind": "file",
         "rank": f.rank,
-        "language": f.language,
-        "backend": f.backend,
+        "language": text_attr(f.language),
+        "backend": text_attr(f.backend),
         "definitions": len(f.definitions),
         "in_map": int(0 in f.in_maps),
         "chat": int(f.chat),
@@ -79,7 +89,7 @@ def _edge_attrs(e: Edge) -> dict:
         "identifiers": e.identifiers,
         "weight": e.weight,
         "imports": e.imports,
-        "idents": " ".join(e.top_idents),
+        "idents": text_attr(" ".join(e.top_idents)),
     }
 
 
@@ -124,8 +134,8 @@ def shape(rg: RepoGraph, group_by: str = "file", max_nodes: int = DEFAULT_MAX_NO
                 kind="directory",
                 files=len(fs),
                 rank=sum(f.rank for f in fs),
-                language=_most_common([f.language for f in fs]),
-                backend=_most_common([f.backend for f in fs]),
+                language=text_attr(_most_common([f.language for f in fs])),
+                backend=text_attr(_most_common([f.backend for f in fs])),
                 definitions=sum(len(f.definitions) for f in fs),
                 in_map=sum(1 for f in fs if 0 in f.in_maps),
                 chat=sum(1 for f in fs if f.chat),
@@ -146,7 +156,7 @@ def shape(rg: RepoGraph, group_by: str = "file", max_nodes: int = DEFAULT_MAX_NO
             idents.setdefault(pair, Counter()).update(e.top_idents)
         for pair in sorted(merged):
             best = sorted(idents[pair].items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_IDENTS]
-            g.add_edge(*pair, **merged[pair], idents=" ".join(i for i, _ in best))
+            g.add_edge(*pair, **merged[pair], idents=text_attr(" ".join(i for i, _ in best)))
     if note:
         g.graph["note"] = note
     return Shaped(g, note)
