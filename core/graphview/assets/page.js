@@ -124,7 +124,9 @@
     }
     return 'f:' + f.i;
   }
-  const size = (r) => 4 + 34 * Math.sqrt(maxRank > 0 ? Math.min(r, maxRank) / maxRank : 0);
+  // nodes grow with the layout, so they stay visible when the whole graph is in view
+  const grow = Math.max(1, (ring * maxDepth) / 1500);
+  const size = (r) => grow * (4 + 34 * Math.sqrt(maxRank > 0 ? Math.min(r, maxRank) / maxRank : 0));
 
   const nodes = new vis.DataSet();
   const edges = new vis.DataSet();
@@ -143,7 +145,7 @@
     const hits = dirInMap(d);
     const p = xy(d.slot, d.depth);
     return { id: 'd:' + d.path, label: baseName(d.path) + '/ (' + d.count + ')', x: p.x, y: p.y,
-      size: Math.min(48, size(d.rank) + 4), shape: 'diamond', borderWidth: hits ? 4 : 1,
+      size: Math.min(48 * grow, size(d.rank) + 4 * grow), shape: 'diamond', borderWidth: hits ? 4 : 1,
       color: { background: c, border: hits ? '#111111' : c, highlight: { background: c, border: '#d93025' } } };
   }
   function build() {
@@ -243,7 +245,8 @@
       const referrers = inc[f.i].filter((e) => e.refs > 0).length;
       details.appendChild(el('p', 'PageRank over the reference and import graph' +
         (META.task ? ', personalized by the task' : '') + (f.c ? ' (a chat file)' : '') + ': imported by ' + importers +
-        ' file(s), referenced by ' + referrers + ' shown below. This ranking gives no per-signal evidence.', 'hint'));
+        ' file(s) and referenced by ' + referrers + ' (listed below), each passing on part of its own rank. ' +
+        'This ranking gives no per-signal evidence.', 'hint'));
     }
     section('Definitions (' + f.n + ')', f.d.map(function (d) {
       const li = el('li');
