@@ -267,3 +267,24 @@ def test_identifiers_xml_cannot_carry_still_export(rg):
         )
         assert parsed.number_of_edges() == shape(bad, group_by).graph.number_of_edges()
         assert any("bad\ufffdname" in d["idents"] for _, _, d in parsed.edges(data=True))
+
+
+def test_cli_task_file_and_chat_rank_as_map_does(repo):
+    runner = CliRunner()
+    task = "Order totals are wrong: fix make_order_helper"
+    r = runner.invoke(
+        main,
+        ["graph", str(repo), "--format", "json", "--task-file", "-", "--chat", "shop/cli.py"],
+        input=task,
+    )
+    assert r.exit_code == 0, r.output
+    nodes = {n["id"]: n for n in json.loads(r.stdout)["nodes"]}
+    m = json.loads(
+        runner.invoke(
+            main, ["map", str(repo), "--format", "json", "--task", task, "--chat", "shop/cli.py"]
+        ).stdout
+    )
+    assert {f["path"]: f["score"] for f in m["ranked_files"]} == {
+        p: n["rank"] for p, n in nodes.items()
+    }
+    assert nodes["shop/cli.py"]["chat"] == 1
