@@ -181,7 +181,9 @@ def test_the_page_carries_the_rankings_evidence(rg):
     files = tuple(replace(f, why=why) if f.path == "shop/catalog.py" else f for f in rg.files)
     data = page_data(replace(rg, files=files), "file", 2000)[0]
     by_path = {f["p"]: f for f in data["files"]}
-    assert by_path["shop/catalog.py"]["w"] == list(why) and by_path["shop/money.py"]["w"] == []
+    assert by_path["shop/catalog.py"]["w"] == list(why)
+    for f in data["files"]:  # whatever the ranking says, in one shape
+        assert all(set(w) == {"signal", "detail", "weight"} for w in f["w"])
 
 
 def test_embedded_json_cannot_close_the_script(rg):
