@@ -491,6 +491,146 @@ def mcp_command(
         _fail(str(exc), EXIT_NOTHING_MAPPED)
 
 
+@main.command("graph")
+@click.argument("root", default=".", type=click.Path(path_type=Path))
+@click.option(
+    "--task",
+    metavar="TEXT",
+    help="A task description: ranks as `map --task` does; the page shows why files rank.",
+)
+@click.option(
+    "--task-file",
+    type=click.File("r", encoding="utf-8", errors="replace"),
+    metavar="FILE",
+    help="Read the task description from FILE ('-' for standard input).",
+)
+@click.option("--chat", multiple=True, metavar="FILE", help="A file in the chat (as for `map`).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["html", "dot", "graphml", "json"]),
+    default="html",
+    show_default=True,
+    help="html: a self-contained explorer page; dot, graphml, json (node-link): for Graphviz, Gephi, notebooks.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write here instead of standard output.",
+)
+@click.option(
+    "--max-nodes",
+    default=2000,
+    show_default=True,
+    type=int,
+    help="Above this many files, exports keep the top-ranked files (or group by directory) and the page opens grouped; 0: no limit.",
+)
+@click.option(
+    "--group-by", type=click.Choice(["file", "directory"]), default="file", show_default=True
+)
+@click.option(
+    "--tokens",
+    "-t",
+    "budgets",
+    multiple=True,
+    type=int,
+    metavar="N",
+    help="Highlight the files the map at this budget includes (repeatable; default 1024).",
+)
+@click.option("--include", multiple=True, metavar="GLOB", help="Only map files matching this glob.")
+@click.option(
+    "--exclude", multiple=True, metavar="GLOB", help="Do not map files matching this glob."
+)
+@click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
+@click.option("--cache-dir", type=click.Path(path_type=Path), help="Where the tag cache lives.")
+@click.option(
+    "--jobs", "-j", type=int, default=None, help="Processes for extraction (default: all cores)."
+)
+@plugin_options
+def graph_command(
+    root: Path,
+    task,
+    task_file,
+    chat,
+    fmt,
+    output,
+    max_nodes,
+    group_by,
+    budgets,
+    include,
+    exclude,
+    no_cache,
+    cache_dir,
+    jobs,
+    python_backend,
+    no_entry_points,
+    block,
+) -> None:
+    """Write the ranked file graph of ROOT: an explorer page, or DOT, GraphML or JSON."""
+    from .graphview import GraphLibraryMissing, write_graph
+    from .repomap import RepoMap
+
+    budgets = tuple(budgets) or (1024,)
+    if any(b < 1 for b in budgets):
+        _fail(f"--tokens must be at least 1 (got {min(budgets)})")
+    if max_nodes < 0:
+        _fail(f"--max-nodes must be 0 (no limit) or more (got {max_nodes})")
+    if jobs is not None and jobs < 1:
+        _fail(f"--jobs must be at least 1 (got {jobs})")
+    progress = StderrProgress("graph")
+    try:
+        rm = RepoMap(
+            root,
+            budgets[0],
+            cache_dir=cache_dir,
+            use_cache=not no_cache,
+            include=include,
+            exclude=exclude,
+            jobs=jobs,
+            progress=progress,
+            plugins=_plugin_set(python_backend, no_entry_points, block),
+        )
+        if task_file is not None:
+            task = "\n".join(filter(None, [task, task_file.read()]))
+        result = write_graph(
+            rm,
+            fmt,
+            task=task,
+            chat_files=chat,
+            budgets=budgets,
+            group_by=group_by,
+            max_nodes=max_nodes,
+        )
+    except GraphLibraryMissing as exc:
+        _fail(str(exc), EXIT_NOTHING_MAPPED)
+    except (DiscoveryError, GlobError, ValueError) as exc:
+        _fail(str(exc))
+    finally:
+        progress.close()
+    for line in result.diagnostics:
+        click.echo(f"repomapper: {line}", err=True)
+    if not result.files:
+        _fail(
+            "no file could be mapped, so there is no graph (see the diagnostics above)",
+            EXIT_NOTHING_MAPPED,
+        )
+    if result.note:
+        click.echo(f"repomapper: note: {result.note}", err=True)
+    if output is None:
+        click.echo(result.text, nl=not result.text.endswith("\n"))
+        return
+    try:
+        output.write_text(result.text, encoding="utf-8")
+    except OSError as exc:
+        _fail(f"cannot write {output}: {exc}")
+    click.echo(
+        f"repomapper: wrote {output} ({len(result.text.encode('utf-8'))} bytes, {result.files} files, "
+        f"{result.edges} edges{', replayed from the cache' if result.replayed else ''})",
+        err=True,
+    )
+
+
 @main.command(
     "conformance",
     context_settings={
