@@ -451,7 +451,10 @@ class RepoMap:
             frozenset(),
         )
         result = self.render(ranked)
-        if self.use_cache and not any(d.code == "cache_unavailable" for d in result.diagnostics):
+        # a map that reports a cache problem is not replayed: the next run has no such problem
+        if self.use_cache and not any(
+            d.code in ("cache_unavailable", "cache_rebuilt") for d in result.diagnostics
+        ):
             self.cache.put_map(digest, json.dumps(result.to_dict(), ensure_ascii=False))
         return result
 
