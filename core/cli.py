@@ -12,6 +12,8 @@ from pathlib import Path
 import click
 
 from .discover import DiscoveryError, GlobError
+from .extract import default_jobs
+from .isolation.limits import DEFAULT_TIMEOUT, ENV_TIMEOUT
 from .model import Diagnostic
 from .progress import StderrProgress
 from .registry import PYTHON_BACKENDS, PluginConfig, PluginSet
@@ -57,6 +59,13 @@ def _plugin_set(python_backend: str, no_entry_points: bool, block: Sequence[str]
     return PluginSet(PluginConfig(**kwargs))
 
 
+def timeout_option(f):
+    return click.option(
+        "--plugin-timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+        help=f"Stop a plugin hook call (one file) after this long and report the file "
+             f"(default: {DEFAULT_TIMEOUT:g}; also {ENV_TIMEOUT}).")(f)
+
+
 def plugin_options(f):
     f = click.option("--python-backend", type=click.Choice(sorted(PYTHON_BACKENDS)), default="ast", show_default=True,
                      help="ast: fast, name-based; libcst: resolves references through imports (slower).")(f)
@@ -97,12 +106,14 @@ def main(verbose: int) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
 @click.option("--cache-dir", type=click.Path(path_type=Path), help="Where the tag cache lives (default: the user cache directory).")
-@click.option("--jobs", "-j", type=int, default=None, help="Processes for extraction (default: all cores).")
+@click.option("--jobs", "-j", type=int, default=None, help="Processes for extraction (default and cap: the CPU count).")
 @click.option("--max-file-size", type=int, default=1_000_000, show_default=True, help="Skip files larger than this many bytes.")
 @click.option("--timings", is_flag=True, help="Print stage timings to stderr.")
+@timeout_option
 @plugin_options
 def map_command(root: Path, tokens: int, chat, mention_file, mention_ident, task, task_file, include, exclude, fmt,
-                no_cache, cache_dir, jobs, max_file_size, timings, python_backend, no_entry_points, block) -> None:
+                no_cache, cache_dir, jobs, max_file_size, timings, plugin_timeout, python_backend, no_entry_points,
+                block) -> None:
     """Print a ranked map of ROOT (default: the current directory) within a token budget."""
     import time
 
@@ -112,13 +123,16 @@ def map_command(root: Path, tokens: int, chat, mention_file, mention_ident, task
         _fail(f"--tokens must be at least 1 (got {tokens})")
     if jobs is not None and jobs < 1:
         _fail(f"--jobs must be at least 1 (got {jobs})")
+    if jobs is not None and jobs > default_jobs():
+        click.echo(f"repomapper: --jobs {jobs} capped at {default_jobs()} (the CPU count)", err=True)
+        jobs = default_jobs()
     started = time.perf_counter()
     progress = StderrProgress("mapping")
     try:
         rm = RepoMap(
             root, tokens, cache_dir=cache_dir, use_cache=not no_cache, include=include, exclude=exclude,
             max_file_size=max_file_size, jobs=jobs, progress=progress,
-            plugins=_plugin_set(python_backend, no_entry_points, block),
+            plugins=_plugin_set(python_backend, no_entry_points, block), plugin_timeout=plugin_timeout,
         )
         if task_file is not None:
             task = "\n".join(filter(None, [task, task_file.read()]))
@@ -142,7 +156,8 @@ def map_command(root: Path, tokens: int, chat, mention_file, mention_ident, task
         sys.exit(EXIT_NOTHING_MAPPED)
 
 
-def _extract_paths(paths: Sequence[Path], python_backend: str, no_entry_points: bool, block, no_cache: bool):
+def _extract_paths(paths: Sequence[Path], python_backend: str, no_entry_points: bool, block, no_cache: bool,
+                   plugin_timeout: float | None = None):
     """Extraction for the given files and directories (directories are discovered).
 
     Yields (display prefix, entries, extractions, diagnostics); a record's path is shown as the
@@ -151,6 +166,7 @@ def _extract_paths(paths: Sequence[Path], python_backend: str, no_entry_points: 
     from .repomap import RepoMap
 
     plugins = _plugin_set(python_backend, no_entry_points, block)
+    yield "", [], {}, plugins.load_diagnostics()
     for p in paths:
         if not p.exists():
             raise DiscoveryError(f"{p}: no such file or directory")
@@ -160,7 +176,7 @@ def _extract_paths(paths: Sequence[Path], python_backend: str, no_entry_points: 
             base, names = p.parent, [p.name]
             parent = p.parent.as_posix()
             prefix = "" if parent in (".", "") else parent.rstrip("/") + "/"
-        rm = RepoMap(base, plugins=plugins, use_cache=not no_cache)
+        rm = RepoMap(base, plugins=plugins, use_cache=not no_cache, plugin_timeout=plugin_timeout)
         entries, diags, _ = rm.collect(names)
         if names is None and not entries:
             diags.append(Diagnostic("no_files_matched", f"no files found under {p}", severity="error"))
@@ -168,10 +184,12 @@ def _extract_paths(paths: Sequence[Path], python_backend: str, no_entry_points: 
         yield prefix, entries, extractions, diags
 
 
-def _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, what: str) -> None:
+def _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, what: str,
+                  plugin_timeout: float | None = None) -> None:
     failed = False
     try:
-        for prefix, entries, extractions, diags in _extract_paths(paths, python_backend, no_entry_points, block, no_cache):
+        for prefix, entries, extractions, diags in _extract_paths(paths, python_backend, no_entry_points, block,
+                                                                  no_cache, plugin_timeout):
             for entry in entries:
                 ex = extractions.get(entry.path)
                 if ex is None:
@@ -207,20 +225,22 @@ def _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, 
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
+@timeout_option
 @plugin_options
-def tags_command(paths, fmt, no_cache, python_backend, no_entry_points, block) -> None:
+def tags_command(paths, fmt, no_cache, plugin_timeout, python_backend, no_entry_points, block) -> None:
     """Print the definitions and references in PATHS (files or directories), one per line."""
-    _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, "tags")
+    _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, "tags", plugin_timeout)
 
 
 @main.command("imports")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
+@timeout_option
 @plugin_options
-def imports_command(paths, fmt, no_cache, python_backend, no_entry_points, block) -> None:
+def imports_command(paths, fmt, no_cache, plugin_timeout, python_backend, no_entry_points, block) -> None:
     """Print the imports in PATHS (files or directories), one per line."""
-    _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, "imports")
+    _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, "imports", plugin_timeout)
 
 
 @main.command("plugins")

@@ -22,6 +22,7 @@ from .discover import (
 from .extract import Extractor, ProgressFn
 from .graph import SymbolTable, build_graph
 from .index import RepoIndex
+from .isolation.supervisor import UNSETTLED
 from .mentions import mentions_in
 from .model import Diagnostic, FileExtraction, FileSymbols, MapResult, RankedFile, RankedSymbol
 from .rank import factor_graph, pagerank, personalization, rank_definitions
@@ -74,6 +75,7 @@ class RepoMap:
         progress: ProgressFn | None = None,
         repo_content_prefix: str | None = None,
         map_mul_no_files: float = 1.0,
+        plugin_timeout: float | None = None,
     ):
         if map_tokens < 1:
             raise ValueError(f"map_tokens must be at least 1 (got {map_tokens})")
@@ -90,6 +92,7 @@ class RepoMap:
         self.progress = progress
         self.repo_content_prefix = repo_content_prefix
         self.map_mul_no_files = map_mul_no_files
+        self.plugin_timeout = plugin_timeout  # seconds per plugin hook call; None: the plugins' limits
         self._cache: TagCache | None = None
         self.last_stats: dict[str, int] = {}
 
@@ -145,7 +148,7 @@ class RepoMap:
 
     def extract(self, entries: Sequence[FileEntry], full: bool = False) -> dict[str, FileExtraction] | dict[str, FileSymbols]:
         """Extractions for ``entries``: every tag with ``full``, else the ranking summary."""
-        extractor = Extractor(self.plugins, self.cache, self.jobs, self.progress)
+        extractor = Extractor(self.plugins, self.cache, self.jobs, self.progress, self.plugin_timeout)
         result = extractor.run(self.root, entries, full=full)
         self.last_stats = dict(extractor.stats)
         return result
@@ -212,7 +215,7 @@ class RepoMap:
         diags.extend(more)
         by_path = {e.path: e for e in [*entries, *chat_entries]}
         all_entries = [by_path[p] for p in sorted(by_path)]
-        extractor = Extractor(self.plugins, self.cache, self.jobs, self.progress)
+        extractor = Extractor(self.plugins, self.cache, self.jobs, self.progress, self.plugin_timeout)
         digest = self._digest(extractor, all_entries, diags, chat, mentioned_fnames, mentioned_idents, task)
         memo = self.cache.get_map(digest) if self.use_cache else None
         if memo is not None:
@@ -224,6 +227,7 @@ class RepoMap:
         extractions = extractor.run(self.root, all_entries)
         self.last_stats = dict(extractor.stats)
         diags.extend(self.cache.diagnostics)
+        diags.extend(extractor.diagnostics)
         for ex in extractions.values():
             diags.extend(ex.diagnostics)
         mapped = {p: ex for p, ex in extractions.items() if ex.plugin is not None}
@@ -276,7 +280,7 @@ class RepoMap:
             chat_files=tuple(sorted(chat)),
             extra={"files_mapped": len(mapped), "files_seen": seen},
         )
-        if self.use_cache and not any(d.code == "cache_unavailable" for d in result.diagnostics):
+        if self.use_cache and not any(d.code == "cache_unavailable" or d.code in UNSETTLED for d in result.diagnostics):
             self.cache.put_map(digest, json.dumps(result.to_dict(), ensure_ascii=False))
         return result
 
