@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import faulthandler
 import os
 import signal
 import sys
@@ -42,6 +43,7 @@ def tie_to_parent(parent_pid: int) -> None:
     """Call first thing in a worker: exit now if ``parent_pid`` is already gone, and whenever it
     goes later. The worker ignores SIGINT: the parent decides when workers stop."""
     _kernel_tie()
+    faulthandler.disable()  # the parent reports a crash, naming the plugin and the file
     if os.getppid() != parent_pid:  # died before the tie took effect
         os._exit(0)
     with contextlib.suppress(ValueError, OSError):
