@@ -302,3 +302,47 @@ def test_workers_exit_when_the_parent_is_killed(sig, mixed, monkeypatch):
     while time.monotonic() < deadline and any(_alive(w) for w in workers):
         time.sleep(0.1)
     assert not any(_alive(w) for w in workers)
+
+
+def test_conformance_runs_the_boundary_validator():
+    import dataclasses
+
+    from repomapper.conformance.runner import run_conformance
+    from repomapper.conformance.testing import isolated_plugin_set
+    from repomapper.hookspecs import hookimpl
+    from repomapper.model import BackendInfo
+    from tests.conformance_broken_plugin import BrokenPythonPlugin
+
+    class WrongSignature(BrokenPythonPlugin):
+        @hookimpl
+        def backend_info(self):
+            return BackendInfo("sig", "1", ("python",), (".py",), ("definitions",))
+
+        @hookimpl
+        def extract_tags(self, source):
+            return [
+                dataclasses.replace(t, signature=42) if t.is_def else t
+                for t in super().extract_tags(source)
+            ]
+
+    report = run_conformance(isolated_plugin_set("sig", WrongSignature()), "sig", examples=0)
+    [result] = report.results
+    well_formed = next(p for p in result.properties if p.name == "well_formed")
+    assert (
+        not well_formed.passed
+        and "the framework drops an item with a field of the wrong type" in well_formed.message
+    )
+
+
+@pytest.mark.parametrize("mode", sorted(LOAD_FAULTS))
+def test_every_command_reports_a_load_fault_and_carries_on(mode, mixed, monkeypatch):
+    monkeypatch.setenv("FOO_MODE", mode)
+    monkeypatch.setenv("REPOMAPPER_PLUGINS", "=".join(LOAD_FAULTS[mode]))
+    runner = CliRunner()
+    assert runner.invoke(main, ["--help"]).exit_code == 0
+    tags = runner.invoke(main, ["tags", str(mixed / "app"), "--no-cache"])
+    assert tags.exit_code == 0 and "plugin_load_error" in tags.stderr and "User" in tags.stdout
+    listing = runner.invoke(main, ["plugins"])
+    assert listing.exit_code == 0 and "foo [FAILED TO LOAD]" in listing.stdout
+    conformance = runner.invoke(main, ["conformance", "--plugin", "python_ast", "--examples", "0"])
+    assert conformance.exit_code == 0, conformance.output

@@ -21,30 +21,49 @@ from typing import Any
 from ..model import DEF, REF, Import, SourceFile, Tag
 
 _NEWLINES = re.compile(r"\r\n|\r|\n")
+#: The conformance property each problem kind of :func:`tag_problem`/:func:`import_problem`
+#: breaks (the others break ``well_formed``).
+PROPERTY_OF = {
+    "with lines outside the file": "lines_in_file",
+    "with a line outside the file": "lines_in_file",
+    "whose name is not on its line": "names_on_lines",
+}
 _MAX_EXAMPLE = 80
 
 
 @dataclass(slots=True)
 class Lines:
-    """The lines of a source file, decoded once, as the backends number them (1-based)."""
+    """The lines of a source file, decoded once, as backends number them (1-based): split at line
+    feeds and, when the file has a carriage return, also at any newline (backends use either)."""
 
     lines: list[str]
+    alt: list[str] | None = None
 
     @classmethod
     def of(cls, source: SourceFile) -> Lines:
         text = source.data.decode("utf-8", "replace")
-        return cls(_NEWLINES.split(text) if "\r" in text else text.split("\n"))
+        return cls(text.split("\n"), _NEWLINES.split(text) if "\r" in text else None)
 
     def __len__(self) -> int:
-        return len(self.lines)
+        return max(len(self.lines), len(self.alt)) if self.alt is not None else len(self.lines)
 
     def has(self, number: int, name: str) -> bool:
         """Whether ``name`` occurs on line ``number`` (as written, or NFKC-normalised as Python
         reads identifiers: ``µ`` is ``μ``)."""
-        if not 0 < number <= len(self.lines):
-            return False
-        line = self.lines[number - 1]
-        return name in line or (not line.isascii() and name in unicodedata.normalize("NFKC", line))
+        return _on_line(self.lines, number, name) or (
+            self.alt is not None and _on_line(self.alt, number, name)
+        )
+
+
+def _on_line(lines: list[str], number: int, name: str) -> bool:
+    if not 0 < number <= len(lines):
+        return False
+    line = lines[number - 1]
+    if name in line:
+        return True
+    if line.isascii():
+        return False
+    return unicodedata.normalize("NFKC", name) in unicodedata.normalize("NFKC", line)
 
 
 @dataclass(slots=True)
@@ -81,7 +100,7 @@ def _optional_str(value: Any) -> bool:
     return value is None or isinstance(value, str)
 
 
-def _tag_problem(t: Any, path: str, lines: Lines) -> tuple[str, str] | None:
+def tag_problem(t: Any, path: str, lines: Lines) -> tuple[str, str] | None:
     """(problem kind, example) for a tag the core must not use, or None when it is sound.
 
     Only a definition's name must occur on its line: a reference may be reported under the name
@@ -131,7 +150,7 @@ def validate_tags(
                     None,
                     f"returned more than {max_tags} tags for one file (the limit); all dropped",
                 )
-            problem = _tag_problem(t, source.path, lines)
+            problem = tag_problem(t, source.path, lines)
             if problem is None:
                 kept.append(t)
             else:
@@ -141,7 +160,7 @@ def validate_tags(
     return kept, problems.summary(len(kept), "tags")
 
 
-def _import_problem(i: Any, path: str, n_lines: int) -> tuple[str, str] | None:
+def import_problem(i: Any, path: str, n_lines: int) -> tuple[str, str] | None:
     if type(i) is not Import:
         return "not an Import", _describe(i)
     if i.file_path != path:
@@ -183,7 +202,7 @@ def validate_imports(
                     None,
                     f"returned more than {max_items} imports for one file (the limit); all dropped",
                 )
-            problem = _import_problem(i, source.path, n_lines)
+            problem = import_problem(i, source.path, n_lines)
             if problem is None:
                 kept.append(i)
             else:
