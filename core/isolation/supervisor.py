@@ -308,6 +308,8 @@ class Supervisor:
         else:
             culprit = None
         if (culprit is None or plugin is None) and len(task) > 1:  # not attributable: each alone
+            if plugin is not None:
+                self.streaks.record(plugin, False)
             queue.extend([j] for j in task)
             return []
         code = "backend_timeout" if timed_out else "backend_crashed"
