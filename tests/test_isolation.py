@@ -346,3 +346,41 @@ def test_every_command_reports_a_load_fault_and_carries_on(mode, mixed, monkeypa
     assert listing.exit_code == 0 and "foo [FAILED TO LOAD]" in listing.stdout
     conformance = runner.invoke(main, ["conformance", "--plugin", "python_ast", "--examples", "0"])
     assert conformance.exit_code == 0, conformance.output
+
+
+def test_a_crash_in_prepare_batch_is_narrowed_down_to_its_file(tmp_path, monkeypatch):
+    root = write_tree(
+        tmp_path / "prep", {"a.foo": "alpha\n", "bad.foo": "beta\n", "c.foo": "gamma\n"}
+    )
+    monkeypatch.setenv("FOO_MODE", "prepare_crash")
+    ex = extract_all(root, plugins())
+    assert [t.name for t in ex["a.foo"].tags] == ["alpha"] and [
+        t.name for t in ex["c.foo"].tags
+    ] == ["gamma"]
+    [diag] = ex["bad.foo"].diagnostics[:1]
+    assert (
+        diag.code == "backend_crashed"
+        and "plugin foo" in diag.message
+        and "preparing a batch" in diag.message
+    )
+
+
+def test_a_map_with_a_crash_is_deterministic(mixed, monkeypatch):
+    monkeypatch.setenv("FOO_MODE", "segfault")
+    first = RepoMap(mixed, plugins=plugins(), use_cache=False).map().to_dict()
+    second = RepoMap(mixed, plugins=plugins(), use_cache=False).map().to_dict()
+    assert json.dumps(first) == json.dumps(second)
+
+
+def test_the_time_limit_is_a_setting_everywhere(mixed, monkeypatch):
+    monkeypatch.setenv("REPOMAPPER_PLUGIN_TIMEOUT", "2.5")
+    monkeypatch.setenv("REPOMAPPER_MAX_TAGS_PER_FILE", "77")
+    assert Limits.from_env() == Limits(timeout=2.5, max_tags=77)
+    assert PluginConfig().limits.timeout == 2.5
+    monkeypatch.setenv("FOO_MODE", "hang")
+    ex = RepoMap(
+        mixed, plugins=plugins(limits=Limits(timeout=60)), use_cache=False, plugin_timeout=0.5
+    ).extract(RepoMap(mixed).collect(None)[0], full=True)
+    assert "0.5s" in ex["data/thing.foo"].diagnostics[0].message
+    with pytest.raises(ValueError):
+        Limits(timeout=0)

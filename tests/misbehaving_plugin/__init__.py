@@ -17,4 +17,5 @@ MODES = (
     "million",  # a million tags for one file
     "claim_all",  # claims every extension ("*"), answers soundly for .foo and with [] elsewhere
     "wrong_info",  # backend_info returns a dict
+    "prepare_crash",  # prepare_batch segfaults when the batch holds a file named bad.foo
 )

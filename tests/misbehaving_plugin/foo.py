@@ -24,6 +24,12 @@ def backend_info():
     return BackendInfo(NAME, "1.0", ("foo",), extensions, ("definitions",))
 
 
+@hookimpl
+def prepare_batch(sources):
+    if mode() == "prepare_crash" and any(s.path.endswith("bad.foo") for s in sources):
+        ctypes.string_at(0)
+
+
 def _sound(source) -> list[Tag]:
     first = source.data.decode("utf-8", "replace").split()
     name = first[0] if first else "empty"
@@ -37,6 +43,8 @@ def extract_tags(source):
         return []
     if not source.path.endswith((".foo", ".bar")):
         return None
+    if m == "prepare_crash":
+        return _sound(source)
     if m == "hang":
         time.sleep(3600)
     elif m == "segfault":
