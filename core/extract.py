@@ -31,7 +31,6 @@ from .isolation.supervisor import (
     Supervisor,
     Tracker,
     null_tracker,
-    with_prior,
 )
 from .isolation.validate import Lines, validate_imports, validate_tags
 from .model import Diagnostic, FileExtraction, FileSymbols, Import, SourceFile, Tag, tag_sort_key
@@ -373,7 +372,8 @@ class Extractor:
                 out, outcomes = run_batch([Job(e) for e in batch], disabled, null_tracker)
                 for plugin, ok in outcomes:
                     streaks.record(plugin, ok)
-                yield [with_prior(Job(item[0]), item, lambda p, d=disabled: self._disabled_for(p, d))
-                       if disabled else item for item in out]
+                # a file a disabled plugin would have answered is not cached: the next run asks it
+                yield [(path, None if self._disabled_for(path, disabled) else row, result)
+                       for path, row, result in out]
         finally:
             self.diagnostics.extend(streaks.disabled[n] for n in sorted(streaks.disabled))
