@@ -20,6 +20,8 @@ from .registry import PYTHON_BACKENDS, PluginConfig, PluginSet
 
 EXIT_NOTHING_MAPPED = 1
 EXIT_USAGE = 2
+#: A file left unmapped with one of these failed (``tags``/``imports`` exit nonzero for it).
+_FAULT_CODES = ("backend_crashed", "backend_timeout", "backend_error", "backend_invalid_output")
 
 
 class _StderrHandler(logging.Handler):
@@ -210,7 +212,8 @@ def _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, 
                 for diag in ex.diagnostics:
                     if diag.severity != "info" or diag.code == "no_backend":
                         click.echo(f"repomapper: {diag.severity}: [{diag.code}] {prefix}{entry.path}: {diag.message}", err=True)
-                        failed = failed or diag.code in ("no_backend", "backend_unavailable")
+                        failed = failed or diag.code in ("no_backend", "backend_unavailable") or (
+                            ex.plugin is None and diag.code in _FAULT_CODES)
             for diag in diags:
                 where = f"{diag.path}: " if diag.path else ""
                 click.echo(f"repomapper: {diag.severity}: [{diag.code}] {where}{diag.message}", err=True)

@@ -161,7 +161,7 @@ def extract_source(
             diags.append(Diagnostic("backend_unavailable", f"no available backend ({reasons})", source.path))
         elif not names and not skip:
             diags.append(Diagnostic("no_backend", "no backend handles this file type", source.path, "info"))
-        elif not failed:
+        elif not failed and names:  # (every backend skipped: the reason is already reported)
             asked = ", ".join(available) or "none left"
             diags.append(Diagnostic("no_backend", f"no backend answered (asked: {asked})", source.path, "info"))
         return FileExtraction(source.path, diagnostics=_unique(diags))

@@ -384,3 +384,15 @@ def test_the_time_limit_is_a_setting_everywhere(mixed, monkeypatch):
     assert "0.5s" in ex["data/thing.foo"].diagnostics[0].message
     with pytest.raises(ValueError):
         Limits(timeout=0)
+
+
+@pytest.mark.parametrize("mode", ["exit", "garbage"])
+def test_tags_of_a_file_that_could_not_be_mapped_exits_nonzero_with_the_reason(
+    mode, mixed, monkeypatch
+):
+    monkeypatch.setenv("FOO_MODE", mode)
+    monkeypatch.setenv("REPOMAPPER_PLUGINS", "=".join(FOO))
+    r = CliRunner().invoke(main, ["tags", str(mixed / "data" / "thing.foo"), "--no-cache"])
+    assert r.exit_code == 1 and "plugin foo" in r.stderr and "thing.foo" in r.stderr
+    r = CliRunner().invoke(main, ["tags", str(mixed / "app"), "--no-cache"])
+    assert r.exit_code == 0 and "User" in r.stdout

@@ -315,7 +315,7 @@ class Supervisor:
         code = "backend_timeout" if timed_out else "backend_crashed"
         doing = _PHASE_WORDS.get(phase, "extracting")
         if timed_out:
-            what = f"took longer than {self.limits.timeout:g}s (the plugin time limit) {doing} and was stopped"
+            what = f"took longer than {self.limits.timeout:g}s (the plugin time limit: --plugin-timeout, REPOMAPPER_PLUGIN_TIMEOUT) {doing} and was stopped"
         else:
             what = f"crashed: its worker process {worker.death()} while {doing}"
         job = culprit or task[0]
@@ -325,7 +325,7 @@ class Supervisor:
         self.streaks.record(plugin, False, job.entry.path, code)
         diag = Diagnostic(
             code,
-            f"plugin {plugin} {what}; the next backend that claims the file was asked",
+            f"plugin {plugin} {what}; the file went to the next backend that claims it, if any",
             job.entry.path,
         )
         rest = [j for j in task if j is not job]
