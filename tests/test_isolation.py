@@ -405,3 +405,30 @@ def test_tags_of_a_file_that_could_not_be_mapped_exits_nonzero_with_the_reason(
     assert r.exit_code == 1 and "plugin foo" in r.stderr and "thing.foo" in r.stderr
     r = CliRunner().invoke(main, ["tags", str(mixed / "app"), "--no-cache"])
     assert r.exit_code == 0 and "User" in r.stdout
+
+
+def _slow_runner(jobs, disabled, tracker):
+    from repomapper.model import FileExtraction
+
+    for i, job in enumerate(jobs):
+        tracker(i, None, 2)
+        if job.entry.path == "slow":
+            time.sleep(3600)
+    return [(j.entry.path, None, FileExtraction(j.entry.path)) for j in jobs], []
+
+
+def test_an_interrupted_run_leaves_no_worker_behind():
+    import multiprocessing
+
+    from repomapper.discover import FileEntry
+    from repomapper.isolation.supervisor import Supervisor
+
+    before = set(multiprocessing.active_children())
+    sup = Supervisor(_slow_runner, ["x"], Limits(timeout=60), 2, lambda p, d: False, lambda ex: ex)
+    run = sup.run([[FileEntry("slow", 0, 0)], [FileEntry("fast", 0, 0)]])
+    [(path, _, _)] = next(run)
+    assert path == "fast"
+    workers = set(multiprocessing.active_children()) - before
+    assert len(workers) == 2  # one of them still busy with "slow"
+    run.close()  # the caller gives up (an exception, a timeout of its own)
+    assert not any(w.is_alive() for w in workers)

@@ -261,11 +261,13 @@ class Supervisor:
                             out = self._failed(worker, queue, timed_out=True)
                     if out:
                         yield out
-        finally:
-            for worker in idle + busy:
+        finally:  # idle workers are told to exit; busy ones (an interrupted run) are killed
+            for worker in idle:
                 with contextlib.suppress(OSError):
                     worker.conn.send(None)
-            for worker in idle + busy:
+            for worker in busy:
+                worker.kill()
+            for worker in idle:
                 worker.proc.join(0.5)
                 worker.kill()
 
