@@ -221,31 +221,35 @@ class Supervisor:
         idle: list[_Worker] = []
         busy: list[_Worker] = []
         poll = min(0.25, self.limits.timeout / 4)
+
+        def dispatch() -> None:
+            while queue and (idle or len(busy) < self.jobs):
+                worker = idle.pop() if idle else _Worker(ctx, self.runner, self.names)
+                task = queue.popleft()
+                try:
+                    worker.assign(task, self.streaks.names)
+                except OSError:  # died between tasks: replace it, same task
+                    worker.kill()
+                    queue.appendleft(task)
+                    continue
+                busy.append(worker)
+
         try:
             while queue or busy:
-                while queue and (idle or len(busy) < self.jobs):
-                    worker = idle.pop() if idle else _Worker(ctx, self.runner, self.names)
-                    task = queue.popleft()
-                    try:
-                        worker.assign(task, self.streaks.names)
-                    except OSError:  # died between tasks: replace it, same task
-                        worker.kill()
-                        queue.appendleft(task)
-                        continue
-                    busy.append(worker)
+                dispatch()
                 ready = set(wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], poll))
                 now = time.monotonic()
+                outs: list[list[Extracted]] = []
                 for worker in list(busy):
-                    out = None
                     if worker.conn in ready or worker.proc.sentinel in ready:
                         try:
                             payload, error = worker.conn.recv()
                         except (EOFError, OSError):
                             payload, error = None, None
                             worker.proc.join(JOIN_SECONDS)
-                            out = self._failed(worker, queue, timed_out=False)
+                            outs.append(self._failed(worker, queue, timed_out=False))
                         else:
-                            out = self._answered(worker, queue, payload, error)
+                            outs.append(self._answered(worker, queue, payload, error))
                         busy.remove(worker)
                         if worker.proc.is_alive() and payload is not None:
                             idle.append(worker)
@@ -258,7 +262,9 @@ class Supervisor:
                         elif now - worker.since > self.limits.timeout:
                             busy.remove(worker)
                             worker.kill()
-                            out = self._failed(worker, queue, timed_out=True)
+                            outs.append(self._failed(worker, queue, timed_out=True))
+                dispatch()  # workers get new work before the caller gets the results
+                for out in outs:
                     if out:
                         yield out
         finally:  # idle workers are told to exit; busy ones (an interrupted run) are killed
