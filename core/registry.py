@@ -89,6 +89,14 @@ class PluginConfig:
         return frozenset(self.blocked) | unused
 
 
+def _names_type(info: BackendInfo, name: str, suffix: str) -> bool:
+    """Whether a backend claims this file by its type (its extensions and file names, or the
+    languages of a ``"*"`` backend such as ctags), rather than only through ``"*"``."""
+    if "*" not in info.extensions or name in info.filenames:
+        return True
+    return bool(suffix) and any(suffix in exts for _, exts in info.language_extensions)
+
+
 def backend_info_problem(info: Any) -> str | None:
     """What is wrong with a ``backend_info`` answer, or None."""
     if not isinstance(info, BackendInfo):
@@ -220,10 +228,9 @@ class PluginSet:
         key = (suffix, name if name in self._filenames else "")
         found = self._route_cache.get(key)
         if found is None:
-            claims = [(n, i) for n, i in self.infos.items() if i.claims(rel_path)]
+            claims = [(n, _names_type(i, name, suffix)) for n, i in self.infos.items() if i.claims(rel_path)]
             # "*" is a fallback: a backend that names the file's type is asked before it
-            found = tuple(n for n, i in claims if "*" not in i.extensions) + tuple(
-                n for n, i in claims if "*" in i.extensions)
+            found = tuple(n for n, named in claims if named) + tuple(n for n, named in claims if not named)
             self._route_cache[key] = found
         return found
 
