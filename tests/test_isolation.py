@@ -126,9 +126,12 @@ def test_a_million_tags_are_refused_at_the_cap(mixed, monkeypatch):
 
 def test_a_plugin_claiming_every_file_is_a_fallback(mixed, baseline, monkeypatch):
     monkeypatch.setenv("FOO_MODE", "claim_all")
-    ex = extract_all(mixed, plugins())
+    ps = plugins()
+    ex = extract_all(mixed, ps)
     assert others(ex) == baseline
     assert ex["data/thing.foo"].plugin == "foo"
+    order = ps.candidates("lib/x.lua")  # a type only ctags names: ctags first, foo after it
+    assert order.index("ctags") < order.index("foo")
 
 
 @pytest.mark.parametrize("mode", sorted(LOAD_FAULTS))
