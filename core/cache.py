@@ -82,8 +82,16 @@ def decode_symbols(path: str, row: EncodedRow) -> FileSymbols:
     plugin, language, defs, _refs, summary, imports, diags = row
     definitions, imps, diagnostics = _common(path, defs, imports, diags)
     s = json.loads(summary)
-    return FileSymbols(path, definitions, tuple((n, c) for n, c in s["c"]), tuple((n, t) for n, t in s["t"]),
-                       imps, plugin, language, diagnostics)
+    return FileSymbols(
+        path,
+        definitions,
+        tuple((n, c) for n, c in s["c"]),
+        tuple((n, t) for n, t in s["t"]),
+        imps,
+        plugin,
+        language,
+        diagnostics,
+    )
 
 
 def decode_full(path: str, row: EncodedRow) -> FileExtraction:
@@ -103,7 +111,9 @@ class TagCache:
         self.diagnostics: list[Diagnostic] = []
         self.location = ":memory:"
 
-    def lookup(self, keys: Iterable[CacheKey], full: bool = False) -> dict[str, FileExtraction | FileSymbols]:
+    def lookup(
+        self, keys: Iterable[CacheKey], full: bool = False
+    ) -> dict[str, FileExtraction | FileSymbols]:
         """Every valid cached entry among ``keys``, read in one query. ``full`` decodes every
         reference tag; otherwise only the reference summary ranking needs."""
         decode = decode_full if full else decode_symbols
@@ -156,7 +166,9 @@ class SqliteTagCache(TagCache):
             " fingerprint TEXT, plugin TEXT, language TEXT, defs TEXT, refs TEXT, summary TEXT,"
             " imports TEXT, diagnostics TEXT)"
         )
-        self.conn.execute("CREATE TABLE IF NOT EXISTS maps (key TEXT PRIMARY KEY, created INTEGER, result TEXT)")
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS maps (key TEXT PRIMARY KEY, created INTEGER, result TEXT)"
+        )
         # prove we can write (read-only file systems and locked databases fail here)
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         self._fallen_back = False
@@ -191,7 +203,9 @@ class SqliteTagCache(TagCache):
         if not self._fallen_back:
             try:
                 with self._transaction():
-                    self.conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?)", batch)
+                    self.conn.executemany(
+                        "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?)", batch
+                    )
                 return
             except (sqlite3.Error, ValueError) as exc:  # ValueError: text sqlite cannot encode
                 self._fallback(exc)
@@ -228,8 +242,12 @@ class SqliteTagCache(TagCache):
         if not self._fallen_back:
             try:
                 with self._transaction():
-                    (n,) = self.conn.execute("SELECT COALESCE(MAX(created), 0) + 1 FROM maps").fetchone()
-                    self.conn.execute("INSERT OR REPLACE INTO maps VALUES (?, ?, ?)", (key, n, value))
+                    (n,) = self.conn.execute(
+                        "SELECT COALESCE(MAX(created), 0) + 1 FROM maps"
+                    ).fetchone()
+                    self.conn.execute(
+                        "INSERT OR REPLACE INTO maps VALUES (?, ?, ?)", (key, n, value)
+                    )
                     self.conn.execute(
                         "DELETE FROM maps WHERE key NOT IN (SELECT key FROM maps ORDER BY created DESC LIMIT ?)",
                         (MAX_MAPS,),

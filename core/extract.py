@@ -118,7 +118,11 @@ def extract_source(
             except KeyboardInterrupt:
                 raise
             except BaseException as exc:  # SystemExit from a hook is a crash of the hook too
-                diags.append(Diagnostic("backend_error", f"{name} crashed: {type(exc).__name__}: {exc}", source.path))
+                diags.append(
+                    Diagnostic(
+                        "backend_error", f"{name} crashed: {type(exc).__name__}: {exc}", source.path
+                    )
+                )
                 _outcome(outcomes, name, False)
                 continue
             if answered is None:
@@ -134,13 +138,25 @@ def extract_source(
                 except KeyboardInterrupt:
                     raise
                 except BaseException as exc:
-                    diags.append(Diagnostic("backend_error", f"{name} crashed extracting imports: {type(exc).__name__}: {exc}", source.path))
+                    diags.append(
+                        Diagnostic(
+                            "backend_error",
+                            f"{name} crashed extracting imports: {type(exc).__name__}: {exc}",
+                            source.path,
+                        )
+                    )
                     found = None
                 if found is not None:
                     imports, problem = validate_imports(found, source, limits.max_tags, lines)
                     problems += [problem] if problem else []
             if problems:
-                diags.append(Diagnostic("backend_invalid_output", f"plugin {name} returned invalid output: {'; '.join(problems)}", source.path))
+                diags.append(
+                    Diagnostic(
+                        "backend_invalid_output",
+                        f"plugin {name} returned invalid output: {'; '.join(problems)}",
+                        source.path,
+                    )
+                )
             _outcome(outcomes, name, not problems)
             if tags is not None:
                 plugin = name
@@ -158,12 +174,20 @@ def extract_source(
         failed = any(d.code in ("backend_error", "backend_invalid_output") for d in diags)
         if unavailable:
             reasons = "; ".join(f"{n}: {infos[n].detail or 'unavailable'}" for n in unavailable)
-            diags.append(Diagnostic("backend_unavailable", f"no available backend ({reasons})", source.path))
+            diags.append(
+                Diagnostic("backend_unavailable", f"no available backend ({reasons})", source.path)
+            )
         elif not names and not skip:
-            diags.append(Diagnostic("no_backend", "no backend handles this file type", source.path, "info"))
+            diags.append(
+                Diagnostic("no_backend", "no backend handles this file type", source.path, "info")
+            )
         elif not failed and names:  # (every backend skipped: the reason is already reported)
             asked = ", ".join(available) or "none left"
-            diags.append(Diagnostic("no_backend", f"no backend answered (asked: {asked})", source.path, "info"))
+            diags.append(
+                Diagnostic(
+                    "no_backend", f"no backend answered (asked: {asked})", source.path, "info"
+                )
+            )
         return FileExtraction(source.path, diagnostics=_unique(diags))
     tag_list = tags or []
     if "references" not in infos[plugin].capabilities and needs_backfill(tag_list):
@@ -171,7 +195,9 @@ def extract_source(
     tag_list = sorted(set(tag_list), key=tag_sort_key)
     import_list = sorted(set(imports or ()), key=_import_order)
     language = infos[plugin].language_for(source.path)
-    return FileExtraction(source.path, tuple(tag_list), tuple(import_list), plugin, language, _unique(diags))
+    return FileExtraction(
+        source.path, tuple(tag_list), tuple(import_list), plugin, language, _unique(diags)
+    )
 
 
 def _outcome(outcomes: list[Outcome] | None, name: str, ok: bool) -> None:
@@ -182,7 +208,7 @@ def _outcome(outcomes: list[Outcome] | None, name: str, ok: bool) -> None:
 def _record_message(record: logging.LogRecord, path: str) -> str:
     msg = record.getMessage()
     prefix = f"{path}: "
-    return msg[len(prefix):] if msg.startswith(prefix) else msg
+    return msg[len(prefix) :] if msg.startswith(prefix) else msg
 
 
 def _unique(diags: list[Diagnostic]) -> tuple[Diagnostic, ...]:
@@ -234,8 +260,14 @@ def extract_batch(
     by_plugin: dict[str, list[tuple[int, SourceFile]]] = defaultdict(list)
     for i, src in sources:
         excluded = skip.get(src.path, frozenset())
-        first = next((n for n in plugins.candidates(src.path)
-                      if n not in excluded and plugins.infos[n].available), None)
+        first = next(
+            (
+                n
+                for n in plugins.candidates(src.path)
+                if n not in excluded and plugins.infos[n].available
+            ),
+            None,
+        )
         if first is not None:
             by_plugin[first].append((i, src))
     for name, group in sorted(by_plugin.items()):
@@ -248,15 +280,20 @@ def extract_batch(
             log.warning("%s: prepare_batch failed: %s: %s", name, type(exc).__name__, exc)
     for i, src in sources:
         results[src.path] = extract_source(
-            plugins, src, skip=skip.get(src.path, frozenset()), limits=limits,
-            note=lambda name, i=i: tracker(i, name, EXTRACT), outcomes=outcomes,
+            plugins,
+            src,
+            skip=skip.get(src.path, frozenset()),
+            limits=limits,
+            note=lambda name, i=i: tracker(i, name, EXTRACT),
+            outcomes=outcomes,
         )
     tracker(-1, None, FRAMEWORK)
     return [results[e.path] for e in entries if e.path in results]
 
 
-def extract_encoded(plugins: PluginSet, root: Path, entries: Sequence[FileEntry], full: bool,
-                    **kwargs: Any) -> list[Extracted]:
+def extract_encoded(
+    plugins: PluginSet, root: Path, entries: Sequence[FileEntry], full: bool, **kwargs: Any
+) -> list[Extracted]:
     """Extract a batch and encode it for the cache where it runs (in the worker, in parallel)."""
     out: list[Extracted] = []
     for ex in extract_batch(plugins, root, entries, **kwargs):
@@ -338,17 +375,29 @@ class Extractor:
     def _disabled_for(self, path: str, disabled: frozenset[str]) -> bool:
         return bool(disabled) and any(n in disabled for n in self.plugins.candidates(path))
 
-    def _execute(self, root: Path, batches: list[list[FileEntry]], full: bool) -> Iterator[list[Extracted]]:
+    def _execute(
+        self, root: Path, batches: list[list[FileEntry]], full: bool
+    ) -> Iterator[list[Extracted]]:
         if not batches:
             return
         misses = sum(len(b) for b in batches)
         plugins, limits = self.plugins, self.limits
 
-        def run_batch(jobs: Sequence[Job], disabled: frozenset[str], tracker: Tracker) -> tuple[list[Extracted], list[Outcome]]:
+        def run_batch(
+            jobs: Sequence[Job], disabled: frozenset[str], tracker: Tracker
+        ) -> tuple[list[Extracted], list[Outcome]]:
             outcomes: list[Outcome] = []
             skip = {j.entry.path: j.skip | disabled for j in jobs if j.skip or disabled}
-            out = extract_encoded(plugins, root, [j.entry for j in jobs], full, skip=skip,
-                                  limits=limits, tracker=tracker, outcomes=outcomes)
+            out = extract_encoded(
+                plugins,
+                root,
+                [j.entry for j in jobs],
+                full,
+                skip=skip,
+                limits=limits,
+                tracker=tracker,
+                outcomes=outcomes,
+            )
             return out, outcomes
 
         if not (limits.isolate and Supervisor.available()):
@@ -356,14 +405,19 @@ class Extractor:
             return
         workers = self.jobs if misses >= PARALLEL_THRESHOLD else 1
         view = (lambda ex: ex) if full else FileSymbols.from_extraction
-        supervisor = Supervisor(run_batch, list(plugins.infos), limits, workers, self._disabled_for, view)
+        supervisor = Supervisor(
+            run_batch, list(plugins.infos), limits, workers, self._disabled_for, view
+        )
         try:
             yield from supervisor.run(batches)
         finally:
             self.diagnostics.extend(supervisor.diagnostics)
 
-    def _in_process(self, run_batch: Callable[..., tuple[list[Extracted], list[Outcome]]],
-                    batches: list[list[FileEntry]]) -> Iterator[list[Extracted]]:
+    def _in_process(
+        self,
+        run_batch: Callable[..., tuple[list[Extracted], list[Outcome]]],
+        batches: list[list[FileEntry]],
+    ) -> Iterator[list[Extracted]]:
         """Without fork (or with isolation off): the same bookkeeping, no crash or hang containment."""
         streaks = Streaks(self.limits.max_failures)
         try:
@@ -373,7 +427,9 @@ class Extractor:
                 for plugin, ok in outcomes:
                     streaks.record(plugin, ok)
                 # a file a disabled plugin would have answered is not cached: the next run asks it
-                yield [(path, None if self._disabled_for(path, disabled) else row, result)
-                       for path, row, result in out]
+                yield [
+                    (path, None if self._disabled_for(path, disabled) else row, result)
+                    for path, row, result in out
+                ]
         finally:
             self.diagnostics.extend(streaks.disabled[n] for n in sorted(streaks.disabled))

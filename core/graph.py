@@ -164,12 +164,18 @@ def build_graph(
             continue
         mul = identifier_multiplier(ident, len(table.defines[ident]), mentioned_idents)
         for referencer in sorted(refs):
-            weight = mul * (CHAT_MULTIPLIER if referencer in chat_files else 1.0) * math.sqrt(refs[referencer])
+            weight = (
+                mul
+                * (CHAT_MULTIPLIER if referencer in chat_files else 1.0)
+                * math.sqrt(refs[referencer])
+            )
             for definer in table.chosen_definers(referencer, ident):
                 pairs[(referencer, definer)][ident] = weight * table.kind_factor(definer, ident)
-    for (src, dst) in sorted(pairs):
+    for src, dst in sorted(pairs):
         idents = pairs[(src, dst)]
-        graph.add_edge(src, dst, key=REFS_KEY, weight=sum(idents[i] for i in sorted(idents)), idents=idents)
+        graph.add_edge(
+            src, dst, key=REFS_KEY, weight=sum(idents[i] for i in sorted(idents)), idents=idents
+        )
     for importer in sorted(import_edges):
         for target, count in sorted(import_edges[importer].items()):
             if target == importer or target not in graph:

@@ -83,7 +83,7 @@ def personalization(
     return scores
 
 
-def _stable(x: float) -> float:
+def stable(x: float) -> float:
     """Round away the last bits of floating-point noise so ties sort the same everywhere."""
     return float(f"{x:.12g}")
 
@@ -147,7 +147,9 @@ def factor_graph(
                     d_vals.append(table.kind_factor(d, ident))
             r_rows.append(row)
             r_cols.append(col)
-            r_vals.append(mul * (CHAT_MULTIPLIER if referencer in chat_files else 1.0) * math.sqrt(count))
+            r_vals.append(
+                mul * (CHAT_MULTIPLIER if referencer in chat_files else 1.0) * math.sqrt(count)
+            )
     n, k = len(names), len(columns)
     R = sparse.csr_array((r_vals, (r_rows, r_cols)), shape=(n, k), dtype=np.float64)
     D = sparse.csr_array((d_vals, (d_rows, d_cols)), shape=(k, n), dtype=np.float64)
@@ -191,7 +193,9 @@ def pagerank(g: FactoredGraph, pers: Mapping[str, float]) -> dict[str, float]:
         if np.abs(x - last).sum() < n * PAGERANK_TOL:
             break
     else:
-        log.debug("PageRank did not converge in %d iterations; using the last iterate", PAGERANK_MAX_ITER)
+        log.debug(
+            "PageRank did not converge in %d iterations; using the last iterate", PAGERANK_MAX_ITER
+        )
     return {f: float(v) for f, v in zip(g.files, x, strict=True)}
 
 
@@ -238,6 +242,6 @@ def rank_definitions(
     for key in ranked:
         if key[1] in mentioned_idents:
             ranked[key] *= MENTIONED_BOOST
-    items = [(f, i, _stable(r)) for (f, i), r in ranked.items() if (f, i) in table.definitions]
-    items.sort(key=lambda x: (-x[2], -_stable(file_ranks.get(x[0], 0.0)), x[0], x[1]))
-    return Ranking({f: _stable(r) for f, r in file_ranks.items()}, tuple(items))
+    items = [(f, i, stable(r)) for (f, i), r in ranked.items() if (f, i) in table.definitions]
+    items.sort(key=lambda x: (-x[2], -stable(file_ranks.get(x[0], 0.0)), x[0], x[1]))
+    return Ranking({f: stable(r) for f, r in file_ranks.items()}, tuple(items))

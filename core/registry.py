@@ -123,12 +123,18 @@ class PluginSet:
             self.pm.set_blocked(name)
         for name, module in BUILTIN_PLUGINS:
             if name not in blocked:
-                self._register(name, lambda module=module: importlib.import_module(module), "built-in plugin")
+                self._register(
+                    name, lambda module=module: importlib.import_module(module), "built-in plugin"
+                )
         if self.config.load_entry_points:
             self._load_entry_points(blocked)
         for name, module in self.config.modules:
             if name not in blocked and self.pm.get_plugin(name) is None:
-                self._register(name, lambda module=module: importlib.import_module(module), f"plugin module {module}")
+                self._register(
+                    name,
+                    lambda module=module: importlib.import_module(module),
+                    f"plugin module {module}",
+                )
         for name, obj in self.config.extra:
             if name not in blocked:
                 self._register(name, lambda obj=obj: obj, "plugin")
@@ -168,21 +174,32 @@ class PluginSet:
         does not exist (a misspelled name) would never be called; the plugin is left out."""
         unknown: dict[str, list[str]] = {}
         for hook_name, caller in sorted(vars(self.pm.hook).items()):
-            if hook_name.startswith("_") or not hasattr(caller, "get_hookimpls") or caller.has_spec():
+            if (
+                hook_name.startswith("_")
+                or not hasattr(caller, "get_hookimpls")
+                or caller.has_spec()
+            ):
                 continue
             for impl in caller.get_hookimpls():
                 if not impl.opts.get("optionalhook"):
                     unknown.setdefault(impl.plugin_name, []).append(hook_name)
-        known = ", ".join(sorted(n for n in dir(hookspecs) if hasattr(getattr(hookspecs, n), "repomapper_spec")))
+        known = ", ".join(
+            sorted(n for n in dir(hookspecs) if hasattr(getattr(hookspecs, n), "repomapper_spec"))
+        )
         for name, hooks in sorted(unknown.items()):
-            self._left_out(name, f"implements unknown hook(s) {', '.join(hooks)} (misspelled? the hooks are: {known})")
+            self._left_out(
+                name,
+                f"implements unknown hook(s) {', '.join(hooks)} (misspelled? the hooks are: {known})",
+            )
 
     def load_diagnostics(self) -> list[Diagnostic]:
         """One diagnostic per plugin that was left out (import failure, unknown hook, a wrong
         ``backend_info``)."""
         _ = self.infos  # a wrong backend_info is found here
-        return [Diagnostic("plugin_load_error", f"plugin {name} left out: {reason}", None, "warning")
-                for name, reason in self.load_errors]
+        return [
+            Diagnostic("plugin_load_error", f"plugin {name} left out: {reason}", None, "warning")
+            for name, reason in self.load_errors
+        ]
 
     # -- declarations ---------------------------------------------------------------------
     def call_order(self) -> list[str]:
@@ -209,7 +226,9 @@ class PluginSet:
                         raise
                     except BaseException as exc:
                         log.warning("plugin %s: backend_info failed: %s", name, exc)
-                        info = BackendInfo(name, "?", (), (), (), available=False, detail=_describe_failure(exc))
+                        info = BackendInfo(
+                            name, "?", (), (), (), available=False, detail=_describe_failure(exc)
+                        )
                 if info is None:
                     info = BackendInfo(name, "?", (), ("*",), ())
                 problem = backend_info_problem(info)
@@ -228,9 +247,15 @@ class PluginSet:
         key = (suffix, name if name in self._filenames else "")
         found = self._route_cache.get(key)
         if found is None:
-            claims = [(n, _names_type(i, name, suffix)) for n, i in self.infos.items() if i.claims(rel_path)]
+            claims = [
+                (n, _names_type(i, name, suffix))
+                for n, i in self.infos.items()
+                if i.claims(rel_path)
+            ]
             # "*" is a fallback: a backend that names the file's type is asked before it
-            found = tuple(n for n, named in claims if named) + tuple(n for n, named in claims if not named)
+            found = tuple(n for n, named in claims if named) + tuple(
+                n for n, named in claims if not named
+            )
             self._route_cache[key] = found
         return found
 
@@ -243,7 +268,9 @@ class PluginSet:
         return fp
 
     # -- calling ---------------------------------------------------------------------------
-    def call_first(self, hook_name: str, names: Sequence[str], **kwargs: Any) -> tuple[str | None, Any]:
+    def call_first(
+        self, hook_name: str, names: Sequence[str], **kwargs: Any
+    ) -> tuple[str | None, Any]:
         """firstresult semantics over the named plugins, reporting which plugin answered.
 
         Exceptions propagate to the caller, which turns them into diagnostics.
@@ -270,5 +297,3 @@ class PluginSet:
             fn = self._impl(name, hook_name)
             if fn is not None:
                 fn(**kwargs)
-
-
