@@ -435,3 +435,13 @@ def test_an_interrupted_run_leaves_no_worker_behind():
     assert len(workers) == 2  # one of them still busy with "slow"
     run.close()  # the caller gives up (an exception, a timeout of its own)
     assert not any(w.is_alive() for w in workers)
+
+
+def test_a_long_lived_repomap_tries_a_crashed_file_again(mixed, monkeypatch):
+    rm = RepoMap(mixed, plugins=plugins(), map_tokens=4096)
+    monkeypatch.setenv("FOO_MODE", "exit")
+    assert any(d.code == "backend_crashed" for d in rm.map().diagnostics)
+    monkeypatch.setenv("FOO_MODE", "ok")
+    again = rm.map()
+    assert not any(d.code == "backend_crashed" for d in again.diagnostics)
+    assert "widget" in again.map
