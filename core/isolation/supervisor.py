@@ -259,7 +259,7 @@ class Supervisor:
                         seq = worker.slot[0]
                         if seq != worker.seq:
                             worker.seq, worker.since = seq, now
-                        elif now - worker.since > self.limits.timeout:
+                        elif now - worker.since > self._limit(worker):
                             busy.remove(worker)
                             worker.kill()
                             outs.append(self._failed(worker, queue, timed_out=True))
@@ -276,6 +276,14 @@ class Supervisor:
             for worker in idle:
                 worker.proc.join(0.5)
                 worker.kill()
+
+    def _limit(self, worker: _Worker) -> float:
+        """The time limit of the step the worker is in: one file's hooks get ``timeout``; a
+        ``prepare_batch`` over n files gets ``timeout * (1 + n / 10)`` (a backend running one
+        external tool per batch, as ctags does, applies its own per-batch time limit first)."""
+        if worker.slot[3] == PREPARE:
+            return self.limits.timeout * (1 + len(worker.task or ()) / 10)
+        return self.limits.timeout
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -323,7 +331,7 @@ class Supervisor:
         code = "backend_timeout" if timed_out else "backend_crashed"
         doing = _PHASE_WORDS.get(phase, "extracting")
         if timed_out:
-            what = f"took longer than {self.limits.timeout:g}s (the plugin time limit: --plugin-timeout, REPOMAPPER_PLUGIN_TIMEOUT) {doing} and was stopped"
+            what = f"took longer than {self._limit(worker):g}s (the plugin time limit: --plugin-timeout, REPOMAPPER_PLUGIN_TIMEOUT) {doing} and was stopped"
         else:
             what = f"crashed: its worker process {worker.death()} while {doing}"
         job = culprit or task[0]
