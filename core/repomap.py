@@ -22,6 +22,7 @@ from .discover import (
 from .extract import Extractor, ProgressFn
 from .graph import SymbolTable, build_graph
 from .index import RepoIndex
+from .isolation.supervisor import UNSETTLED
 from .model import (
     Diagnostic,
     FileExtraction,
@@ -84,6 +85,7 @@ class RepoMap:
         progress: ProgressFn | None = None,
         repo_content_prefix: str | None = None,
         map_mul_no_files: float = 1.0,
+        plugin_timeout: float | None = None,
     ):
         if map_tokens < 1:
             raise ValueError(f"map_tokens must be at least 1 (got {map_tokens})")
@@ -100,6 +102,9 @@ class RepoMap:
         self.progress = progress
         self.repo_content_prefix = repo_content_prefix
         self.map_mul_no_files = map_mul_no_files
+        self.plugin_timeout = (
+            plugin_timeout  # seconds per plugin hook call; None: the plugins' limits
+        )
         self._cache: TagCache | None = None
         self._lexical: tuple[TagCache, LexicalIndex] | None = None
         self._extracted: tuple[tuple, dict] | None = None
@@ -170,7 +175,9 @@ class RepoMap:
         self, entries: Sequence[FileEntry], full: bool = False
     ) -> dict[str, FileExtraction] | dict[str, FileSymbols]:
         """Extractions for ``entries``: every tag with ``full``, else the ranking summary."""
-        extractor = Extractor(self.plugins, self.cache, self.jobs, self.progress)
+        extractor = Extractor(
+            self.plugins, self.cache, self.jobs, self.progress, self.plugin_timeout
+        )
         result = extractor.run(self.root, entries, full=full)
         self.last_stats = dict(extractor.stats)
         return result
@@ -228,7 +235,9 @@ class RepoMap:
         diags.extend(more)
         by_path = {e.path: e for e in [*entries, *chat_entries]}
         all_entries = [by_path[p] for p in sorted(by_path)]
-        extractor = Extractor(self.plugins, self.cache, self.jobs, self.progress)
+        extractor = Extractor(
+            self.plugins, self.cache, self.jobs, self.progress, self.plugin_timeout
+        )
         return extractor, entries, all_entries, chat, seen
 
     def rank(
@@ -280,6 +289,7 @@ class RepoMap:
         disabled,
     ) -> RankedRepository:
         diags.extend(self.cache.diagnostics)
+        diags.extend(extractor.diagnostics or self.plugins.load_diagnostics())
         for ex in extractions.values():
             diags.extend(ex.diagnostics)
         mapped = {p: ex for p, ex in extractions.items() if ex.plugin is not None}
@@ -369,7 +379,11 @@ class RepoMap:
             return self._extracted[1]
         extractions = extractor.run(self.root, entries)
         self.last_stats = dict(extractor.stats)
-        self._extracted = (keys, extractions)
+        # an extraction touched by a crash, a time-out or a disabled plugin is not reused
+        unsettled = any(d.code in UNSETTLED for d in extractor.diagnostics) or any(
+            d.code in UNSETTLED for ex in extractions.values() for d in ex.diagnostics
+        )
+        self._extracted = None if unsettled else (keys, extractions)
         self._graph = None
         return extractions
 
@@ -451,9 +465,11 @@ class RepoMap:
             frozenset(),
         )
         result = self.render(ranked)
-        # a map that reports a cache problem is not replayed: the next run has no such problem
+        # a map that reports a cache problem or an unsettled extraction is not replayed: the next
+        # run may not have the problem
         if self.use_cache and not any(
-            d.code in ("cache_unavailable", "cache_rebuilt") for d in result.diagnostics
+            d.code in ("cache_unavailable", "cache_rebuilt") or d.code in UNSETTLED
+            for d in result.diagnostics
         ):
             self.cache.put_map(digest, json.dumps(result.to_dict(), ensure_ascii=False))
         return result
