@@ -377,8 +377,24 @@ class RepoMap:
         if self._extracted is not None and self._extracted[0] == keys:
             self.last_stats = {"cached": len(entries), "extracted": 0, "reused": len(entries)}
             return self._extracted[1]
-        extractions = extractor.run(self.root, entries)
-        self.last_stats = dict(extractor.stats)
+        if self._extracted is not None:  # only the files whose key changed are looked up again
+            old_keys, old = {k.path: k for k in self._extracted[0]}, self._extracted[1]
+            same = {
+                e.path
+                for e, k in zip(entries, keys, strict=True)
+                if old_keys.get(e.path) == k and e.path in old
+            }
+            changed = [e for e in entries if e.path not in same]
+            fresh = extractor.run(self.root, changed)
+            extractions = {}
+            for e in entries:
+                found = old.get(e.path) if e.path in same else fresh.get(e.path)
+                if found is not None:
+                    extractions[e.path] = found
+            self.last_stats = {**extractor.stats, "reused": len(entries) - len(changed)}
+        else:
+            extractions = extractor.run(self.root, entries)
+            self.last_stats = dict(extractor.stats)
         # an extraction touched by a crash, a time-out or a disabled plugin is not reused
         unsettled = any(d.code in UNSETTLED for d in extractor.diagnostics) or any(
             d.code in UNSETTLED for ex in extractions.values() for d in ex.diagnostics
