@@ -295,7 +295,7 @@ class RepoMap:
         mapped = {p: ex for p, ex in extractions.items() if ex.plugin is not None}
         mentioned_f = frozenset(filter(None, (self._relative(f) for f in (mentioned_fnames or ()))))
         mentioned_i = frozenset(mentioned_idents or ())
-        table, graph, prior, defs, by_file = self._graph_state(
+        table, graph, prior, defs, by_file, imports = self._graph_state(
             extractions, mapped, chat, mentioned_f, mentioned_i
         )
         query = parse_task(task) if task else None
@@ -335,6 +335,7 @@ class RepoMap:
                 seen,
                 tuple(diags),
                 task=False,
+                imports=imports,
             )
         lexical = self._lexical_index(extractor, all_entries, mapped)
         task_ranking = rank_task(
@@ -366,6 +367,7 @@ class RepoMap:
             seen,
             tuple(diags),
             task=True,
+            imports=imports,
         )
 
     def _extract(
@@ -410,13 +412,14 @@ class RepoMap:
         if self._graph is not None and self._graph[0] == key:
             return self._graph[1]
         table = SymbolTable.build(mapped, RepoIndex(self.root, mapped))
-        graph = factor_graph(mapped, table, self.resolve_imports(mapped), chat, mentioned_i)
+        imports = self.resolve_imports(mapped)
+        graph = factor_graph(mapped, table, imports, chat, mentioned_i)
         prior = pagerank(graph, personalization(mapped, chat, mentioned_f, mentioned_i))
         defs = rank_definitions(graph, table, prior, mentioned_i)
         by_file: dict[str, list[tuple[str, float]]] = defaultdict(list)
         for f, ident, score in defs.definitions:
             by_file[f].append((ident, score))
-        state = (table, graph, prior, defs, dict(by_file))
+        state = (table, graph, prior, defs, dict(by_file), imports)
         self._graph = (key, state)
         return state
 
