@@ -137,10 +137,18 @@ def edges_of(
     """One :class:`Edge` per ordered pair the graph links (reference pairs as
     :func:`~repomapper.graph.reference_pairs` gives them, import edges between ``files``), its
     reference and import edges merged."""
-    refs: dict[tuple[str, str], tuple[int, int, float, tuple[str, ...]]] = {}
-    imported: dict[tuple[str, str], int] = {}
     external: dict[str, dict[str, int]] = {}  # identifier -> referencing file -> count
-    for (src, dst), idents in pairs.items():
+    imported: dict[tuple[str, str], int] = {}
+    for importer, target, _ in import_weights(imports):
+        if importer in files and target in files:
+            imported[(importer, target)] = int(imports[importer][target]) or 1
+    edges: list[Edge] = []
+    for key in sorted(pairs.keys() | imported.keys()):
+        idents = pairs.get(key)
+        if not idents:
+            edges.append(Edge(key[0], key[1], 0, 0, 0.0, imported[key], ()))
+            continue
+        src = key[0]
         count = 0
         for ident in idents:
             by_file = external.get(ident)
@@ -148,23 +156,15 @@ def edges_of(
                 by_file = external[ident] = table.external_refs(ident)
             count += by_file.get(src, 0)
         if len(idents) == 1:
-            best: tuple[str, ...] = tuple(idents)
+            (best,) = idents
+            top: tuple[str, ...] = (best,)
+            weight = idents[best]
         else:
-            ordered = sorted(idents.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_IDENTS]
-            best = tuple(name for name, _ in ordered)
-        weight = sum(idents[i] for i in sorted(idents))
-        refs[(src, dst)] = (count, len(idents), float(weight), best)
-    for importer, target, _ in import_weights(imports):
-        if importer in files and target in files:
-            imported[(importer, target)] = int(imports[importer][target]) or 1
-    none = (0, 0, 0.0, ())
-    return tuple(
-        Edge(
-            src,
-            dst,
-            *refs.get((src, dst), none)[:3],
-            imported.get((src, dst), 0),
-            refs.get((src, dst), none)[3],
+            top = tuple(
+                n for n, _ in sorted(idents.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_IDENTS]
+            )
+            weight = sum(idents[i] for i in sorted(idents))
+        edges.append(
+            Edge(src, key[1], count, len(idents), float(weight), imported.get(key, 0), top)
         )
-        for src, dst in sorted(refs.keys() | imported.keys())
-    )
+    return tuple(edges)
