@@ -8,7 +8,7 @@ next to the repository (``tasks.jsonl`` and ``snapshots/<instance_id>.tar.gz``; 
 README.md). For each task the snapshot is unpacked into a temporary directory and three rankings
 of the same files are scored against the task's gold files (the files the accepted fix changed):
 
-* ``repomapper``: ``RepoMap(root, 1024, use_cache=False).map(task=problem_statement)``, its
+* ``repomapper``: ``RepoMap(root, use_cache=False).rank(task=problem_statement)``, its
   ``ranked_files`` (every mapped file, best first);
 * ``bm25``: a plain Okapi BM25 baseline (k1=1.5, b=0.75) over the contents of the files
   repomapper mapped, the problem statement as the query;
@@ -48,6 +48,10 @@ DEFAULT_OUTPUT = REPO_ROOT / "docs" / "localization.md"
 MAP_TOKENS = 1024
 KS = (1, 3, 5, 10)
 VARIANTS = ("repomapper", "bm25", "repomapper (no task)")
+#: Ablation: the relevance model with one signal switched off (see repomapper.relevance.model).
+ABLATIONS = ("explicit", "lexical", "graph", "tests", "roles")
+ABLATION_VARIANTS = tuple(f"without {a}" for a in ABLATIONS)
+MAP_BUDGETS = (1024, 4096)
 DISCUSSION_START = "<!-- DISCUSSION: hand-written, kept when the report is regenerated -->"
 DISCUSSION_END = "<!-- /DISCUSSION -->"
 
@@ -123,6 +127,9 @@ class Outcome:
     unmapped: dict[str, str] = field(default_factory=dict)
     skipped_members: int = 0
     seconds: float = 0.0
+    #: budget -> (a gold file is in the --task map, the map's exact token count, files in the map
+    #: that are tests, examples, docs or vendored, files in the map)
+    maps: dict[int, tuple[bool, int, int, int]] = field(default_factory=dict)
 
     def first_rank(self, variant: str) -> int | None:
         """1-based rank of the best-ranked gold file, None when no gold file is ranked."""
@@ -230,6 +237,7 @@ def git_ceiling(directory: Path) -> Iterator[None]:
 
 def run_task(task: Task, snapshots: Path, jobs: int | None) -> Outcome:
     from repomapper import RepoMap
+    from repomapper.relevance.roles import CODE, file_role
 
     out = Outcome(task)
     archive = snapshots / f"{task.instance_id}.tar.gz"
@@ -242,11 +250,30 @@ def run_task(task: Task, snapshots: Path, jobs: int | None) -> Outcome:
             root, out.skipped_members = unpack(archive, Path(tmp), task.instance_id)
             rm = RepoMap(root, MAP_TOKENS, use_cache=False, jobs=jobs)
             try:
-                with_task = rm.map(task=task.problem_statement)
+                ranked = rm.rank(task=task.problem_statement)
                 without = rm.map()
+                for budget in MAP_BUDGETS:
+                    result = rm.render(ranked, budget)
+                    shown = {
+                        line[:-1]
+                        for line in result.map.splitlines()
+                        if line.endswith(":") and not line.startswith((" ", "\t"))
+                    }
+                    exact = rm.counter.count(result.map)
+                    side = sum(1 for f in shown if file_role(f) != CODE)
+                    out.maps[budget] = (
+                        any(g in shown for g in task.gold_files),
+                        exact,
+                        side,
+                        len(shown),
+                    )
+                for name, variant in zip(ABLATIONS, ABLATION_VARIANTS, strict=True):
+                    ablated = rm.rank(task=task.problem_statement, disabled_signals=[name])
+                    out.rankings[variant] = [f.path for f in ablated.files]
             finally:
                 rm.close()
-            mapped = [f.path for f in with_task.ranked_files]
+            with_task = result
+            mapped = [f.path for f in ranked.files]
             out.files_mapped = len(mapped)
             out.rankings["repomapper"] = mapped
             out.rankings["repomapper (no task)"] = [f.path for f in without.ranked_files]
@@ -286,9 +313,44 @@ def _fmt_rank(r: int | None) -> str:
     return "-" if r is None else str(r)
 
 
-def results_rows(outcomes: Sequence[Outcome]) -> list[list[str]]:
+def map_rows(outcomes: Sequence[Outcome]) -> list[list[str]]:
+    """Per budget: how often a gold file is inside the --task map, and the largest map's size."""
+    ok = [o for o in outcomes if o.error is None and o.maps]
     rows = []
-    for v in VARIANTS:
+    for budget in MAP_BUDGETS:
+        hits = sum(1 for o in ok if o.maps[budget][0])
+        over = sum(1 for o in ok if o.maps[budget][1] > budget)
+        largest = max((o.maps[budget][1] for o in ok), default=0)
+        used = sum(o.maps[budget][1] for o in ok) / (len(ok) * budget) if ok else 0.0
+        side = sum(o.maps[budget][2] for o in ok) / max(1, sum(o.maps[budget][3] for o in ok))
+        rows.append(
+            [
+                str(budget),
+                f"{hits / len(ok):.3f}" if ok else "-",
+                f"{used:.2f}",
+                str(largest),
+                str(over),
+                f"{side:.2f}",
+            ]
+        )
+    return rows
+
+
+MAP_HEADER = [
+    "budget",
+    "gold file in map",
+    "mean fill",
+    "largest map (tokens)",
+    "maps over budget",
+    "tests/examples/docs/vendored share of map files",
+]
+
+
+def results_rows(
+    outcomes: Sequence[Outcome], variants: Sequence[str] = VARIANTS
+) -> list[list[str]]:
+    rows = []
+    for v in variants:
         m = metrics(outcomes, v)
         rows.append([v, *(f"{m[f'Acc@{k}']:.3f}" for k in KS), f"{m['MRR']:.3f}"])
     return rows
@@ -393,9 +455,9 @@ def report(outcomes: Sequence[Outcome], command: str, discussion: str) -> str:
         "repository snapshot at its base commit is unpacked into a temporary directory and three",
         "rankings of the same files are scored:",
         "",
-        f"- **repomapper**: `RepoMap(root, {MAP_TOKENS}, use_cache=False).map(task=problem_statement)`,",
-        "  its `ranked_files` (every mapped file, best first; run with `jobs=1` by default, which",
-        "  changes the speed, not the ranking);",
+        "- **repomapper**: `RepoMap(root, use_cache=False).rank(task=problem_statement)`, the relevance",
+        "  model's file ranking (every mapped file, best first; the same `ranked_files` that",
+        "  `map --task` reports; run with `jobs=1` by default, which changes the speed, not the ranking);",
         f"- **bm25**: plain Okapi BM25 (k1={BM25_K1}, b={BM25_B}) over the contents of the files",
         "  repomapper mapped, the problem statement as the query; tokens are identifier-like",
         "  lowercase words plus their snake_case and CamelCase parts; ties broken by path;",
@@ -425,6 +487,24 @@ def report(outcomes: Sequence[Outcome], command: str, discussion: str) -> str:
         f"{len(ok)} task(s) scored" + (f", {errors} error(s) left out" if errors else "") + ".",
         "",
         md_table(RESULT_HEADER, results_rows(outcomes), 1),
+        "",
+        "## Ablation",
+        "",
+        "The relevance model with one signal switched off (`RepoMap.rank(task=..., disabled_signals=[name])`):",
+        "what each signal adds is the drop from the first row. `explicit`: paths, traceback frames, module,",
+        "qualified, quoted and error names, identifiers and file stems the task names; `lexical`: BM25F over",
+        "path, names, docstrings and text; `graph`: personalized PageRank from the matched files; `tests`:",
+        "a matching test file lends its score to the module it tests; `roles`: tests, examples, docs and",
+        "vendored files demoted for tasks not about them.",
+        "",
+        md_table(RESULT_HEADER, results_rows(outcomes, ("repomapper", *ABLATION_VARIANTS)), 1),
+        "",
+        "## Map recall",
+        "",
+        "Is a gold file inside the `--task` map (`RepoMap.render(RepoMap.rank(task=...), budget)`)? Mean",
+        "fill is the maps' exact token count over their budget; every map is counted exactly (`cl100k_base`).",
+        "",
+        md_table(MAP_HEADER, map_rows(outcomes), 1),
         "",
         "## Per task",
         "",
@@ -500,6 +580,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     n_err = sum(1 for o in outcomes if o.error)
     print(f"{len(outcomes) - n_err} task(s) scored, {n_err} error(s)")
     print(text_table(RESULT_HEADER, results_rows(outcomes)))
+    print()
+    print(text_table(RESULT_HEADER, results_rows(outcomes, ("repomapper", *ABLATION_VARIANTS))))
+    print()
+    print(text_table(MAP_HEADER, map_rows(outcomes)))
     print()
     print(text_table(TASK_HEADER, task_rows(outcomes)))
 

@@ -82,8 +82,16 @@ def decode_symbols(path: str, row: EncodedRow) -> FileSymbols:
     plugin, language, defs, _refs, summary, imports, diags = row
     definitions, imps, diagnostics = _common(path, defs, imports, diags)
     s = json.loads(summary)
-    return FileSymbols(path, definitions, tuple((n, c) for n, c in s["c"]), tuple((n, t) for n, t in s["t"]),
-                       imps, plugin, language, diagnostics)
+    return FileSymbols(
+        path,
+        definitions,
+        tuple((n, c) for n, c in s["c"]),
+        tuple((n, t) for n, t in s["t"]),
+        imps,
+        plugin,
+        language,
+        diagnostics,
+    )
 
 
 def decode_full(path: str, row: EncodedRow) -> FileExtraction:
@@ -103,7 +111,9 @@ class TagCache:
         self.diagnostics: list[Diagnostic] = []
         self.location = ":memory:"
 
-    def lookup(self, keys: Iterable[CacheKey], full: bool = False) -> dict[str, FileExtraction | FileSymbols]:
+    def lookup(
+        self, keys: Iterable[CacheKey], full: bool = False
+    ) -> dict[str, FileExtraction | FileSymbols]:
         """Every valid cached entry among ``keys``, read in one query. ``full`` decodes every
         reference tag; otherwise only the reference summary ranking needs."""
         decode = decode_full if full else decode_symbols
@@ -156,7 +166,9 @@ class SqliteTagCache(TagCache):
             " fingerprint TEXT, plugin TEXT, language TEXT, defs TEXT, refs TEXT, summary TEXT,"
             " imports TEXT, diagnostics TEXT)"
         )
-        self.conn.execute("CREATE TABLE IF NOT EXISTS maps (key TEXT PRIMARY KEY, created INTEGER, result TEXT)")
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS maps (key TEXT PRIMARY KEY, created INTEGER, result TEXT)"
+        )
         # prove we can write (read-only file systems and locked databases fail here)
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         self._fallen_back = False
@@ -191,7 +203,9 @@ class SqliteTagCache(TagCache):
         if not self._fallen_back:
             try:
                 with self._transaction():
-                    self.conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?)", batch)
+                    self.conn.executemany(
+                        "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?)", batch
+                    )
                 return
             except (sqlite3.Error, ValueError) as exc:  # ValueError: text sqlite cannot encode
                 self._fallback(exc)
@@ -228,8 +242,12 @@ class SqliteTagCache(TagCache):
         if not self._fallen_back:
             try:
                 with self._transaction():
-                    (n,) = self.conn.execute("SELECT COALESCE(MAX(created), 0) + 1 FROM maps").fetchone()
-                    self.conn.execute("INSERT OR REPLACE INTO maps VALUES (?, ?, ?)", (key, n, value))
+                    (n,) = self.conn.execute(
+                        "SELECT COALESCE(MAX(created), 0) + 1 FROM maps"
+                    ).fetchone()
+                    self.conn.execute(
+                        "INSERT OR REPLACE INTO maps VALUES (?, ?, ?)", (key, n, value)
+                    )
                     self.conn.execute(
                         "DELETE FROM maps WHERE key NOT IN (SELECT key FROM maps ORDER BY created DESC LIMIT ?)",
                         (MAX_MAPS,),
@@ -246,15 +264,44 @@ class SqliteTagCache(TagCache):
 
 
 def open_cache(root: Path, cache_dir: Path | None = None, enabled: bool = True) -> TagCache:
-    """The cache for ``root``; an in-memory one (with a diagnostic) when the disk cache fails."""
+    """The cache for ``root``; an in-memory one (with a diagnostic) when the disk cache fails.
+
+    A database that is corrupt (not locked or read-only: damaged) is moved aside and rebuilt,
+    once, with one warning; later runs find a healthy cache again."""
     if not enabled:
         return TagCache()
     db = cache_file_for(root, cache_dir)
-    try:
-        return SqliteTagCache(db)
-    except (sqlite3.Error, OSError) as exc:
-        msg = f"tag cache {db} unusable ({exc}); using an in-memory cache for this run"
-        log.warning(msg)
-        cache = TagCache()
-        cache.diagnostics.append(Diagnostic("cache_unavailable", msg))
-        return cache
+    repaired: Diagnostic | None = None
+    for attempt in (1, 2):
+        try:
+            cache = SqliteTagCache(db)
+            if repaired is not None:
+                cache.diagnostics.append(repaired)
+            return cache
+        except sqlite3.OperationalError as exc:  # locked, read-only, no such directory, ...
+            failure: Exception = exc
+            break
+        except sqlite3.DatabaseError as exc:  # "file is not a database", "malformed"
+            failure = exc
+            if attempt == 2:
+                break
+            aside = db.with_name(db.name + ".corrupt")
+            try:
+                for suffix in ("", "-wal", "-shm"):
+                    part = Path(str(db) + suffix)
+                    if part.exists():
+                        part.replace(Path(str(aside) + suffix))
+            except OSError as move_exc:
+                failure = move_exc
+                break
+            msg = f"tag cache {db} was corrupt ({exc}); moved aside to {aside} and rebuilt"
+            log.warning(msg)
+            repaired = Diagnostic("cache_rebuilt", msg)
+        except OSError as exc:
+            failure = exc
+            break
+    msg = f"tag cache {db} unusable ({failure}); using an in-memory cache for this run"
+    log.warning(msg)
+    cache = TagCache()
+    cache.diagnostics.append(Diagnostic("cache_unavailable", msg))
+    return cache

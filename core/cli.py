@@ -12,12 +12,15 @@ from pathlib import Path
 import click
 
 from .discover import DiscoveryError, GlobError
+from .isolation.limits import DEFAULT_TIMEOUT, ENV_TIMEOUT, Limits
 from .model import Diagnostic
 from .progress import StderrProgress
 from .registry import PYTHON_BACKENDS, PluginConfig, PluginSet
 
 EXIT_NOTHING_MAPPED = 1
 EXIT_USAGE = 2
+#: A file left unmapped with one of these failed (``tags``/``imports`` exit nonzero for it).
+_FAULT_CODES = ("backend_crashed", "backend_timeout", "backend_error", "backend_invalid_output")
 
 
 class _StderrHandler(logging.Handler):
@@ -48,20 +51,65 @@ def _fail(message: str, code: int = EXIT_USAGE) -> None:
     sys.exit(code)
 
 
-def _plugin_set(python_backend: str, no_entry_points: bool, block: Sequence[str]) -> PluginSet:
+def _plugin_set(
+    python_backend: str,
+    no_entry_points: bool,
+    block: Sequence[str],
+    plugin_timeout: float | None = None,
+) -> PluginSet:
     kwargs = {"python_backend": python_backend}
     if no_entry_points:
         kwargs["load_entry_points"] = False
     if block:
         kwargs["blocked"] = tuple(PluginConfig().blocked) + tuple(block)
+    if plugin_timeout is not None:
+        kwargs["limits"] = Limits.from_env().with_timeout(plugin_timeout)
     return PluginSet(PluginConfig(**kwargs))
 
 
+def timeout_option(f):
+    return click.option(
+        "--plugin-timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        metavar="SECONDS",
+        help=f"Stop a plugin hook call (one file) after this long and report the file "
+        f"(default: {DEFAULT_TIMEOUT:g}; also {ENV_TIMEOUT}).",
+    )(f)
+
+
+def _cap_jobs(jobs: int | None) -> int | None:
+    """``--jobs`` above the CPU count is capped, with a message."""
+    from .extract import default_jobs
+
+    if jobs is not None and jobs > default_jobs():
+        click.echo(
+            f"repomapper: --jobs {jobs} capped at {default_jobs()} (the CPU count)", err=True
+        )
+        return default_jobs()
+    return jobs
+
+
 def plugin_options(f):
-    f = click.option("--python-backend", type=click.Choice(sorted(PYTHON_BACKENDS)), default="ast", show_default=True,
-                     help="ast: fast, name-based; libcst: resolves references through imports (slower).")(f)
-    f = click.option("--no-entry-points", is_flag=True, help="Do not load third-party plugins (also REPOMAPPER_NO_ENTRY_POINTS=1).")(f)
-    f = click.option("--block", "block", multiple=True, metavar="NAME", help="Never load the named plugin (repeatable; also REPOMAPPER_BLOCK_PLUGINS).")(f)
+    f = click.option(
+        "--python-backend",
+        type=click.Choice(sorted(PYTHON_BACKENDS)),
+        default="ast",
+        show_default=True,
+        help="ast: fast, name-based; libcst: resolves references through imports (slower).",
+    )(f)
+    f = click.option(
+        "--no-entry-points",
+        is_flag=True,
+        help="Do not load third-party plugins (also REPOMAPPER_NO_ENTRY_POINTS=1).",
+    )(f)
+    f = click.option(
+        "--block",
+        "block",
+        multiple=True,
+        metavar="NAME",
+        help="Never load the named plugin (repeatable; also REPOMAPPER_BLOCK_PLUGINS).",
+    )(f)
     return f
 
 
@@ -77,7 +125,9 @@ def _summary(diags: Sequence[Diagnostic]) -> list[str]:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="repomapper")
-@click.option("-v", "--verbose", count=True, help="Show warnings (-v) or debug output (-vv) on stderr.")
+@click.option(
+    "-v", "--verbose", count=True, help="Show warnings (-v) or debug output (-vv) on stderr."
+)
 def main(verbose: int) -> None:
     """Ranked, token-budgeted maps of source repositories for LLM coding agents."""
     _setup_logging(verbose)
@@ -85,24 +135,86 @@ def main(verbose: int) -> None:
 
 @main.command("map")
 @click.argument("root", default=".", type=click.Path(path_type=Path))
-@click.option("--tokens", "-t", default=1024, show_default=True, type=int, help="Token budget (a hard cap).")
-@click.option("--chat", multiple=True, metavar="FILE", help="A file in the chat: boosts what it references; left out of the map.")
+@click.option(
+    "--tokens", "-t", default=1024, show_default=True, type=int, help="Token budget (a hard cap)."
+)
+@click.option(
+    "--chat",
+    multiple=True,
+    metavar="FILE",
+    help="A file in the chat: boosts what it references; left out of the map.",
+)
 @click.option("--mention-file", multiple=True, metavar="FILE", help="A file the user mentioned.")
-@click.option("--mention-ident", multiple=True, metavar="NAME", help="An identifier the user mentioned.")
-@click.option("--task", metavar="TEXT", help="A task description: the files and identifiers it names count as mentioned.")
-@click.option("--task-file", type=click.File("r", encoding="utf-8", errors="replace"), metavar="FILE",
-              help="Read the task description from FILE ('-' for standard input).")
-@click.option("--include", multiple=True, metavar="GLOB", help="Only map files matching this glob (gitignore syntax, ** allowed).")
-@click.option("--exclude", multiple=True, metavar="GLOB", help="Do not map files matching this glob.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--mention-ident", multiple=True, metavar="NAME", help="An identifier the user mentioned."
+)
+@click.option(
+    "--task",
+    metavar="TEXT",
+    help="A task description: files and symbols are ranked for it (see ranked_files[].why in --format json).",
+)
+@click.option(
+    "--task-file",
+    type=click.File("r", encoding="utf-8", errors="replace"),
+    metavar="FILE",
+    help="Read the task description from FILE ('-' for standard input).",
+)
+@click.option(
+    "--include",
+    multiple=True,
+    metavar="GLOB",
+    help="Only map files matching this glob (gitignore syntax, ** allowed).",
+)
+@click.option(
+    "--exclude", multiple=True, metavar="GLOB", help="Do not map files matching this glob."
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
-@click.option("--cache-dir", type=click.Path(path_type=Path), help="Where the tag cache lives (default: the user cache directory).")
-@click.option("--jobs", "-j", type=int, default=None, help="Processes for extraction (default: all cores).")
-@click.option("--max-file-size", type=int, default=1_000_000, show_default=True, help="Skip files larger than this many bytes.")
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path),
+    help="Where the tag cache lives (default: the user cache directory).",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=int,
+    default=None,
+    help="Processes for extraction (default and cap: the CPU count).",
+)
+@click.option(
+    "--max-file-size",
+    type=int,
+    default=1_000_000,
+    show_default=True,
+    help="Skip files larger than this many bytes.",
+)
 @click.option("--timings", is_flag=True, help="Print stage timings to stderr.")
+@timeout_option
 @plugin_options
-def map_command(root: Path, tokens: int, chat, mention_file, mention_ident, task, task_file, include, exclude, fmt,
-                no_cache, cache_dir, jobs, max_file_size, timings, python_backend, no_entry_points, block) -> None:
+def map_command(
+    root: Path,
+    tokens: int,
+    chat,
+    mention_file,
+    mention_ident,
+    task,
+    task_file,
+    include,
+    exclude,
+    fmt,
+    no_cache,
+    cache_dir,
+    jobs,
+    max_file_size,
+    timings,
+    plugin_timeout,
+    python_backend,
+    no_entry_points,
+    block,
+) -> None:
     """Print a ranked map of ROOT (default: the current directory) within a token budget."""
     import time
 
@@ -112,37 +224,129 @@ def map_command(root: Path, tokens: int, chat, mention_file, mention_ident, task
         _fail(f"--tokens must be at least 1 (got {tokens})")
     if jobs is not None and jobs < 1:
         _fail(f"--jobs must be at least 1 (got {jobs})")
+    jobs = _cap_jobs(jobs)
     started = time.perf_counter()
+    if task_file is not None:
+        task = "\n".join(filter(None, [task, task_file.read()]))
+    if fmt == "json":
+        _map_json(
+            root,
+            tokens,
+            chat,
+            mention_file,
+            mention_ident,
+            task,
+            include,
+            exclude,
+            no_cache,
+            cache_dir,
+            jobs,
+            max_file_size,
+            _plugin_set(python_backend, no_entry_points, block, plugin_timeout),
+        )
+        if timings:
+            click.echo(f"repomapper: {time.perf_counter() - started:.3f}s", err=True)
+        return
     progress = StderrProgress("mapping")
     try:
         rm = RepoMap(
-            root, tokens, cache_dir=cache_dir, use_cache=not no_cache, include=include, exclude=exclude,
-            max_file_size=max_file_size, jobs=jobs, progress=progress,
-            plugins=_plugin_set(python_backend, no_entry_points, block),
+            root,
+            tokens,
+            cache_dir=cache_dir,
+            use_cache=not no_cache,
+            include=include,
+            exclude=exclude,
+            max_file_size=max_file_size,
+            jobs=jobs,
+            progress=progress,
+            plugins=_plugin_set(python_backend, no_entry_points, block, plugin_timeout),
         )
-        if task_file is not None:
-            task = "\n".join(filter(None, [task, task_file.read()]))
-        result = rm.map(chat_files=chat, mentioned_fnames=mention_file, mentioned_idents=mention_ident, task=task)
+        result = rm.map(
+            chat_files=chat,
+            mentioned_fnames=mention_file,
+            mentioned_idents=mention_ident,
+            task=task,
+        )
     except (DiscoveryError, GlobError, ValueError) as exc:
         _fail(str(exc))
     finally:
         progress.close()
     if timings:
         click.echo(f"repomapper: {time.perf_counter() - started:.3f}s, {rm.last_stats}", err=True)
-    if fmt == "json":
-        click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=None, sort_keys=False))
-    else:
-        if result.map:
-            click.echo(result.map, nl=not result.map.endswith("\n"))
-        for line in _summary(result.diagnostics):
-            click.echo(f"repomapper: {line}", err=True)
+    if result.map:
+        click.echo(result.map, nl=not result.map.endswith("\n"))
+    for line in _summary(result.diagnostics):
+        click.echo(f"repomapper: {line}", err=True)
     if not result.map:
-        if fmt == "text" and not _summary(result.diagnostics):
+        if not _summary(result.diagnostics):
             click.echo("repomapper: the map is empty", err=True)
         sys.exit(EXIT_NOTHING_MAPPED)
 
 
-def _extract_paths(paths: Sequence[Path], python_backend: str, no_entry_points: bool, block, no_cache: bool):
+def _map_json(
+    root: Path,
+    tokens: int,
+    chat,
+    mention_file,
+    mention_ident,
+    task,
+    include,
+    exclude,
+    no_cache,
+    cache_dir,
+    jobs,
+    max_file_size,
+    plugins: PluginSet,
+) -> None:
+    """``map --format json``: the repo.map contract's envelope (see repomapper.contract), built
+    from the options. Exit 0 ok, 1 empty or a non-input error, 2 invalid input."""
+    from .contract import MapOptions, run_map
+
+    request = {
+        "clone_path": str(root.absolute()),
+        "token_budget": tokens,
+        "include_globs": list(include),
+        "chat_files": [str(c) for c in chat],
+        "mentioned_files": [str(f) for f in mention_file],
+        "mentioned_idents": list(mention_ident),
+        "task": task,
+        "max_ranked": 10_000,
+    }
+    progress = StderrProgress("mapping")
+    try:
+        answer = run_map(
+            request,
+            MapOptions(
+                cache_dir=cache_dir,
+                use_cache=not no_cache,
+                exclude=tuple(exclude),
+                max_file_size=max_file_size,
+                jobs=jobs,
+                plugins=plugins,
+                progress=progress,
+            ),
+        )
+    finally:
+        progress.close()
+    click.echo(answer.to_json())
+    if answer.outcome == "error":
+        click.echo(f"repomapper: error: [{answer.reason.code}] {answer.reason.message}", err=True)
+        sys.exit(EXIT_USAGE if answer.reason.code == "invalid_input" else EXIT_NOTHING_MAPPED)
+    for line in _summary(answer.diagnostics):
+        click.echo(f"repomapper: {line}", err=True)
+    if answer.outcome == "empty":
+        click.echo(f"repomapper: empty: [{answer.reason.code}] {answer.reason.message}", err=True)
+        sys.exit(EXIT_NOTHING_MAPPED)
+
+
+def _extract_paths(
+    paths: Sequence[Path],
+    python_backend: str,
+    no_entry_points: bool,
+    block,
+    no_cache: bool,
+    plugin_timeout: float | None = None,
+):
     """Extraction for the given files and directories (directories are discovered).
 
     Yields (display prefix, entries, extractions, diagnostics); a record's path is shown as the
@@ -150,12 +354,17 @@ def _extract_paths(paths: Sequence[Path], python_backend: str, no_entry_points: 
     """
     from .repomap import RepoMap
 
-    plugins = _plugin_set(python_backend, no_entry_points, block)
+    plugins = _plugin_set(python_backend, no_entry_points, block, plugin_timeout)
+    yield "", [], {}, plugins.load_diagnostics()
     for p in paths:
         if not p.exists():
             raise DiscoveryError(f"{p}: no such file or directory")
         if p.is_dir():
-            base, names, prefix = p, None, "" if str(p) in (".", "./") else p.as_posix().rstrip("/") + "/"
+            base, names, prefix = (
+                p,
+                None,
+                "" if str(p) in (".", "./") else p.as_posix().rstrip("/") + "/",
+            )
         else:
             base, names = p.parent, [p.name]
             parent = p.parent.as_posix()
@@ -163,15 +372,21 @@ def _extract_paths(paths: Sequence[Path], python_backend: str, no_entry_points: 
         rm = RepoMap(base, plugins=plugins, use_cache=not no_cache)
         entries, diags, _ = rm.collect(names)
         if names is None and not entries:
-            diags.append(Diagnostic("no_files_matched", f"no files found under {p}", severity="error"))
+            diags.append(
+                Diagnostic("no_files_matched", f"no files found under {p}", severity="error")
+            )
         extractions = rm.extract(entries, full=True)
         yield prefix, entries, extractions, diags
 
 
-def _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, what: str) -> None:
+def _emit_records(
+    paths, fmt, python_backend, no_entry_points, block, no_cache, what: str, plugin_timeout=None
+) -> None:
     failed = False
     try:
-        for prefix, entries, extractions, diags in _extract_paths(paths, python_backend, no_entry_points, block, no_cache):
+        for prefix, entries, extractions, diags in _extract_paths(
+            paths, python_backend, no_entry_points, block, no_cache, plugin_timeout
+        ):
             for entry in entries:
                 ex = extractions.get(entry.path)
                 if ex is None:
@@ -185,17 +400,30 @@ def _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, 
                         click.echo(json.dumps(d, ensure_ascii=False))
                     elif what == "tags":
                         scope = f"{d['scope']}." if d["scope"] else ""
-                        click.echo(f"{d['path']}:{d['line']}-{d['end_line']}\t{d['kind']}\t{d['symbol_kind']}\t{scope}{d['name']}")
+                        click.echo(
+                            f"{d['path']}:{d['line']}-{d['end_line']}\t{d['kind']}\t{d['symbol_kind']}\t{scope}{d['name']}"
+                        )
                     else:
                         names = ",".join(d["names"])
-                        click.echo(f"{d['path']}:{d['line']}\t{'.' * d['level']}{d['source']}\t{names}")
+                        click.echo(
+                            f"{d['path']}:{d['line']}\t{'.' * d['level']}{d['source']}\t{names}"
+                        )
                 for diag in ex.diagnostics:
                     if diag.severity != "info" or diag.code == "no_backend":
-                        click.echo(f"repomapper: {diag.severity}: [{diag.code}] {prefix}{entry.path}: {diag.message}", err=True)
-                        failed = failed or diag.code in ("no_backend", "backend_unavailable")
+                        click.echo(
+                            f"repomapper: {diag.severity}: [{diag.code}] {prefix}{entry.path}: {diag.message}",
+                            err=True,
+                        )
+                        failed = (
+                            failed
+                            or diag.code in ("no_backend", "backend_unavailable")
+                            or (ex.plugin is None and diag.code in _FAULT_CODES)
+                        )
             for diag in diags:
                 where = f"{diag.path}: " if diag.path else ""
-                click.echo(f"repomapper: {diag.severity}: [{diag.code}] {where}{diag.message}", err=True)
+                click.echo(
+                    f"repomapper: {diag.severity}: [{diag.code}] {where}{diag.message}", err=True
+                )
                 failed = failed or diag.severity == "error"
     except (DiscoveryError, GlobError) as exc:
         _fail(str(exc))
@@ -205,26 +433,42 @@ def _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, 
 
 @main.command("tags")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
+@timeout_option
 @plugin_options
-def tags_command(paths, fmt, no_cache, python_backend, no_entry_points, block) -> None:
+def tags_command(
+    paths, fmt, no_cache, plugin_timeout, python_backend, no_entry_points, block
+) -> None:
     """Print the definitions and references in PATHS (files or directories), one per line."""
-    _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, "tags")
+    _emit_records(
+        paths, fmt, python_backend, no_entry_points, block, no_cache, "tags", plugin_timeout
+    )
 
 
 @main.command("imports")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
+@timeout_option
 @plugin_options
-def imports_command(paths, fmt, no_cache, python_backend, no_entry_points, block) -> None:
+def imports_command(
+    paths, fmt, no_cache, plugin_timeout, python_backend, no_entry_points, block
+) -> None:
     """Print the imports in PATHS (files or directories), one per line."""
-    _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, "imports")
+    _emit_records(
+        paths, fmt, python_backend, no_entry_points, block, no_cache, "imports", plugin_timeout
+    )
 
 
 @main.command("plugins")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @plugin_options
 def plugins_command(fmt, python_backend, no_entry_points, block) -> None:
     """List the installed backends: languages, extensions, capabilities, availability."""
@@ -239,17 +483,31 @@ def plugins_command(fmt, python_backend, no_entry_points, block) -> None:
             rows.append((other, f"not selected; use --python-backend {key}"))
     if fmt == "json":
         plugins = [{**i.to_dict(), "selected": not note} for i, note in rows]
-        click.echo(json.dumps({"plugins": plugins,
-                               "load_errors": [{"plugin": n, "error": e} for n, e in ps.load_errors]}))
+        click.echo(
+            json.dumps(
+                {
+                    "plugins": plugins,
+                    "load_errors": [{"plugin": n, "error": e} for n, e in ps.load_errors],
+                }
+            )
+        )
         return
     for i, note in rows:
         status = note or ("available" if i.available else "UNAVAILABLE")
         click.echo(f"{i.name} {i.version} [{status}]")
         if i.description:
             click.echo(f"  {i.description}")
-        langs = ", ".join(i.languages) if len(i.languages) <= 12 else f"{', '.join(i.languages[:12])}, ... ({len(i.languages)} languages)"
+        langs = (
+            ", ".join(i.languages)
+            if len(i.languages) <= 12
+            else f"{', '.join(i.languages[:12])}, ... ({len(i.languages)} languages)"
+        )
         click.echo(f"  languages:    {langs or '-'}")
-        exts = ", ".join(i.extensions) if len(i.extensions) <= 16 else f"{', '.join(i.extensions[:16])}, ... ({len(i.extensions)})"
+        exts = (
+            ", ".join(i.extensions)
+            if len(i.extensions) <= 16
+            else f"{', '.join(i.extensions[:16])}, ... ({len(i.extensions)})"
+        )
         click.echo(f"  extensions:   {exts or '-'}")
         click.echo(f"  capabilities: {', '.join(i.capabilities) or '-'}")
         if i.detail:
@@ -258,9 +516,195 @@ def plugins_command(fmt, python_backend, no_entry_points, block) -> None:
         click.echo(f"{name} [FAILED TO LOAD]: {err}")
 
 
+@main.command("mcp")
+@click.argument("root", required=False, type=click.Path(path_type=Path))
+@click.option(
+    "--no-watch", is_flag=True, help="Do not watch the tree; re-list it on every call instead."
+)
+@click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
+@click.option("--cache-dir", type=click.Path(path_type=Path), help="Where the tag cache lives.")
+@click.option(
+    "--python-backend", type=click.Choice(sorted(PYTHON_BACKENDS)), default="ast", show_default=True
+)
+def mcp_command(
+    root: Path | None, no_watch: bool, no_cache: bool, cache_dir: Path | None, python_backend: str
+) -> None:
+    """Serve the repomapper tools over MCP (stdio). With ROOT, clone_path is optional and
+    refused outside ROOT; without it, every call names its repository. Needs the mcp extra."""
+    from .serve.paths import ToolError
+    from .serve.server import MissingSDK, serve_stdio
+
+    if _HANDLER.level > logging.WARNING:
+        _HANDLER.setLevel(logging.WARNING)  # a client keeps the server's stderr as its log
+    from .serve.service import Service, ServiceOptions
+
+    options = ServiceOptions(
+        cache_dir=str(cache_dir) if cache_dir else None,
+        use_cache=not no_cache,
+        python_backend=python_backend,
+        watch=not no_watch,
+    )
+    try:
+        service = Service(root, options)
+        serve_stdio(service)
+    except ToolError as exc:
+        _fail(f"ROOT: {exc.message}")
+    except MissingSDK as exc:
+        _fail(str(exc), EXIT_NOTHING_MAPPED)
+
+
+@main.command("graph")
+@click.argument("root", default=".", type=click.Path(path_type=Path))
+@click.option(
+    "--task",
+    metavar="TEXT",
+    help="A task description: ranks as `map --task` does; the page shows why files rank.",
+)
+@click.option(
+    "--task-file",
+    type=click.File("r", encoding="utf-8", errors="replace"),
+    metavar="FILE",
+    help="Read the task description from FILE ('-' for standard input).",
+)
+@click.option("--chat", multiple=True, metavar="FILE", help="A file in the chat (as for `map`).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["html", "dot", "graphml", "json"]),
+    default="html",
+    show_default=True,
+    help="html: a self-contained explorer page; dot, graphml, json (node-link): for Graphviz, Gephi, notebooks.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write here instead of standard output.",
+)
+@click.option(
+    "--max-nodes",
+    default=2000,
+    show_default=True,
+    type=int,
+    help="Above this many files, exports keep the top-ranked files (or group by directory) and the page opens grouped; 0: no limit.",
+)
+@click.option(
+    "--group-by", type=click.Choice(["file", "directory"]), default="file", show_default=True
+)
+@click.option(
+    "--tokens",
+    "-t",
+    "budgets",
+    multiple=True,
+    type=int,
+    metavar="N",
+    help="Highlight the files the map at this budget includes (repeatable; default 1024).",
+)
+@click.option("--include", multiple=True, metavar="GLOB", help="Only map files matching this glob.")
+@click.option(
+    "--exclude", multiple=True, metavar="GLOB", help="Do not map files matching this glob."
+)
+@click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
+@click.option("--cache-dir", type=click.Path(path_type=Path), help="Where the tag cache lives.")
+@click.option(
+    "--jobs",
+    "-j",
+    type=int,
+    default=None,
+    help="Processes for extraction (default and cap: the CPU count).",
+)
+@plugin_options
+def graph_command(
+    root: Path,
+    task,
+    task_file,
+    chat,
+    fmt,
+    output,
+    max_nodes,
+    group_by,
+    budgets,
+    include,
+    exclude,
+    no_cache,
+    cache_dir,
+    jobs,
+    python_backend,
+    no_entry_points,
+    block,
+) -> None:
+    """Write the ranked file graph of ROOT: an explorer page, or DOT, GraphML or JSON."""
+    from .graphview import GraphLibraryMissing, write_graph
+    from .repomap import RepoMap
+
+    budgets = tuple(budgets) or (1024,)
+    if any(b < 1 for b in budgets):
+        _fail(f"--tokens must be at least 1 (got {min(budgets)})")
+    if max_nodes < 0:
+        _fail(f"--max-nodes must be 0 (no limit) or more (got {max_nodes})")
+    if jobs is not None and jobs < 1:
+        _fail(f"--jobs must be at least 1 (got {jobs})")
+    jobs = _cap_jobs(jobs)
+    progress = StderrProgress("graph")
+    try:
+        rm = RepoMap(
+            root,
+            budgets[0],
+            cache_dir=cache_dir,
+            use_cache=not no_cache,
+            include=include,
+            exclude=exclude,
+            jobs=jobs,
+            progress=progress,
+            plugins=_plugin_set(python_backend, no_entry_points, block),
+        )
+        if task_file is not None:
+            task = "\n".join(filter(None, [task, task_file.read()]))
+        result = write_graph(
+            rm,
+            fmt,
+            task=task,
+            chat_files=chat,
+            budgets=budgets,
+            group_by=group_by,
+            max_nodes=max_nodes,
+        )
+    except GraphLibraryMissing as exc:
+        _fail(str(exc), EXIT_NOTHING_MAPPED)
+    except (DiscoveryError, GlobError, ValueError) as exc:
+        _fail(str(exc))
+    finally:
+        progress.close()
+    for line in result.diagnostics:
+        click.echo(f"repomapper: {line}", err=True)
+    if not result.files:
+        _fail(
+            "no file could be mapped, so there is no graph (see the diagnostics above)",
+            EXIT_NOTHING_MAPPED,
+        )
+    if result.note:
+        click.echo(f"repomapper: note: {result.note}", err=True)
+    if output is None:
+        click.echo(result.text, nl=not result.text.endswith("\n"))
+        return
+    try:
+        output.write_text(result.text, encoding="utf-8")
+    except OSError as exc:
+        _fail(f"cannot write {output}: {exc}")
+    click.echo(
+        f"repomapper: wrote {output} ({len(result.text.encode('utf-8'))} bytes, {result.files} files, "
+        f"{result.edges} edges{', replayed from the cache' if result.replayed else ''})",
+        err=True,
+    )
+
+
 @main.command(
     "conformance",
-    context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
+    context_settings={
+        "ignore_unknown_options": True,
+        "allow_extra_args": True,
+        "help_option_names": [],
+    },
     add_help_option=False,
 )
 @click.pass_context
@@ -270,6 +714,7 @@ def conformance_command(ctx: click.Context) -> None:
     from .conformance.cli import conformance_command as real
 
     real.main(args=list(ctx.args), prog_name="repomapper conformance", standalone_mode=True)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()

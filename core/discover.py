@@ -23,13 +23,34 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_FILE_SIZE = 1_000_000
 #: Directories never worth mapping when walking outside git (inside git, git's rules decide).
 DEFAULT_SKIP_DIRS = frozenset(
-    {".git", ".hg", ".svn", "__pycache__", "node_modules", ".tox", ".nox", ".venv", ".mypy_cache",
-     ".pytest_cache", ".ruff_cache", ".hypothesis", ".eggs"}
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "__pycache__",
+        "node_modules",
+        ".tox",
+        ".nox",
+        ".venv",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        ".eggs",
+    }
 )
 MAX_GLOB_LENGTH = 1000
 GIT_TIMEOUT = 60
 #: git with the repository's own configuration unable to run anything (no fsmonitor hook).
-GIT = ("git", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-c", "core.quotepath=off")
+GIT = (
+    "git",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.untrackedCache=false",
+    "-c",
+    "core.quotepath=off",
+)
 
 
 class DiscoveryError(Exception):
@@ -63,7 +84,9 @@ def compile_globs(patterns: Sequence[str], what: str) -> pathspec.GitIgnoreSpec 
         return None
     for p in cleaned:
         if len(p) > MAX_GLOB_LENGTH:
-            raise GlobError(f"{what} pattern is too long ({len(p)} characters, limit {MAX_GLOB_LENGTH})")
+            raise GlobError(
+                f"{what} pattern is too long ({len(p)} characters, limit {MAX_GLOB_LENGTH})"
+            )
         if any(ord(c) < 32 for c in p):
             raise GlobError(f"{what} pattern {p!r} contains control characters")
     try:
@@ -90,7 +113,9 @@ def unsafe_name(rel: str) -> str | None:
 def printable_name(rel: str) -> str:
     """A file name safe to print on one line: invalid bytes as ``\\xff``, controls escaped."""
     text = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
 
 
 def stat_entry(root: Path, rel: str, max_file_size: int) -> FileEntry | Diagnostic | None:
@@ -106,7 +131,9 @@ def stat_entry(root: Path, rel: str, max_file_size: int) -> FileEntry | Diagnost
         if stat.S_ISLNK(st.st_mode):
             target = Path(full).resolve()
             if not _inside(target, root):
-                return Diagnostic("symlink_outside_root", "symlink leads outside the repository; skipped", rel)
+                return Diagnostic(
+                    "symlink_outside_root", "symlink leads outside the repository; skipped", rel
+                )
             st = target.stat()
     except FileNotFoundError:
         return None
@@ -115,7 +142,12 @@ def stat_entry(root: Path, rel: str, max_file_size: int) -> FileEntry | Diagnost
     if not stat.S_ISREG(st.st_mode):
         return None
     if st.st_size > max_file_size:
-        return Diagnostic("too_large", f"{st.st_size} bytes is over the {max_file_size}-byte limit; skipped", rel, "info")
+        return Diagnostic(
+            "too_large",
+            f"{st.st_size} bytes is over the {max_file_size}-byte limit; skipped",
+            rel,
+            "info",
+        )
     return FileEntry(rel, st.st_size, st.st_mtime_ns)
 
 
@@ -138,7 +170,11 @@ def _git_files(root: Path) -> list[str] | None:
     cmd = [*GIT, "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
     try:
         proc = subprocess.run(
-            cmd, cwd=root, capture_output=True, timeout=GIT_TIMEOUT, check=False,
+            cmd,
+            cwd=root,
+            capture_output=True,
+            timeout=GIT_TIMEOUT,
+            check=False,
             env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"},
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -154,8 +190,13 @@ def _git_files(root: Path) -> list[str] | None:
 
 def _ignored_by_enclosing_repo(root: Path) -> bool:
     try:
-        proc = subprocess.run([*GIT, "check-ignore", "-q", "."], cwd=root, capture_output=True,
-                              timeout=GIT_TIMEOUT, check=False)
+        proc = subprocess.run(
+            [*GIT, "check-ignore", "-q", "."],
+            cwd=root,
+            capture_output=True,
+            timeout=GIT_TIMEOUT,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return proc.returncode == 0
@@ -164,7 +205,9 @@ def _ignored_by_enclosing_repo(root: Path) -> bool:
 def _walk_files(root: Path) -> list[str]:
     """Every file under root, honouring .gitignore files at every level (git's semantics)."""
     found: list[str] = []
-    specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []  # (dir prefix, spec) along the current path
+    specs: list[
+        tuple[str, pathspec.GitIgnoreSpec]
+    ] = []  # (dir prefix, spec) along the current path
 
     def ignored(rel: str, is_dir: bool) -> bool:
         # the deepest .gitignore with a matching rule decides, as in git
@@ -172,7 +215,7 @@ def _walk_files(root: Path) -> list[str]:
         for prefix, spec in reversed(specs):
             if prefix and not probe.startswith(prefix):
                 continue
-            decision = spec.check_file(probe[len(prefix):]).include
+            decision = spec.check_file(probe[len(prefix) :]).include
             if decision is not None:
                 return decision
         return False
@@ -190,8 +233,7 @@ def _walk_files(root: Path) -> list[str]:
             except (OSError, ValueError) as exc:
                 log.warning("%s: cannot use: %s", gi, exc)
         dirnames[:] = sorted(
-            d for d in dirnames
-            if d not in DEFAULT_SKIP_DIRS and not ignored(prefix + d, True)
+            d for d in dirnames if d not in DEFAULT_SKIP_DIRS and not ignored(prefix + d, True)
         )
         for name in sorted(filenames):
             rel = prefix + name
@@ -236,4 +278,3 @@ def discover(
         elif found is not None:
             diags.append(found)
     return Discovery(root, tuple(entries), tuple(diags), source, len(names))
-

@@ -314,14 +314,54 @@ class FileSymbols:
                 counts[t.name] += 1
                 if t.target:
                     targets.add((t.name, t.target))
-        return cls(ex.path, tuple(defs), tuple(sorted(counts.items())), tuple(sorted(targets)),
-                   ex.imports, ex.plugin, ex.language, ex.diagnostics)
+        return cls(
+            ex.path,
+            tuple(defs),
+            tuple(sorted(counts.items())),
+            tuple(sorted(targets)),
+            ex.imports,
+            ex.plugin,
+            ex.language,
+            ex.diagnostics,
+        )
 
 
 def tag_sort_key(t: Tag) -> tuple:
     """The canonical order of a file's tags (deterministic output)."""
-    return (t.start_line, t.kind, t.name, t.end_line, t.scope, str(t.symbol_kind), t.signature or "",
-            t.target or "", t.docstring or "")
+    return (
+        t.start_line,
+        t.kind,
+        t.name,
+        t.end_line,
+        t.scope,
+        str(t.symbol_kind),
+        t.signature or "",
+        t.target or "",
+        t.docstring or "",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """One piece of evidence behind a rank: which signal, what matched, how much it weighed.
+
+    Signals: ``path``, ``traceback``, ``module``, ``qualified_name``, ``quoted_name``,
+    ``error_class``, ``identifier``, ``file_stem`` (the task names the file or its symbols);
+    ``lexical`` (BM25F over the file's path, names, docstrings and text; ``detail`` lists the best
+    terms); ``graph`` (personalized PageRank from the files the task points at); ``tests`` (a test
+    file the task matches tests this file); ``demoted`` (a test, example, doc or vendored file for a
+    task that is not about them); ``pagerank`` (no task: the file's rank in the reference graph)."""
+
+    signal: str
+    detail: str
+    weight: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"signal": self.signal, "detail": self.detail, "weight": self.weight}
+
+
+def _reasons(items: Any) -> tuple[Reason, ...]:
+    return tuple(Reason(r["signal"], r["detail"], r["weight"]) for r in items or ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,18 +374,30 @@ class RankedSymbol:
     symbol_kind: str
     scope: str
     signature: str | None
+    why: tuple[Reason, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        d["why"] = [r.to_dict() for r in self.why]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RankedSymbol:
+        return cls(**{**d, "why": _reasons(d.get("why"))})
 
 
 @dataclass(frozen=True, slots=True)
 class RankedFile:
     path: str
     score: float
+    why: tuple[Reason, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "score": self.score}
+        return {"path": self.path, "score": self.score, "why": [r.to_dict() for r in self.why]}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RankedFile:
+        return cls(d["path"], d["score"], _reasons(d.get("why")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,8 +438,19 @@ class MapResult:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> MapResult:
         """The inverse of :meth:`to_dict` (used to replay a memoised map)."""
-        known = {"map", "tokens_estimated", "tokens_exact", "tokenizer", "budget", "files_covered",
-                 "files_total", "ranked_files", "ranked_symbols", "diagnostics", "chat_files"}
+        known = {
+            "map",
+            "tokens_estimated",
+            "tokens_exact",
+            "tokenizer",
+            "budget",
+            "files_covered",
+            "files_total",
+            "ranked_files",
+            "ranked_symbols",
+            "diagnostics",
+            "chat_files",
+        }
         return cls(
             map=d["map"],
             tokens=d["tokens_estimated"],
@@ -396,13 +459,14 @@ class MapResult:
             budget=d["budget"],
             files_total=d["files_total"],
             files_covered=d["files_covered"],
-            ranked_files=tuple(RankedFile(**f) for f in d["ranked_files"]),
-            ranked_symbols=tuple(RankedSymbol(**s) for s in d["ranked_symbols"]),
+            ranked_files=tuple(RankedFile.from_dict(f) for f in d["ranked_files"]),
+            ranked_symbols=tuple(RankedSymbol.from_dict(s) for s in d["ranked_symbols"]),
             diagnostics=tuple(
-                Diagnostic(x["code"], x["message"], x.get("path"), x["severity"], tuple(x.get("paths", ())))
+                Diagnostic(
+                    x["code"], x["message"], x.get("path"), x["severity"], tuple(x.get("paths", ()))
+                )
                 for x in d["diagnostics"]
             ),
             chat_files=tuple(d.get("chat_files", ())),
             extra={k: v for k, v in d.items() if k not in known},
         )
-

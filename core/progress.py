@@ -12,7 +12,9 @@ DELAY_SECONDS = 0.5
 class StderrProgress:
     """A callback ``(done, total)`` that draws a rich progress bar once a scan is slow."""
 
-    def __init__(self, label: str = "extracting", stream: TextIO | None = None, delay: float = DELAY_SECONDS):
+    def __init__(
+        self, label: str = "extracting", stream: TextIO | None = None, delay: float = DELAY_SECONDS
+    ):
         self.stream = stream or sys.stderr
         self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
         self.label = label
@@ -37,8 +39,12 @@ class StderrProgress:
             )
 
             self._progress = Progress(
-                TextColumn(f"[bold]{self.label}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                console=Console(file=self.stream), transient=True,
+                TextColumn(f"[bold]{self.label}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=Console(file=self.stream),
+                transient=True,
             )
             self._progress.start()
             self._task = self._progress.add_task(self.label, total=total)

@@ -3,7 +3,7 @@
 Each selected definition is shown by its source line, under the header lines of its enclosing
 scopes, with an elision mark between lines that are not adjacent. Files come in rank order;
 lines are cut at a maximum width. The budget is a hard cap: only text whose exact count is within
-it is ever returned.
+it is ever returned; an entry that does not fit is shortened or skipped and filling goes on.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ class Item:
     path: str
     ident: str | None
     score: float
+    #: show at most this many of the identifier's definitions in the file (None: all of them)
+    limit: int | None = None
 
 
 class SourceLines:
@@ -60,7 +62,9 @@ def enclosing_lines(line: int, defs: Sequence[Tag]) -> list[int]:
     return sorted(d.start_line for d in defs if d.start_line < line <= d.end_line)
 
 
-def render_file(path: str, lines_of_interest: set[int], defs: Sequence[Tag], source: list[str]) -> str:
+def render_file(
+    path: str, lines_of_interest: set[int], defs: Sequence[Tag], source: list[str]
+) -> str:
     shown: set[int] = set()
     for line in lines_of_interest:
         shown.add(line)
@@ -91,7 +95,8 @@ class MapRenderer:
         self.lines = lines
         self._file_cache: dict[tuple[str, frozenset[int]], str] = {}
 
-    def render(self, items: Sequence[Item]) -> str:
+    def render(self, items: Sequence[Item], file_order: Mapping[str, int] | None = None) -> str:
+        """The map text of ``items``: files in order of first appearance, or by ``file_order``."""
         order: list[str] = []
         interest: dict[str, set[int]] = {}
         bare: list[str] = []
@@ -102,8 +107,12 @@ class MapRenderer:
             if item.path not in interest:
                 order.append(item.path)
                 interest[item.path] = set()
-            for tag in self.definitions.get((item.path, item.ident), ()):
+            tags = self.definitions.get((item.path, item.ident), ())
+            for tag in tags[: item.limit] if item.limit else tags:
                 interest[item.path].add(tag.start_line)
+        if file_order is not None:
+            order.sort(key=lambda p: (file_order.get(p, len(file_order)), p))
+            bare.sort(key=lambda p: (file_order.get(p, len(file_order)), p))
         chunks = []
         for path in order:
             key = (path, frozenset(interest[path]))
@@ -114,7 +123,12 @@ class MapRenderer:
                     text = render_file(path, interest[path], self.file_defs.get(path, ()), source)
                 else:  # deleted or unreadable since extraction: fall back to the signatures
                     sigs = sorted(
-                        (t for i in items if i.path == path and i.ident for t in self.definitions.get((path, i.ident), ())),
+                        (
+                            t
+                            for i in items
+                            if i.path == path and i.ident
+                            for t in self.definitions.get((path, i.ident), ())
+                        ),
                         key=lambda t: t.start_line,
                     )
                     text = f"{path}:\n" + "".join(f"{_cut(t.signature or t.name)}\n" for t in sigs)
@@ -125,53 +139,58 @@ class MapRenderer:
         return "\n".join(chunks)
 
 
-def fit_to_budget(
+#: The budget fill gives up after this many entries in a row that do not fit.
+MAX_SKIPS = 64
+
+
+def fill_budget(
     items: Sequence[Item],
     render: Callable[[Sequence[Item]], str],
     count: Callable[[str], int],
     budget: int,
-) -> tuple[str, int, int]:
-    """The longest prefix of ``items`` whose rendering fits ``budget`` tokens.
+) -> tuple[str, int, list[Item]]:
+    """Take ``items`` in order, skipping (or shortening to one definition) what does not fit,
+    and keep filling: one oversized entry never ends the map early.
 
-    Returns (text, tokens, number of items). Exponential search from Aider's first guess, then
-    binary search; every accepted text was counted exactly, so the result never exceeds the budget.
+    Each entry is priced by rendering and counting its own file's section (the map is the sum of
+    its sections, give or take a token at each join); the final text is counted exactly and the
+    last entries are dropped until it fits, so the result never exceeds ``budget``.
+    Returns (text, tokens, selected items).
     """
-    n_items = len(items)
-    best: tuple[str, int, int] = ("", 0, 0)
-    if n_items == 0 or budget <= 0:
-        return best
-    memo: dict[int, tuple[str, int]] = {}
-
-    def measure(n: int) -> tuple[str, int]:
-        if n not in memo:
-            text = render(items[:n])
-            memo[n] = (text, count(text))
-        return memo[n]
-
-    # Every item adds at least one token, so more than `budget` items can never fit.
-    hi = min(n_items, budget)
-    lo = 0
-    guess = max(1, min(hi, budget // 25))
-    # exponential phase: find a failing upper bound
-    while True:
-        text, tokens = measure(guess)
-        if tokens <= budget:
-            lo = guess
-            best = (text, tokens, guess)
-            if guess == hi:
-                return best
-            guess = min(hi, guess * 2)
-        else:
-            hi = guess - 1
+    if not items or budget <= 0:
+        return "", 0, []
+    selected: list[Item] = []
+    by_file: dict[str | None, list[Item]] = {}
+    cost: dict[str | None, int] = {}
+    used = 0
+    skips = 0
+    for item in items:
+        if skips >= MAX_SKIPS or used >= budget:
             break
-    # binary phase on (lo, hi]
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        text, tokens = measure(mid)
+        key = item.path if item.ident is not None else None
+        current = by_file.get(key, [])
+        accepted = None
+        for candidate in (
+            (item, Item(item.path, item.ident, item.score, 1)) if item.ident else (item,)
+        ):
+            section = count(render([*current, candidate]))
+            delta = section - cost.get(key, 0) + (0 if current else 1)
+            if used + delta <= budget:
+                accepted = (candidate, section, delta)
+                break
+        if accepted is None:
+            skips += 1
+            continue
+        skips = 0
+        candidate, section, delta = accepted
+        by_file.setdefault(key, []).append(candidate)
+        cost[key] = section
+        used += delta
+        selected.append(candidate)
+    while selected:
+        text = render(selected)
+        tokens = count(text)
         if tokens <= budget:
-            lo = mid
-            best = (text, tokens, mid)
-        else:
-            hi = mid - 1
-    return best
-
+            return text, tokens, selected
+        selected.pop()
+    return "", 0, []

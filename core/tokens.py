@@ -77,7 +77,9 @@ def default_counter() -> TokenCounter | _Cl100kCounter:
     return _shared_cl100k() or ESTIMATE
 
 
-def as_counter(counter: TokenCounter | Callable[[str], int] | None) -> TokenCounter | _Cl100kCounter:
+def as_counter(
+    counter: TokenCounter | Callable[[str], int] | None,
+) -> TokenCounter | _Cl100kCounter:
     """Accept an embedding application's counter: a TokenCounter or any ``str -> int`` callable."""
     if counter is None:
         return default_counter()

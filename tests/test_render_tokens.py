@@ -2,7 +2,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from repomapper.model import DEF, Tag
-from repomapper.render import ELISION, Item, fit_to_budget, render_file
+from repomapper.render import ELISION, Item, MapRenderer, SourceLines, fill_budget, render_file
 from repomapper.tokens import ESTIMATE, TokenCounter, as_counter, default_counter
 
 SOURCE = """\
@@ -28,7 +28,10 @@ def test_render_shows_scope_headers_and_elisions():
         Tag("m.py", 11, 12, "top", DEF, "function"),
     ]
     text = render_file("m.py", {9, 11}, defs, SOURCE)
-    assert text == f"m.py:\n{ELISION}\nclass Outer:\n{ELISION}\n    def method_two(self):\n{ELISION}\ndef top():\n{ELISION}\n"
+    assert (
+        text
+        == f"m.py:\n{ELISION}\nclass Outer:\n{ELISION}\n    def method_two(self):\n{ELISION}\ndef top():\n{ELISION}\n"
+    )
 
 
 def test_long_lines_are_cut():
@@ -55,16 +58,33 @@ def _render(items):
     return "".join(f"{i.path}:{i.ident}\n" for i in items)
 
 
-@given(st.integers(min_value=1, max_value=400), st.lists(st.integers(1, 30), min_size=0, max_size=80))
-def test_fit_never_exceeds_the_budget_and_takes_the_longest_prefix(budget, sizes):
+@given(
+    st.integers(min_value=1, max_value=400), st.lists(st.integers(1, 30), min_size=0, max_size=80)
+)
+def test_fill_never_exceeds_the_budget_and_keeps_the_order(budget, sizes):
     items = [Item(f"f{i}", "x" * s, 0.0) for i, s in enumerate(sizes)]
     count = default_counter().count
-    text, tokens, n = fit_to_budget(items, _render, count, budget)
+    text, tokens, selected = fill_budget(items, _render, count, budget)
     assert tokens == count(text) <= budget
-    assert text == _render(items[:n])
-    if n < len(items):
-        assert count(_render(items[: n + 1])) > budget
+    assert text == _render(selected)
+    positions = [items.index(i) for i in selected]
+    assert positions == sorted(positions)
 
 
-def test_fit_with_nothing_fitting_returns_empty():
-    assert fit_to_budget([Item("a", "b" * 50, 0)], _render, len, 3) == ("", 0, 0)
+def test_an_oversized_entry_is_skipped_and_filling_goes_on():
+    items = [Item("a", "a", 0), Item("big", "b" * 400, 0), Item("c", "c", 0), Item("d", "d", 0)]
+    text, tokens, selected = fill_budget(items, _render, len, 20)
+    assert [i.path for i in selected] == ["a", "c", "d"] and tokens == len(text) <= 20
+
+
+def test_an_entry_too_long_whole_is_shortened_to_its_first_definition(tmp_path):
+    src = "".join(f"class Model:\n    x = {i}\n" for i in range(200))
+    (tmp_path / "m.py").write_text(src)
+    tags = [Tag("m.py", 2 * i + 1, 2 * i + 2, "Model", "def", "class") for i in range(200)]
+    renderer = MapRenderer({("m.py", "Model"): tags}, {"m.py": tags}, SourceLines(tmp_path))
+    text, tokens, selected = fill_budget([Item("m.py", "Model", 1.0)], renderer.render, len, 40)
+    assert selected == [Item("m.py", "Model", 1.0, 1)] and text.count("class Model:") == 1
+
+
+def test_fill_with_nothing_fitting_returns_empty():
+    assert fill_budget([Item("a", "b" * 50, 0)], _render, len, 3) == ("", 0, [])

@@ -1,0 +1,209 @@
+"""Answer a repo.map request: validate, map, classify the outcome, build the envelope."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..discover import DEFAULT_MAX_FILE_SIZE, DiscoveryError, GlobError
+from ..model import MapResult
+from ..registry import PluginSet
+from . import envelope
+from .backends import has_suffix, install_hint, resolve_languages
+from .envelope import Envelope, Reason
+from .request import DEFAULT_TOKEN_BUDGET, ContractError, MapRequest, parse_request
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class MapOptions:
+    """How to run maps (not part of the request an agent sends): cache, exclusions, plugins."""
+
+    cache_dir: str | os.PathLike[str] | None = None
+    use_cache: bool = True
+    exclude: tuple[str, ...] = ()
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    jobs: int | None = None
+    plugins: PluginSet | None = None
+    progress: Callable[..., Any] | None = None
+
+
+def make_repomap(request: MapRequest, options: MapOptions | None = None):
+    """A RepoMap for ``request`` (imported lazily: building one loads the plugins)."""
+    from ..repomap import RepoMap
+
+    o = options or MapOptions()
+    return RepoMap(
+        request.clone_path,
+        request.token_budget,
+        cache_dir=o.cache_dir,
+        use_cache=o.use_cache,
+        plugins=o.plugins,
+        include=request.include_globs,
+        exclude=o.exclude,
+        max_file_size=o.max_file_size,
+        jobs=o.jobs,
+        progress=o.progress,
+    )
+
+
+def run_map(
+    request: Mapping[str, Any] | MapRequest,
+    options: MapOptions | None = None,
+    *,
+    default_root: str | None = None,
+) -> Envelope:
+    """The library entry point of the contract: a request (a JSON-like mapping or a
+    :class:`MapRequest`) in, an :class:`Envelope` out. Never raises for bad input."""
+    if isinstance(request, MapRequest):
+        budget = request.token_budget
+    else:
+        raw = request.get("token_budget") if isinstance(request, Mapping) else None
+        if raw is None:
+            budget = DEFAULT_TOKEN_BUDGET
+        elif isinstance(raw, int) and not isinstance(raw, bool) and 0 <= raw <= 10**9:
+            budget = raw
+        else:
+            budget = 0
+    try:
+        req = parse_request(request, default_root=default_root)
+    except ContractError as exc:
+        return envelope.error(_reason(exc), token_budget=budget)
+    try:
+        rm = make_repomap(req, options)
+    except (DiscoveryError, GlobError, ValueError) as exc:
+        return envelope.error(Reason("invalid_input", str(exc)), token_budget=req.token_budget)
+    try:
+        return map_with(rm, req)
+    finally:
+        rm.close()
+
+
+def _reason(exc: ContractError) -> Reason:
+    return Reason(exc.code, exc.message, exc.field, exc.value, exc.suggestion, exc.install)
+
+
+def map_with(rm, req: MapRequest) -> Envelope:
+    """Answer ``req`` with an existing RepoMap (the MCP server keeps them warm). ``rm`` must have
+    been built for ``req.clone_path`` and ``req.include_globs``; its budget is set from ``req``."""
+    counter_name = getattr(rm.counter, "name", "")
+    try:
+        rm.map_tokens = req.token_budget
+        other_files = None
+        if req.languages:
+            suffixes = resolve_languages(req.languages, rm.plugins)
+            entries, _, seen = rm.collect(None)
+            other_files = [e.path for e in entries if has_suffix(e.path, suffixes)]
+            if not other_files:
+                msg = (
+                    f"no file under {req.clone_path} is in {list(req.languages)} "
+                    f"({len(entries)} file(s) matched include_globs {list(req.include_globs)}; {seen} seen)"
+                )
+                return envelope.Envelope(
+                    outcome="empty",
+                    reason=Reason("no_files_matched", msg),
+                    tokenizer=counter_name,
+                    token_budget=req.token_budget,
+                    counts={"files_seen": seen},
+                    next="widen languages or include_globs",
+                )
+        result = rm.map(
+            chat_files=req.chat_files,
+            other_files=other_files,
+            mentioned_fnames=req.mentioned_files,
+            mentioned_idents=req.mentioned_idents,
+            task=req.task,
+        )
+    except ContractError as exc:
+        return envelope.error(_reason(exc), token_budget=req.token_budget, tokenizer=counter_name)
+    except (DiscoveryError, GlobError) as exc:
+        return envelope.error(
+            Reason(
+                "invalid_input",
+                str(exc),
+                "include_globs" if isinstance(exc, GlobError) else "clone_path",
+            ),
+            token_budget=req.token_budget,
+            tokenizer=counter_name,
+        )
+    except Exception as exc:  # an internal failure is an error outcome, never an empty success
+        log.exception("repo.map failed for %s", req.clone_path)
+        return envelope.error(
+            Reason("internal", f"{type(exc).__name__}: {exc}"),
+            token_budget=req.token_budget,
+            tokenizer=counter_name,
+        )
+    reason = classify(result, req, rm.plugins)
+    if reason is not None and reason.code in envelope.ERROR_CODES:
+        return envelope.error(
+            reason,
+            token_budget=result.budget,
+            tokenizer=result.tokenizer,
+            diagnostics=result.diagnostics,
+        )
+    return envelope.from_result(result, max_ranked=req.max_ranked, reason=reason)
+
+
+def classify(result: MapResult, req: MapRequest, plugins: PluginSet) -> Reason | None:
+    """None for a useful map; otherwise why it is empty (or an internal error)."""
+    codes = {d.code for d in result.diagnostics}
+    mapped = int(result.extra.get("files_mapped", 0))
+    seen = int(result.extra.get("files_seen", result.files_total))
+    if result.map:
+        if not result.ranked_symbols and mapped and not result.chat_files:
+            return Reason(
+                "no_symbols",
+                f"{mapped} file(s) were mapped but none defines a symbol; the map lists "
+                "file names only",
+            )
+        return None
+    if result.files_total == 0:
+        where = (
+            f"include_globs {list(req.include_globs)}" if req.include_globs else "no include_globs"
+        )
+        return Reason(
+            "no_files_matched",
+            f"no file to map under {req.clone_path}: {seen} file(s) seen, {where}"
+            + (f", languages {list(req.languages)}" if req.languages else ""),
+        )
+    if mapped == 0:
+        unavailable = envelope.diagnostic_file_count(result.diagnostics, "backend_unavailable")
+        no_backend = envelope.diagnostic_file_count(result.diagnostics, "no_backend")
+        if unavailable:
+            missing = [n for n, i in plugins.infos.items() if not i.available]
+            details = "; ".join(f"{n}: {plugins.infos[n].detail or 'unavailable'}" for n in missing)
+            return Reason(
+                "all_backends_missing",
+                f"{result.files_total} file(s) matched; {unavailable} need a backend that is unavailable "
+                f"({details}) and {no_backend} have no backend for their type",
+                install=install_hint(missing),
+            )
+        if no_backend >= result.files_total:
+            return Reason(
+                "no_backend",
+                f"{result.files_total} file(s) matched but no backend handles their types "
+                "(see the no_backend diagnostic for the extensions; `repomapper plugins` lists backends)",
+            )
+        return Reason(
+            "extraction_failed",
+            f"{result.files_total} file(s) matched but none could be extracted "
+            "(see the diagnostics: parse errors, backend errors, unreadable files)",
+        )
+    if "budget_too_small" in codes:
+        return Reason(
+            "budget_too_small",
+            f"a token_budget of {result.budget} cannot hold even the first entry; "
+            "raise token_budget",
+        )
+    if "nothing_to_map" in codes and result.chat_files:
+        return Reason(
+            "all_in_chat", f"all {mapped} mapped file(s) are chat files, which the map leaves out"
+        )
+    return Reason(
+        "internal",
+        f"the map is empty without a known cause ({mapped} file(s) mapped); please report it",
+    )

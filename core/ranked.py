@@ -1,0 +1,97 @@
+"""The ranked repository: what :meth:`RepoMap.rank` returns and every output renders from.
+
+It holds the ranking (files with scores and reasons, (file, identifier) pairs best first) and the
+extracted repository it was computed on, so the map, the context packs and the MCP tools read one
+ranking instead of each ranking again.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from .discover import FileEntry
+from .graph import SymbolTable
+from .model import Diagnostic, FileSymbols, RankedFile, Reason
+from .render import Item
+
+
+@dataclass(frozen=True)
+class RankedRepository:
+    #: every mapped file, best first, with its score and the reasons for it
+    files: tuple[RankedFile, ...]
+    #: (file, identifier, score) by their rank in the reference graph, best first
+    definitions: tuple[tuple[str, str, float], ...]
+    #: per file, its identifiers in the order of ``definitions``
+    by_file: Mapping[str, list[tuple[str, float]]]
+    #: task evidence per (file, identifier)
+    symbol_scores: Mapping[tuple[str, str], float]
+    symbol_reasons: Mapping[tuple[str, str], tuple[Reason, ...]]
+    #: files the task names by path, module or traceback frame
+    named: frozenset[str]
+    chat: frozenset[str]
+    mapped: Mapping[str, FileSymbols]
+    table: SymbolTable
+    entries: list[FileEntry]
+    all_entries: list[FileEntry]
+    seen: int
+    diagnostics: tuple[Diagnostic, ...]
+    #: ranked for a task (the relevance model) rather than by Aider's PageRank alone
+    task: bool = False
+    #: importer -> {imported file: count}, as each importer's backend resolved them
+    imports: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+    def symbols_of(self, path: str) -> list[tuple[str, float]]:
+        """A file's identifiers, best first: those the task names first (strongest evidence
+        first), then by their rank in the reference graph."""
+        ranked = self.by_file.get(path, [])
+        if not self.task:
+            return ranked
+        scores = self.symbol_scores
+        order = sorted(
+            range(len(ranked)), key=lambda i: (-scores.get((path, ranked[i][0]), 0.0), i)
+        )
+        return [ranked[i] for i in order]
+
+
+def map_items(ranked: RankedRepository) -> Iterator[Item]:
+    """The entries of the map, most wanted first (lazily: the fill stops long before the end).
+
+    Without a task: Aider's order, (file, identifier) pairs by rank, then files without
+    definitions. With a task the map follows the file ranking: the k-th symbol of a file with score
+    ``s`` is wanted as much as ``s / k``, so each well-ranked file shows its first symbols before
+    the best file shows its tenth, and the files the task names come first of all.
+    """
+    chat = ranked.chat
+    if not ranked.task:
+        with_defs = set()
+        for f, i, r in ranked.definitions:
+            if f not in chat:
+                with_defs.add(f)
+                yield Item(f, i, r)
+        for rf in ranked.files:
+            if rf.path not in chat and rf.path not in with_defs:
+                yield Item(rf.path, None, rf.score)
+        return
+    files = [(pos, rf) for pos, rf in enumerate(ranked.files) if rf.path not in chat]
+    named = [(pos, rf) for pos, rf in files if rf.path in ranked.named]
+    firsts: set[str] = set()
+    for _, rf in named:
+        symbols = ranked.symbols_of(rf.path)
+        firsts.add(rf.path)
+        yield Item(rf.path, symbols[0][0] if symbols else None, rf.score)
+
+    def of_file(pos: int, rf: RankedFile) -> Iterator[tuple[tuple[float, int, int], Item]]:
+        symbols = ranked.symbols_of(rf.path)
+        if not symbols:
+            if rf.path not in firsts:
+                yield (-rf.score, pos, 0), Item(rf.path, None, rf.score)
+            return
+        for k, (ident, _) in enumerate(symbols):
+            if k == 0 and rf.path in firsts:
+                continue
+            yield (-rf.score / (k + 1), pos, k), Item(rf.path, ident, rf.score / (k + 1))
+
+    for _, item in heapq.merge(*(of_file(pos, rf) for pos, rf in files), key=lambda x: x[0]):
+        yield item

@@ -1,0 +1,133 @@
+"""A task description, read once: its search terms and the explicit references it makes.
+
+Task text is untrusted input of any size: it is cut to :data:`MAX_TASK_CHARS`, control characters
+other than tabs and newlines become spaces, and every pattern below is linear (no backtracking
+on long runs), so megabytes of binary or a single 10 MB line cost a bounded, small time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from .terms import STOP_WORDS, terms
+
+#: Task text beyond this many characters is not read (a stack of logs says nothing more).
+MAX_TASK_CHARS = 200_000
+#: A term repeated in the task counts at most this many times (a log line repeated 500 times
+#: must not outweigh the sentence that names the bug).
+MAX_QUERY_TF = 3
+MIN_WORD = 3
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,63}")
+#: path-like tokens: a/b/c.ext, a/b/c, c.ext; optional :line or :line:col after
+_PATH = re.compile(
+    r"(?<![\w.~/-])((?:[\w.~-]{1,100}/){0,30}[\w.-]{1,100}\.[A-Za-z][\w]{0,9}|(?:[\w.~-]{1,100}/){1,30}[\w.-]{1,100})(?::(\d{1,7}))?"
+)
+_PY_FRAME = re.compile(r'File "([^"\n]{1,1000})", line (\d{1,7})')
+_DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w{0,63}(?:\.[A-Za-z_]\w{0,63}){1,10})(?![\w])")
+_BACKTICK = re.compile(r"`{1,3}([^`\n]{1,200})`{1,3}")
+_ERROR = re.compile(r"\b([A-Z]\w{0,60}(?:Error|Exception|Warning|Exit|Interrupt))\b")
+_TB_HEADER = re.compile(r"Traceback \(most recent call last\)")
+_FILE_EXT = re.compile(r"\.[A-Za-z][\w]{0,9}$")
+
+
+@dataclass(frozen=True, slots=True)
+class PathRef:
+    """A path as the task writes it, with the line it points at when it says one."""
+
+    text: str
+    line: int | None
+    kind: str  # "path" or "traceback"
+    #: the last frame of its traceback (where the error was raised)
+    innermost: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TaskQuery:
+    text: str
+    truncated: bool
+    #: search terms and how often the task uses each (capped at MAX_QUERY_TF)
+    terms: Counter[str]
+    #: identifier-like words as written (case kept), at least three characters
+    words: frozenset[str]
+    paths: tuple[PathRef, ...]
+    #: dotted names (``pkg.mod.func``, ``Class.method``) as written
+    dotted: tuple[str, ...]
+    #: names written in backticks (the reporter's own emphasis)
+    quoted: frozenset[str]
+    #: exception class names the task shows (``ValueError``, ``KeyError``)
+    errors: frozenset[str]
+
+    @property
+    def empty(self) -> bool:
+        return not self.terms and not self.paths and not self.words
+
+    @property
+    def about_tests(self) -> bool:
+        """Whether the task is about tests themselves: its first line (the title) says so, or it
+        names a test file."""
+        title = self.text.strip().split("\n", 1)[0].lower()
+        title_words = set(re.findall(r"[a-z]+", title))
+        if title_words & {"test", "tests", "testing", "pytest", "unittest", "fixture", "fixtures"}:
+            return True
+        return any(is_test_like(p.text) for p in self.paths if p.kind == "path")
+
+
+def is_test_like(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1].lower()
+    return name.startswith("test_") or name.rsplit(".", 1)[0].endswith(
+        ("_test", "_tests", ".test", ".spec")
+    )
+
+
+def clean(text: str) -> tuple[str, bool]:
+    truncated = len(text) > MAX_TASK_CHARS
+    text = text[:MAX_TASK_CHARS]
+    return _CONTROL.sub(" ", text), truncated
+
+
+def parse_task(text: str | bytes) -> TaskQuery:
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    text, truncated = clean(text)
+    counts = Counter(terms(text))
+    capped = Counter({t: min(c, MAX_QUERY_TF) for t, c in counts.items()})
+    words = frozenset(w for w in _WORD.findall(text) if w.lower() not in STOP_WORDS)
+    found: list[tuple[int, str, int | None, str]] = []
+    for m in _PY_FRAME.finditer(text):
+        found.append((m.start(), m.group(1).replace("\\", "/"), int(m.group(2)), "traceback"))
+    framed = {(pos, t) for pos, t, _, _ in found}
+    for m in _PATH.finditer(text):
+        token = m.group(1).replace("\\", "/").strip("./") if m.group(1) else ""
+        if not token or token.count("/") == 0 and not _FILE_EXT.search(token):
+            continue
+        line = int(m.group(2)) if m.group(2) else None
+        found.append((m.start(), token, line, "traceback" if line is not None else "path"))
+    # frames in text order; a frame is "innermost" when it is the last one before the next
+    # traceback header (or the end): that is where the error was raised
+    headers = [m.start() for m in _TB_HEADER.finditer(text)] + [len(text) + 1]
+    refs: dict[tuple[str, int | None, str], bool] = {}
+    found.sort(key=lambda x: (x[0], x[3] != "traceback"))
+    last_in_block: dict[int, tuple[str, int | None]] = {}
+    for pos, token, line, kind in found:
+        if kind == "traceback":
+            block = next(i for i, h in enumerate(headers) if pos < h)
+            last_in_block[block] = (token, line)
+    innermost = set(last_in_block.values())
+    for pos, token, line, kind in found:
+        if kind == "path" and any(t.endswith(token) for p, t in framed if p <= pos):
+            continue
+        key = (token, line, kind)
+        refs[key] = refs.get(key, False) or (token, line) in innermost
+    paths = tuple(PathRef(t, ln, k, inner) for (t, ln, k), inner in refs.items())
+    dotted = tuple(dict.fromkeys(m.group(1) for m in _DOTTED.finditer(text)))
+    quoted: set[str] = set()
+    for m in _BACKTICK.finditer(text):
+        inner = m.group(1).strip()
+        for w in _WORD.findall(inner):
+            quoted.add(w)
+    errors = frozenset(m.group(1) for m in _ERROR.finditer(text))
+    return TaskQuery(text, truncated, capped, words, paths, dotted, frozenset(quoted), errors)

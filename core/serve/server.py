@@ -1,0 +1,99 @@
+"""``repomapper mcp``: the tools of :class:`~repomapper.serve.service.Service` over MCP stdio,
+with the official ``mcp`` SDK (``pip install "repomapper[mcp]"``)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from ..contract.schema import RESPONSE_SCHEMA
+from .service import Service
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = (
+    "repomapper answers questions about a source repository from a live index. Call repo_map first, "
+    "with `task` set to what you are doing, to see the files and definitions that matter; then "
+    "find_symbol / file_outline / find_references / related_files to zoom in before reading files. "
+    "Every answer says when there is more (next / next_offset) and why it is empty (reason.code)."
+)
+
+
+class MissingSDK(RuntimeError):
+    pass
+
+
+def _sdk():
+    try:
+        import anyio
+        import mcp_types as types
+        from mcp.server import Server
+        from mcp.server.stdio import stdio_server
+    except ImportError as exc:
+        raise MissingSDK(
+            f'the MCP server needs the mcp SDK ({exc}); install it with: pip install "repomapper[mcp]"'
+        ) from None
+    return anyio, types, Server, stdio_server
+
+
+def result_text(name: str, data: dict[str, Any], is_error: bool) -> str:
+    """The text content of a result: one line a model can act on, then the JSON."""
+    body = json.dumps(data, ensure_ascii=False)
+    if is_error:
+        reason = data.get("reason") or data.get("error") or {}
+        return f"error [{reason.get('code', 'internal')}]: {reason.get('message', '')}\n{body}"
+    return body
+
+
+def build_server(service: Service):
+    from .. import __version__
+
+    anyio, types, Server, _ = _sdk()
+    tools = [
+        types.Tool(
+            name=s.name,
+            description=s.description,
+            inputSchema=s.input_schema,
+            outputSchema=RESPONSE_SCHEMA if s.name == "repo_map" else None,
+        )
+        for s in service.specs.values()
+    ]
+
+    async def list_tools(ctx, params) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx, params) -> types.CallToolResult:
+        result = await anyio.to_thread.run_sync(service.call, params.name, params.arguments)
+        return types.CallToolResult(
+            content=[
+                types.TextContent(
+                    type="text", text=result_text(params.name, result.data, result.is_error)
+                )
+            ],
+            structuredContent=result.data,
+            isError=result.is_error,
+        )
+
+    return Server(
+        "repomapper",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def serve_stdio(service: Service) -> None:
+    """Serve until the client closes standard input."""
+    anyio, _, _, stdio_server = _sdk()
+    server = build_server(service)
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    finally:
+        service.close()

@@ -1,0 +1,122 @@
+"""The live index and the path rules of the tool server (no MCP SDK needed)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from repomapper.repomap import RepoMap
+from repomapper.serve.index import LiveIndex
+from repomapper.serve.paths import ToolError, resolve_root, safe_relative
+from repomapper.serve.service import Service, ServiceOptions
+
+
+def bump(path: Path, text: str) -> None:
+    path.write_text(text)
+    st = path.stat()
+    os.utime(
+        path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000)
+    )  # a distinct mtime, whatever the clock
+
+
+def test_only_changed_files_are_extracted_again(pyrepo):
+    idx = LiveIndex(RepoMap(pyrepo))
+    first = idx.refresh()
+    assert first.how == "discover" and first.changed == first.checked == 7 and idx.version == 1
+    assert "Catalog" in idx.defs and idx.refresh().changed == 0 and idx.version == 1
+    bump(pyrepo / "shop" / "money.py", "def only_this(): pass\n")
+    stats = idx.refresh()
+    assert (stats.changed, stats.added, stats.removed) == (1, 0, 0) and idx.rm.last_stats[
+        "extracted"
+    ] == 1
+    assert list(idx.defs["only_this"]) == ["shop/money.py"] and "apply_discount" not in idx.defs
+    assert "shop/money.py" not in idx.refs.get("format_price", {})
+    (pyrepo / "shop" / "cli.py").unlink()
+    assert idx.refresh().removed == 1 and "shop/cli.py" not in idx.files
+
+
+def test_with_a_watcher_edits_are_stat_checked_and_events_relist(pyrepo):
+    idx = LiveIndex(RepoMap(pyrepo))
+    idx.watching = True
+    assert idx.refresh().how == "discover"  # dirty at start
+    assert idx.refresh().how == "skip"
+    bump(pyrepo / "shop" / "money.py", "def edited(): pass\n")
+    stats = idx.refresh()
+    assert stats.how == "stat" and stats.changed == 1 and "edited" in idx.defs
+    (pyrepo / "new.py").write_text("def added(): pass\n")
+    assert idx.refresh().how == "skip" and "added" not in idx.defs  # no event yet
+    idx.mark_dirty()
+    assert idx.refresh().added == 1 and "added" in idx.defs
+
+
+def test_import_edges_follow_changes(pyrepo):
+    idx = LiveIndex(RepoMap(pyrepo))
+    idx.refresh()
+    forward, backward = idx.import_edges()
+    assert (
+        "shop/money.py" in forward["shop/orders.py"]
+        and "shop/orders.py" in backward["shop/money.py"]
+    )
+    bump(pyrepo / "shop" / "orders.py", "x = 1\n")
+    idx.refresh()
+    assert "shop/orders.py" not in idx.import_edges()[0]
+
+
+@pytest.mark.parametrize(
+    "path,fragment",
+    [
+        ("../x.py", "'..'"),
+        ("a/../../x.py", "'..'"),
+        ("/etc/passwd", "absolute"),
+        ("C:/x", "absolute"),
+        ("\\\\server\\x", "absolute"),
+        ("", "required"),
+        (".", "names the root"),
+        ("a\nb", "control"),
+        (3, "required"),
+        ("x" * 5000, "too long"),
+    ],
+)
+def test_paths_never_lead_out(tmp_path, path, fragment):
+    with pytest.raises(ToolError) as info:
+        safe_relative(tmp_path.resolve(), path)
+    assert info.value.code == "invalid_input" and fragment in info.value.message
+
+
+def test_symlinks_out_of_the_root_are_refused(tmp_path):
+    root = (tmp_path / "root").resolve()
+    (root / "pkg").mkdir(parents=True)
+    (tmp_path / "secret.txt").write_text("s")
+    (root / "out").symlink_to(tmp_path / "secret.txt")
+    (root / "pkg" / "a.py").write_text("")
+    (root / "in").symlink_to(root / "pkg" / "a.py")
+    assert safe_relative(root, "./pkg//a.py") == "pkg/a.py" and safe_relative(root, "in") == "in"
+    with pytest.raises(ToolError, match="symlink"):
+        safe_relative(root, "out")
+
+
+def test_roots(tmp_path):
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    root = tmp_path.resolve()
+    assert resolve_root(None, root) == root and resolve_root(str(inner), root) == inner.resolve()
+    with pytest.raises(ToolError, match="outside this server's root"):
+        resolve_root(str(tmp_path.parent), root)
+    with pytest.raises(ToolError, match="clone_path is required"):
+        resolve_root(None, None)
+
+
+def test_service_internal_errors_are_error_results(pyrepo, monkeypatch):
+    service = Service(pyrepo, ServiceOptions(watch=False))
+    monkeypatch.setattr(Service, "find_symbol", lambda *a, **k: 1 / 0)
+    r = service.call("find_symbol", {"name": "x"})
+    assert (
+        r.is_error
+        and r.data["error"]["code"] == "internal"
+        and "ZeroDivisionError" in r.data["error"]["message"]
+    )
+    r = service.call("file_outline", {"path": "README.md"})
+    assert not r.is_error and r.data["total"] == 0 and "no_backend" in r.data["message"]
+    service.close()
