@@ -210,7 +210,7 @@ def check_language(
     if properties:
         path = Path(plan.files[0].rel_path).name
         props = run_properties(subject, path, _distinct(sources), examples)
-    speed = extraction_speed(subject, sources) if not extraction.errors else None
+    speed = extraction_speed(subject, sources) if properties and not extraction.errors else None
     return LanguageResult(
         plugin=plan.plugin,
         language=plan.language,
