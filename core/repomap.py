@@ -37,6 +37,7 @@ from .registry import PluginConfig, PluginSet
 from .relevance import LexicalIndex, parse_task, rank_task
 from .relevance.query import MAX_TASK_CHARS
 from .render import Item, MapRenderer, SourceLines, fill_budget
+from .timings import StageTimer
 from .tokens import TokenCounter, as_counter
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ SUMMARISED = {
 }
 MAX_LISTED_PATHS = 50
 #: Bump when ranking or rendering changes: memoised maps of older versions are not replayed.
-MAP_VERSION = "3"
+MAP_VERSION = "4"
 MAX_RANKED_SYMBOLS = 200
 
 
@@ -84,9 +85,14 @@ class RepoMap:
         progress: ProgressFn | None = None,
         repo_content_prefix: str | None = None,
         map_mul_no_files: float = 1.0,
+        timer: StageTimer | None = None,
     ):
         if map_tokens < 1:
             raise ValueError(f"map_tokens must be at least 1 (got {map_tokens})")
+        if max_file_size < 0:
+            raise ValueError(f"max_file_size must be 0 or more (got {max_file_size})")
+        if jobs is not None and jobs < 1:
+            raise ValueError(f"jobs must be at least 1 (got {jobs})")
         self.root = check_root(Path(root))
         self.map_tokens = int(map_tokens)
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
@@ -105,6 +111,8 @@ class RepoMap:
         self._extracted: tuple[tuple, dict] | None = None
         self._graph: tuple[tuple, tuple] | None = None
         self.last_stats: dict[str, int] = {}
+        #: seconds per stage of the last :meth:`map` or :meth:`rank` call
+        self.timer = timer or StageTimer()
 
     # -- pieces ------------------------------------------------------------------------------
     @property
@@ -140,7 +148,9 @@ class RepoMap:
             rel = self._relative(name)
             if rel is None:
                 diags.append(
-                    Diagnostic("outside_root", "not inside the repository root; ignored", str(name))
+                    Diagnostic(
+                        "outside_root", f"not inside the repository {self.root}; ignored", str(name)
+                    )
                 )
                 continue
             found = stat_entry(self.root, rel, self.max_file_size)
@@ -249,21 +259,26 @@ class RepoMap:
         signals off (for measuring what each adds).
         """
         diags: list[Diagnostic] = []
-        extractor, entries, all_entries, chat, seen = self._prepare(chat_files, other_files, diags)
+        self.timer.reset()
+        with self.timer.stage("discover"):
+            extractor, entries, all_entries, chat, seen = self._prepare(
+                chat_files, other_files, diags
+            )
         extractions = self._extract(extractor, all_entries)
-        return self._rank_extracted(
-            extractor,
+        with self.timer.stage("rank"):
+            return self._rank_extracted(
+                extractor,
             entries,
             all_entries,
-            extractions,
-            chat,
-            seen,
-            diags,
-            mentioned_fnames,
-            mentioned_idents,
-            task,
-            frozenset(disabled_signals),
-        )
+                extractions,
+                chat,
+                seen,
+                diags,
+                mentioned_fnames,
+                mentioned_idents,
+                task,
+                frozenset(disabled_signals),
+            )
 
     def _rank_extracted(
         self,
@@ -283,7 +298,20 @@ class RepoMap:
         for ex in extractions.values():
             diags.extend(ex.diagnostics)
         mapped = {p: ex for p, ex in extractions.items() if ex.plugin is not None}
-        mentioned_f = frozenset(filter(None, (self._relative(f) for f in (mentioned_fnames or ()))))
+        mentioned_f = set()
+        for f in mentioned_fnames or ():
+            rel = self._relative(f)
+            if rel is None:
+                diags.append(
+                    Diagnostic(
+                        "outside_root",
+                        f"mentioned file is not inside the repository {self.root}; ignored",
+                        str(f),
+                    )
+                )
+            else:
+                mentioned_f.add(rel)
+        mentioned_f = frozenset(mentioned_f)
         mentioned_i = frozenset(mentioned_idents or ())
         table, graph, prior, defs, by_file = self._graph_state(
             extractions, mapped, chat, mentioned_f, mentioned_i
@@ -363,11 +391,12 @@ class RepoMap:
     ) -> dict[str, FileSymbols]:
         """The extracted files; a long-lived object reuses its last extraction while no file's
         key (path, mtime, size, backends) changed."""
-        keys = tuple(extractor.key(e) for e in entries)
-        if self._extracted is not None and self._extracted[0] == keys:
-            self.last_stats = {"cached": len(entries), "extracted": 0, "reused": len(entries)}
-            return self._extracted[1]
-        extractions = extractor.run(self.root, entries)
+        with self.timer.stage("extract"):
+            keys = tuple(extractor.key(e) for e in entries)
+            if self._extracted is not None and self._extracted[0] == keys:
+                self.last_stats = {"cached": len(entries), "extracted": 0, "reused": len(entries)}
+                return self._extracted[1]
+            extractions = extractor.run(self.root, entries)
         self.last_stats = dict(extractor.stats)
         self._extracted = (keys, extractions)
         self._graph = None
@@ -379,8 +408,9 @@ class RepoMap:
         key = (id(extractions), chat, mentioned_f, mentioned_i)
         if self._graph is not None and self._graph[0] == key:
             return self._graph[1]
-        table = SymbolTable.build(mapped, RepoIndex(self.root, mapped))
-        graph = factor_graph(mapped, table, self.resolve_imports(mapped), chat, mentioned_i)
+        with self.timer.stage("graph"):
+            table = SymbolTable.build(mapped, RepoIndex(self.root, mapped))
+            graph = factor_graph(mapped, table, self.resolve_imports(mapped), chat, mentioned_i)
         prior = pagerank(graph, personalization(mapped, chat, mentioned_f, mentioned_i))
         defs = rank_definitions(graph, table, prior, mentioned_i)
         by_file: dict[str, list[tuple[str, float]]] = defaultdict(list)
@@ -418,39 +448,54 @@ class RepoMap:
         mentioned_fnames: Iterable[str] | None = None,
         mentioned_idents: Iterable[str] | None = None,
         task: str | None = None,
+        *,
+        force_refresh: bool = False,
     ) -> MapResult:
         """Rank (see :meth:`rank`) and render the map within the budget.
 
         ``task`` is a task description in words: the relevance model ranks files and symbols
-        for it, and the map follows that ranking.
+        for it, and the map follows that ranking. A map whose inputs are unchanged is replayed
+        from the cache; ``force_refresh`` ranks and renders it again (and stores the new one).
         """
         diags: list[Diagnostic] = []
-        extractor, entries, all_entries, chat, seen = self._prepare(chat_files, other_files, diags)
-        digest = self._digest(
-            extractor, all_entries, diags, chat, mentioned_fnames, mentioned_idents, task
-        )
-        memo = self.cache.get_map(digest) if self.use_cache else None
-        if memo is not None:
-            try:
-                self.last_stats = {"cached": len(all_entries), "extracted": 0, "memoised": 1}
-                return MapResult.from_dict(json.loads(memo))
-            except (ValueError, KeyError, TypeError) as exc:
-                log.debug("memoised map unreadable: %s", exc)
+        self.timer.reset()
+        with self.timer.stage("discover"):
+            extractor, entries, all_entries, chat, seen = self._prepare(
+                chat_files, other_files, diags
+            )
+        with self.timer.stage("memo"):
+            digest = self._digest(
+                extractor, all_entries, diags, chat, mentioned_fnames, mentioned_idents, task
+            )
+            memo = self.cache.get_map(digest) if self.use_cache and not force_refresh else None
+            if memo is not None:
+                try:
+                    result = MapResult.from_dict(json.loads(memo))
+                    self.last_stats = {"cached": len(all_entries), "extracted": 0, "memoised": 1}
+                    self.timer.counts = dict(self.last_stats)
+                    return result
+                except (ValueError, KeyError, TypeError) as exc:
+                    log.debug("memoised map unreadable: %s", exc)
+        if force_refresh:
+            self._graph = None
         extractions = self._extract(extractor, all_entries)
-        ranked = self._rank_extracted(
-            extractor,
-            entries,
-            all_entries,
-            extractions,
-            chat,
-            seen,
-            diags,
-            mentioned_fnames,
-            mentioned_idents,
-            task,
-            frozenset(),
-        )
-        result = self.render(ranked)
+        with self.timer.stage("rank"):
+            ranked = self._rank_extracted(
+                extractor,
+                entries,
+                all_entries,
+                extractions,
+                chat,
+                seen,
+                diags,
+                mentioned_fnames,
+                mentioned_idents,
+                task,
+                frozenset(),
+            )
+        with self.timer.stage("render"):
+            result = self.render(ranked)
+        self.timer.counts = dict(self.last_stats)
         if self.use_cache and not any(d.code == "cache_unavailable" for d in result.diagnostics):
             self.cache.put_map(digest, json.dumps(result.to_dict(), ensure_ascii=False))
         return result
@@ -481,7 +526,7 @@ class RepoMap:
         diags = list(ranked.diagnostics)
         if not text:
             anything = next(iter(map_items(ranked)), None) is not None
-            diags.extend(self._explain(ranked.entries, mapped, anything, budget))
+            diags.extend(self._explain(ranked.entries, mapped, anything, budget, diags))
         if not self.counter.exact:
             diags.append(
                 Diagnostic(
@@ -571,9 +616,21 @@ class RepoMap:
                 break
         return tuple(out[:MAX_RANKED_SYMBOLS])
 
-    def _explain(self, entries, mapped, anything: bool, budget) -> list[Diagnostic]:
+    def _explain(self, entries, mapped, anything: bool, budget, diags=()) -> list[Diagnostic]:
         """Never a silent empty map: say why there is nothing, or why less than expected."""
         if not entries:
+            unlisted = sorted(
+                d.path for d in diags if d.code == "unreadable" and (d.path or "").endswith("/")
+            )
+            if unlisted:
+                return [
+                    Diagnostic(
+                        "unreadable",
+                        f"no file could be listed under {self.root}: {len(unlisted)} folder(s) "
+                        f"cannot be read ({', '.join(unlisted[:5])})",
+                        severity="error",
+                    )
+                ]
             pats = ""
             if self.include or self.exclude:
                 pats = f" (include: {list(self.include)}, exclude: {list(self.exclude)})"
@@ -616,8 +673,17 @@ class RepoMap:
         mentioned_idents: Iterable[str] | None = None,
         force_refresh: bool = False,
     ) -> str | None:
-        """Aider-compatible: the map text, or ``None`` when there is nothing to show."""
-        result = self.map(chat_files, other_files, mentioned_fnames, mentioned_idents)
+        """Aider-compatible: the map text, or ``None`` when there is nothing to show.
+
+        ``force_refresh`` does not replay a memoised map: ranking and rendering run again.
+        """
+        result = self.map(
+            chat_files,
+            other_files,
+            mentioned_fnames,
+            mentioned_idents,
+            force_refresh=force_refresh,
+        )
         for d in result.diagnostics:
             if d.severity == "error":
                 log.warning("%s", d.message)
