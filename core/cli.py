@@ -209,7 +209,7 @@ def main(verbose: int) -> None:
 
 
 @main.command("map")
-@click.argument("root", default=".", type=click.Path(path_type=Path))
+@click.argument("root", default=".", type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--tokens", "-t", default=1024, show_default=True, type=int, help="Token budget (a hard cap)."
 )
@@ -248,7 +248,7 @@ def main(verbose: int) -> None:
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
 @click.option(
     "--cache-dir",
-    type=click.Path(path_type=Path),
+    type=click.Path(path_type=Path, readable=False),
     help="Where the tag cache lives (default: the user cache directory).",
 )
 @click.option(
@@ -518,7 +518,7 @@ def _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, 
 
 
 @main.command("tags")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
@@ -530,7 +530,7 @@ def tags_command(paths, fmt, no_cache, python_backend, no_entry_points, block) -
 
 
 @main.command("imports")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
@@ -593,12 +593,12 @@ def plugins_command(fmt, python_backend, no_entry_points, block) -> None:
 
 
 @main.command("mcp")
-@click.argument("root", required=False, type=click.Path(path_type=Path))
+@click.argument("root", required=False, type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--no-watch", is_flag=True, help="Do not watch the tree; re-list it on every call instead."
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
-@click.option("--cache-dir", type=click.Path(path_type=Path), help="Where the tag cache lives.")
+@click.option("--cache-dir", type=click.Path(path_type=Path, readable=False), help="Where the tag cache lives.")
 @click.option(
     "--python-backend", type=click.Choice(sorted(PYTHON_BACKENDS)), default="ast", show_default=True
 )
@@ -631,7 +631,7 @@ def mcp_command(
 
 
 @main.command("graph")
-@click.argument("root", default=".", type=click.Path(path_type=Path))
+@click.argument("root", default=".", type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--task",
     metavar="TEXT",
@@ -656,7 +656,7 @@ def mcp_command(
 @click.option(
     "--output",
     "-o",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(path_type=Path, readable=False, dir_okay=False),
     help="Write here instead of standard output.",
 )
 @click.option(
@@ -683,7 +683,7 @@ def mcp_command(
     "--exclude", multiple=True, metavar="GLOB", help="Do not map files matching this glob."
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
-@click.option("--cache-dir", type=click.Path(path_type=Path), help="Where the tag cache lives.")
+@click.option("--cache-dir", type=click.Path(path_type=Path, readable=False), help="Where the tag cache lives.")
 @click.option(
     "--jobs", "-j", type=int, default=None, help="Processes for extraction (default: all cores)."
 )
