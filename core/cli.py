@@ -25,8 +25,9 @@ EXIT_USAGE = 2
 class _StderrHandler(logging.Handler):
     """Writes to whatever ``sys.stderr`` is at the time (tests swap it), one line per record.
 
-    Warnings are held until the command ends (:meth:`print_held`): most of them also become
-    diagnostics, which the command prints with their codes, and a warning is printed once.
+    A command that prints diagnostics holds warnings until it ends (:meth:`print_held`): most
+    of them also become diagnostics, which the command prints with their codes, and a warning
+    is printed once. Other commands (``mcp``: its stderr is the server's log) print them live.
     """
 
     def __init__(self) -> None:
@@ -60,6 +61,11 @@ _HANDLER = _StderrHandler()
 _VERBOSE = [0]
 
 
+def _hold_warnings() -> None:
+    """For a command that prints its diagnostics: a warning that became one is said once."""
+    _HANDLER.hold = True
+
+
 def _err(line: str) -> None:
     """One ``repomapper: ...`` line on stderr, remembered so a held warning is not repeated."""
     _HANDLER.write(line)
@@ -69,7 +75,7 @@ def _setup_logging(verbose: int) -> None:
     _VERBOSE[0] = verbose
     level = logging.WARNING if verbose == 1 else logging.DEBUG if verbose > 1 else logging.ERROR
     _HANDLER.setLevel(level)
-    _HANDLER.hold = True
+    _HANDLER.hold = False  # map, tags, imports and graph hold warnings (see _hold_warnings)
     _HANDLER.held, _HANDLER.printed = [], []
     click.get_current_context().call_on_close(_HANDLER.print_held)
     root = logging.getLogger()
@@ -291,6 +297,7 @@ def map_command(
     from .repomap import RepoMap
     from .timings import StageTimer
 
+    _hold_warnings()
     _check_numbers(tokens=(tokens, 1), jobs=(jobs, 1), max_file_size=(max_file_size, 1))
     started = time.perf_counter()
     if task_file is not None:
@@ -468,6 +475,8 @@ def _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, 
     diagnostics, not failures), 1 when none could be, 2 for bad input."""
     from .repomap import summarise
 
+    _hold_warnings()
+
     handled = total = 0
     diagnostics: list[Diagnostic] = []
     failed = False
@@ -612,7 +621,6 @@ def mcp_command(
 
     if _HANDLER.level > logging.WARNING:
         _HANDLER.setLevel(logging.WARNING)  # a client keeps the server's stderr as its log
-    _HANDLER.hold = False  # a server's warnings are its log: print them as they come
     from .serve.service import Service, ServiceOptions
 
     options = ServiceOptions(
@@ -709,6 +717,8 @@ def graph_command(
 ) -> None:
     """Write the ranked file graph of ROOT: an explorer page, or DOT, GraphML or JSON."""
     from .graphview import GraphLibraryMissing, write_graph
+
+    _hold_warnings()
     from .repomap import RepoMap
 
     budgets = tuple(budgets) or (1024,)
@@ -745,7 +755,7 @@ def graph_command(
     finally:
         progress.close()
     for line in result.diagnostics:
-        click.echo(f"repomapper: {line}", err=True)
+        _err(line)
     if not result.files:
         _fail(
             "no file could be mapped, so there is no graph (see the diagnostics above)",
