@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
 from collections import Counter, defaultdict
@@ -12,16 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .cache import TagCache, open_cache
-from .discover import (
-    DEFAULT_MAX_FILE_SIZE,
-    FileEntry,
-    check_root,
-    discover,
-    stat_entry,
-)
+from .diagnostics import MAX_LISTED_PATHS, SUMMARISED, summarise
+from .discover import DEFAULT_MAX_FILE_SIZE, FileEntry, check_root, discover
 from .extract import Extractor, ProgressFn
 from .graph import SymbolTable, build_graph
 from .index import RepoIndex
+from .memo import MAP_VERSION, map_digest, remember, replay
 from .model import (
     Diagnostic,
     FileExtraction,
@@ -31,6 +25,7 @@ from .model import (
     RankedSymbol,
     Reason,
 )
+from .paths import entries_for, relative_to_root
 from .rank import factor_graph, pagerank, personalization, rank_definitions, stable
 from .ranked import RankedRepository, map_items
 from .registry import PluginConfig, PluginSet
@@ -45,18 +40,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Per-file diagnostic codes summarised into one diagnostic per code (with the paths listed).
-SUMMARISED = {
-    "no_backend": "{n} file(s) have no backend for their type (extensions: {ext})",
-    "binary": "{n} binary file(s) skipped",
-    "minified": "{n} minified file(s) skipped",
-    "too_large": "{n} file(s) over the size limit skipped",
-    "backend_unavailable": "{n} file(s) could not be mapped because their backend is unavailable: {detail}",
-    "symlink_outside_root": "{n} symlink(s) leading outside the repository skipped",
-}
-MAX_LISTED_PATHS = 50
-#: Bump when ranking or rendering changes: memoised maps of older versions are not replayed.
-MAP_VERSION = "4"
+__all__ = ["MAP_VERSION", "MAX_LISTED_PATHS", "SUMMARISED", "RepoMap", "summarise"]
+
 MAX_RANKED_SYMBOLS = 200
 
 
@@ -127,42 +112,12 @@ class RepoMap:
             self._cache = None
 
     def _relative(self, name: str | os.PathLike[str]) -> str | None:
-        p = Path(name)
-        if not p.is_absolute():
-            p = self.root / p
-        try:
-            rel = (
-                p.resolve().relative_to(self.root)
-                if not p.is_symlink()
-                else p.absolute().relative_to(self.root)
-            )
-        except (ValueError, OSError):
-            return None
-        return rel.as_posix()
+        return relative_to_root(self.root, name)
 
     def _entries_for(
         self, names: Iterable[str | os.PathLike[str]], diags: list[Diagnostic]
     ) -> list[FileEntry]:
-        entries: dict[str, FileEntry] = {}
-        for name in names:
-            rel = self._relative(name)
-            if rel is None:
-                diags.append(
-                    Diagnostic(
-                        "outside_root", f"not inside the repository {self.root}; ignored", str(name)
-                    )
-                )
-                continue
-            found = stat_entry(self.root, rel, self.max_file_size)
-            if isinstance(found, FileEntry):
-                entries[rel] = found
-            elif found is not None:
-                diags.append(found)
-            elif os.path.lexists(self.root / rel):
-                diags.append(Diagnostic("not_a_file", "not a regular file; ignored", rel))
-            else:
-                diags.append(Diagnostic("unreadable", "no such file", rel))
-        return [entries[k] for k in sorted(entries)]
+        return entries_for(self.root, names, self.max_file_size, diags)
 
     def collect(
         self, paths: Sequence[str | os.PathLike[str]] | None = None
@@ -464,18 +419,14 @@ class RepoMap:
                 chat_files, other_files, diags
             )
         with self.timer.stage("memo"):
-            digest = self._digest(
-                extractor, all_entries, diags, chat, mentioned_fnames, mentioned_idents, task
+            digest = map_digest(
+                self, extractor, all_entries, diags, chat, mentioned_fnames, mentioned_idents, task
             )
-            memo = self.cache.get_map(digest) if self.use_cache and not force_refresh else None
+            memo = replay(self.cache, digest) if self.use_cache and not force_refresh else None
             if memo is not None:
-                try:
-                    result = MapResult.from_dict(json.loads(memo))
-                    self.last_stats = {"cached": len(all_entries), "extracted": 0, "memoised": 1}
-                    self.timer.counts = dict(self.last_stats)
-                    return result
-                except (ValueError, KeyError, TypeError) as exc:
-                    log.debug("memoised map unreadable: %s", exc)
+                self.last_stats = {"cached": len(all_entries), "extracted": 0, "memoised": 1}
+                self.timer.counts = dict(self.last_stats)
+                return memo
         if force_refresh:
             self._graph = None
         extractions = self._extract(extractor, all_entries)
@@ -496,8 +447,8 @@ class RepoMap:
         with self.timer.stage("render"):
             result = self.render(ranked)
         self.timer.counts = dict(self.last_stats)
-        if self.use_cache and not any(d.code == "cache_unavailable" for d in result.diagnostics):
-            self.cache.put_map(digest, json.dumps(result.to_dict(), ensure_ascii=False))
+        if self.use_cache:
+            remember(self.cache, digest, result)
         return result
 
     def render(self, ranked: RankedRepository, budget: int | None = None) -> MapResult:
@@ -549,44 +500,6 @@ class RepoMap:
             chat_files=tuple(sorted(chat)),
             extra={"files_mapped": len(mapped), "files_seen": ranked.seen},
         )
-
-    def _digest(
-        self,
-        extractor: Extractor,
-        entries: Sequence[FileEntry],
-        diags: Sequence[Diagnostic],
-        chat: frozenset[str],
-        mentioned_fnames,
-        mentioned_idents,
-        task: str | None,
-    ) -> str:
-        """Everything a map depends on: when it is unchanged, the memoised result is replayed
-        and no graph, ranking or rendering work is done."""
-        h = hashlib.sha256()
-        inputs = {
-            "version": MAP_VERSION,
-            "budget": self.map_tokens,
-            "mul": self.map_mul_no_files,
-            "prefix": self.repo_content_prefix,
-            "counter": self.counter.name,
-            "include": self.include,
-            "exclude": self.exclude,
-            "max_file_size": self.max_file_size,
-            "chat": sorted(chat),
-            "mentioned_fnames": sorted(set(mentioned_fnames or ())),
-            "mentioned_idents": sorted(set(mentioned_idents or ())),
-            "task": task or "",
-            "diagnostics": [d.to_dict() for d in diags],
-        }
-        h.update(json.dumps(inputs, sort_keys=True, default=str).encode())
-        for e in entries:
-            k = extractor.key(e)
-            h.update(
-                f"\0{k.path}\0{k.mtime_ns}\0{k.size}\0{k.fingerprint}".encode(
-                    "utf-8", "surrogateescape"
-                )
-            )
-        return h.hexdigest()
 
     def _ranked_symbols(self, ranked: RankedRepository) -> tuple[RankedSymbol, ...]:
         """The first symbols in the map's own order (so the list agrees with the map)."""
@@ -689,36 +602,3 @@ class RepoMap:
                 log.warning("%s", d.message)
         return result.map or None
 
-
-def summarise(diags: Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
-    """Per-file diagnostics of the common kinds become one diagnostic per kind listing paths."""
-    grouped: dict[str, list[Diagnostic]] = defaultdict(list)
-    out: list[Diagnostic] = []
-    for d in dict.fromkeys(diags):
-        if d.code in SUMMARISED and d.path is not None:
-            grouped[d.code].append(d)
-        else:
-            out.append(d)
-    for code in sorted(grouped):
-        group = grouped[code]
-        paths = sorted({d.path for d in group if d.path})
-        exts = Counter(Path(p).suffix or Path(p).name for p in paths)
-        ext = ", ".join(
-            f"{e} ({n})" for e, n in sorted(exts.items(), key=lambda x: (-x[1], x[0]))[:10]
-        )
-        detail = sorted({d.message for d in group})[0]
-        listed = paths if code == "backend_unavailable" else paths[:MAX_LISTED_PATHS]
-        severity = "warning" if code in ("backend_unavailable", "symlink_outside_root") else "info"
-        message = SUMMARISED[code].format(n=len(paths), ext=ext, detail=detail)
-        if len(listed) < len(paths):
-            message += f"; first {len(listed)} listed"
-        out.append(Diagnostic(code, message, None, severity, tuple(listed)))
-    out.sort(
-        key=lambda d: (
-            {"error": 0, "warning": 1, "info": 2}.get(d.severity, 3),
-            d.code,
-            d.path or "",
-            d.message,
-        )
-    )
-    return tuple(out)
