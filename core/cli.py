@@ -14,12 +14,15 @@ from pathlib import Path
 import click
 
 from .discover import DiscoveryError, GlobError
+from .isolation.limits import DEFAULT_TIMEOUT, ENV_TIMEOUT, Limits
 from .model import Diagnostic
 from .progress import StderrProgress
 from .registry import PYTHON_BACKENDS, PluginConfig, PluginSet
 
 EXIT_NOTHING_MAPPED = 1
 EXIT_USAGE = 2
+#: A file left unmapped with one of these failed (``tags``/``imports`` exit nonzero for it).
+_FAULT_CODES = ("backend_crashed", "backend_timeout", "backend_error", "backend_invalid_output")
 
 
 class _StderrHandler(logging.Handler):
@@ -116,13 +119,41 @@ def _read_task_file(name: str | None) -> str | None:
     return None
 
 
-def _plugin_set(python_backend: str, no_entry_points: bool, block: Sequence[str]) -> PluginSet:
+def _plugin_set(
+    python_backend: str,
+    no_entry_points: bool,
+    block: Sequence[str],
+    plugin_timeout: float | None = None,
+) -> PluginSet:
     kwargs = {"python_backend": python_backend}
     if no_entry_points:
         kwargs["load_entry_points"] = False
     if block:
         kwargs["blocked"] = tuple(PluginConfig().blocked) + tuple(block)
+    if plugin_timeout is not None:
+        kwargs["limits"] = Limits.from_env().with_timeout(plugin_timeout)
     return PluginSet(PluginConfig(**kwargs))
+
+
+def timeout_option(f):
+    return click.option(
+        "--plugin-timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        metavar="SECONDS",
+        help=f"Stop a plugin hook call (one file) after this long and report the file "
+        f"(default: {DEFAULT_TIMEOUT:g}; also {ENV_TIMEOUT}).",
+    )(f)
+
+
+def _cap_jobs(jobs: int | None) -> int | None:
+    """``--jobs`` above the CPU count is capped, with a message."""
+    from .extract import default_jobs
+
+    if jobs is not None and jobs > default_jobs():
+        _err(f"--jobs {jobs} capped at {default_jobs()} (the CPU count)")
+        return default_jobs()
+    return jobs
 
 
 def plugin_options(f):
@@ -258,7 +289,11 @@ def main(verbose: int) -> None:
     help="Where the tag cache lives (default: the user cache directory).",
 )
 @click.option(
-    "--jobs", "-j", type=int, default=None, help="Processes for extraction (default: all cores)."
+    "--jobs",
+    "-j",
+    type=int,
+    default=None,
+    help="Processes for extraction (default and cap: the CPU count).",
 )
 @click.option(
     "--max-file-size",
@@ -268,6 +303,7 @@ def main(verbose: int) -> None:
     help="Skip files larger than this many bytes.",
 )
 @click.option("--timings", is_flag=True, help="Print stage timings to stderr.")
+@timeout_option
 @plugin_options
 def map_command(
     root: Path,
@@ -285,6 +321,7 @@ def map_command(
     jobs,
     max_file_size,
     timings,
+    plugin_timeout,
     python_backend,
     no_entry_points,
     block,
@@ -299,6 +336,7 @@ def map_command(
 
     _hold_warnings()
     _check_numbers(tokens=(tokens, 1), jobs=(jobs, 1), max_file_size=(max_file_size, 1))
+    jobs = _cap_jobs(jobs)
     started = time.perf_counter()
     if task_file is not None:
         task = "\n".join(filter(None, [task, _read_task_file(task_file)]))
@@ -319,7 +357,7 @@ def map_command(
                 cache_dir,
                 jobs,
                 max_file_size,
-                _plugin_set(python_backend, no_entry_points, block),
+                _plugin_set(python_backend, no_entry_points, block, plugin_timeout),
                 timer,
             )
         finally:
@@ -338,7 +376,7 @@ def map_command(
             max_file_size=max_file_size,
             jobs=jobs,
             progress=progress,
-            plugins=_plugin_set(python_backend, no_entry_points, block),
+            plugins=_plugin_set(python_backend, no_entry_points, block, plugin_timeout),
             timer=timer,
         )
         result = rm.map(
@@ -437,7 +475,12 @@ def _map_json(
 
 
 def _extract_paths(
-    paths: Sequence[Path], python_backend: str, no_entry_points: bool, block, no_cache: bool
+    paths: Sequence[Path],
+    python_backend: str,
+    no_entry_points: bool,
+    block,
+    no_cache: bool,
+    plugin_timeout: float | None = None,
 ):
     """Extraction for the given files and directories (directories are discovered).
 
@@ -446,7 +489,8 @@ def _extract_paths(
     """
     from .repomap import RepoMap
 
-    plugins = _plugin_set(python_backend, no_entry_points, block)
+    plugins = _plugin_set(python_backend, no_entry_points, block, plugin_timeout)
+    yield "", [], {}, plugins.load_diagnostics()
     for p in paths:
         if not p.exists():
             raise DiscoveryError(f"{p}: no such file or directory")
@@ -470,9 +514,12 @@ def _extract_paths(
         yield prefix, entries, extractions, diags
 
 
-def _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, what: str) -> None:
+def _emit_records(
+    paths, fmt, python_backend, no_entry_points, block, no_cache, what: str, plugin_timeout=None
+) -> None:
     """Print the records; exit 0 when some file was extracted (files without a backend are
-    diagnostics, not failures), 1 when none could be, 2 for bad input."""
+    diagnostics, not failures), 1 when none could be or a plugin failed on a file (crash,
+    time-out, invalid output), 2 for bad input."""
     from .repomap import summarise
 
     _hold_warnings()
@@ -482,7 +529,7 @@ def _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, 
     failed = False
     try:
         for prefix, entries, extractions, diags in _extract_paths(
-            paths, python_backend, no_entry_points, block, no_cache
+            paths, python_backend, no_entry_points, block, no_cache, plugin_timeout
         ):
             for entry in entries:
                 ex = extractions.get(entry.path)
@@ -490,6 +537,9 @@ def _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, 
                     continue
                 total += 1
                 handled += ex.plugin is not None
+                failed = failed or (
+                    ex.plugin is None and any(d.code in _FAULT_CODES for d in ex.diagnostics)
+                )
                 records = ex.tags if what == "tags" else ex.imports
                 for rec in records:
                     d = rec.to_dict()
@@ -532,10 +582,15 @@ def _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, 
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
+@timeout_option
 @plugin_options
-def tags_command(paths, fmt, no_cache, python_backend, no_entry_points, block) -> None:
+def tags_command(
+    paths, fmt, no_cache, plugin_timeout, python_backend, no_entry_points, block
+) -> None:
     """Print the definitions and references in PATHS (files or directories), one per line."""
-    _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, "tags")
+    _emit_records(
+        paths, fmt, python_backend, no_entry_points, block, no_cache, "tags", plugin_timeout
+    )
 
 
 @main.command("imports")
@@ -544,10 +599,15 @@ def tags_command(paths, fmt, no_cache, python_backend, no_entry_points, block) -
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
+@timeout_option
 @plugin_options
-def imports_command(paths, fmt, no_cache, python_backend, no_entry_points, block) -> None:
+def imports_command(
+    paths, fmt, no_cache, plugin_timeout, python_backend, no_entry_points, block
+) -> None:
     """Print the imports in PATHS (files or directories), one per line."""
-    _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, "imports")
+    _emit_records(
+        paths, fmt, python_backend, no_entry_points, block, no_cache, "imports", plugin_timeout
+    )
 
 
 @main.command("plugins")
@@ -693,7 +753,11 @@ def mcp_command(
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
 @click.option("--cache-dir", type=click.Path(path_type=Path, readable=False), help="Where the tag cache lives.")
 @click.option(
-    "--jobs", "-j", type=int, default=None, help="Processes for extraction (default: all cores)."
+    "--jobs",
+    "-j",
+    type=int,
+    default=None,
+    help="Processes for extraction (default and cap: the CPU count).",
 )
 @plugin_options
 def graph_command(
@@ -723,6 +787,7 @@ def graph_command(
 
     budgets = tuple(budgets) or (1024,)
     _check_numbers(tokens=(min(budgets), 1), max_nodes=(max_nodes, 0), jobs=(jobs, 1))
+    jobs = _cap_jobs(jobs)
     chat = _from_cwd(chat)
     progress = StderrProgress("graph")
     try:

@@ -9,6 +9,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from .isolation.supervisor import UNSETTLED
 from .model import Diagnostic, MapResult
 
 if TYPE_CHECKING:
@@ -74,7 +75,12 @@ def replay(cache: TagCache, digest: str) -> MapResult | None:
         return None
 
 
+#: A map reporting one of these is not stored: the next run may not have the problem.
+NOT_REMEMBERED = frozenset({"cache_unavailable", "cache_rebuilt", *UNSETTLED})
+
+
 def remember(cache: TagCache, digest: str, result: MapResult) -> None:
-    """Store ``result`` under ``digest``, unless the cache is not working for this run."""
-    if not any(d.code == "cache_unavailable" for d in result.diagnostics):
+    """Store ``result`` under ``digest``, unless it reports a cache problem or an unsettled
+    extraction (a plugin crash, a time-out, a disabled plugin)."""
+    if not any(d.code in NOT_REMEMBERED for d in result.diagnostics):
         cache.put_map(digest, json.dumps(result.to_dict(), ensure_ascii=False))

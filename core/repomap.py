@@ -15,6 +15,7 @@ from .discover import DEFAULT_MAX_FILE_SIZE, FileEntry, check_root, discover
 from .extract import Extractor, ProgressFn
 from .graph import SymbolTable, build_graph
 from .index import RepoIndex
+from .isolation.supervisor import UNSETTLED
 from .memo import MAP_VERSION, map_digest, remember, replay
 from .model import (
     Diagnostic,
@@ -70,6 +71,7 @@ class RepoMap:
         progress: ProgressFn | None = None,
         repo_content_prefix: str | None = None,
         map_mul_no_files: float = 1.0,
+        plugin_timeout: float | None = None,
         timer: StageTimer | None = None,
     ):
         if map_tokens < 1:
@@ -91,6 +93,9 @@ class RepoMap:
         self.progress = progress
         self.repo_content_prefix = repo_content_prefix
         self.map_mul_no_files = map_mul_no_files
+        self.plugin_timeout = (
+            plugin_timeout  # seconds per plugin hook call; None: the plugins' limits
+        )
         self._cache: TagCache | None = None
         self._lexical: tuple[TagCache, LexicalIndex] | None = None
         self._extracted: tuple[tuple, dict] | None = None
@@ -135,7 +140,9 @@ class RepoMap:
         self, entries: Sequence[FileEntry], full: bool = False
     ) -> dict[str, FileExtraction] | dict[str, FileSymbols]:
         """Extractions for ``entries``: every tag with ``full``, else the ranking summary."""
-        extractor = Extractor(self.plugins, self.cache, self.jobs, self.progress)
+        extractor = Extractor(
+            self.plugins, self.cache, self.jobs, self.progress, self.plugin_timeout
+        )
         result = extractor.run(self.root, entries, full=full)
         self.last_stats = dict(extractor.stats)
         return result
@@ -193,7 +200,9 @@ class RepoMap:
         diags.extend(more)
         by_path = {e.path: e for e in [*entries, *chat_entries]}
         all_entries = [by_path[p] for p in sorted(by_path)]
-        extractor = Extractor(self.plugins, self.cache, self.jobs, self.progress)
+        extractor = Extractor(
+            self.plugins, self.cache, self.jobs, self.progress, self.plugin_timeout
+        )
         return extractor, entries, all_entries, chat, seen
 
     def rank(
@@ -250,6 +259,7 @@ class RepoMap:
         disabled,
     ) -> RankedRepository:
         diags.extend(self.cache.diagnostics)
+        diags.extend(extractor.diagnostics or self.plugins.load_diagnostics())
         for ex in extractions.values():
             diags.extend(ex.diagnostics)
         mapped = {p: ex for p, ex in extractions.items() if ex.plugin is not None}
@@ -268,7 +278,7 @@ class RepoMap:
                 mentioned_f.add(rel)
         mentioned_f = frozenset(mentioned_f)
         mentioned_i = frozenset(mentioned_idents or ())
-        table, graph, prior, defs, by_file = self._graph_state(
+        table, graph, prior, defs, by_file, imports = self._graph_state(
             extractions, mapped, chat, mentioned_f, mentioned_i
         )
         query = parse_task(task) if task else None
@@ -308,6 +318,7 @@ class RepoMap:
                 seen,
                 tuple(diags),
                 task=False,
+                imports=imports,
             )
         lexical = self._lexical_index(extractor, all_entries, mapped)
         task_ranking = rank_task(
@@ -339,6 +350,7 @@ class RepoMap:
             seen,
             tuple(diags),
             task=True,
+            imports=imports,
         )
 
     def _extract(
@@ -351,9 +363,29 @@ class RepoMap:
             if self._extracted is not None and self._extracted[0] == keys:
                 self.last_stats = {"cached": len(entries), "extracted": 0, "reused": len(entries)}
                 return self._extracted[1]
-            extractions = extractor.run(self.root, entries)
-        self.last_stats = dict(extractor.stats)
-        self._extracted = (keys, extractions)
+            if self._extracted is not None:  # only the files whose key changed are looked up again
+                old_keys, old = {k.path: k for k in self._extracted[0]}, self._extracted[1]
+                same = {
+                    e.path
+                    for e, k in zip(entries, keys, strict=True)
+                    if old_keys.get(e.path) == k and e.path in old
+                }
+                changed = [e for e in entries if e.path not in same]
+                fresh = extractor.run(self.root, changed)
+                extractions = {}
+                for e in entries:
+                    found = old.get(e.path) if e.path in same else fresh.get(e.path)
+                    if found is not None:
+                        extractions[e.path] = found
+                self.last_stats = {**extractor.stats, "reused": len(entries) - len(changed)}
+            else:
+                extractions = extractor.run(self.root, entries)
+                self.last_stats = dict(extractor.stats)
+        # an extraction touched by a crash, a time-out or a disabled plugin is not reused
+        unsettled = any(d.code in UNSETTLED for d in extractor.diagnostics) or any(
+            d.code in UNSETTLED for ex in extractions.values() for d in ex.diagnostics
+        )
+        self._extracted = None if unsettled else (keys, extractions)
         self._graph = None
         return extractions
 
@@ -365,13 +397,14 @@ class RepoMap:
             return self._graph[1]
         with self.timer.stage("graph"):
             table = SymbolTable.build(mapped, RepoIndex(self.root, mapped))
-            graph = factor_graph(mapped, table, self.resolve_imports(mapped), chat, mentioned_i)
+            imports = self.resolve_imports(mapped)
+            graph = factor_graph(mapped, table, imports, chat, mentioned_i)
         prior = pagerank(graph, personalization(mapped, chat, mentioned_f, mentioned_i))
         defs = rank_definitions(graph, table, prior, mentioned_i)
         by_file: dict[str, list[tuple[str, float]]] = defaultdict(list)
         for f, ident, score in defs.definitions:
             by_file[f].append((ident, score))
-        state = (table, graph, prior, defs, dict(by_file))
+        state = (table, graph, prior, defs, dict(by_file), imports)
         self._graph = (key, state)
         return state
 
