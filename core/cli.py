@@ -254,9 +254,11 @@ def main(verbose: int) -> None:
     "--chat",
     multiple=True,
     metavar="FILE",
-    help="A file in the chat: boosts what it references; left out of the map.",
+    help="A file in the chat (relative to here): boosts what it references; left out of the map.",
 )
-@click.option("--mention-file", multiple=True, metavar="FILE", help="A file the user mentioned.")
+@click.option(
+    "--mention-file", multiple=True, metavar="FILE", help="A file the user mentioned (relative to here)."
+)
 @click.option(
     "--mention-ident", multiple=True, metavar="NAME", help="An identifier the user mentioned."
 )
