@@ -1,5 +1,6 @@
 import shutil
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -104,3 +105,41 @@ def test_explicit_files_get_the_same_checks_as_discovered_ones(pyrepo, tmp_path)
     assert ("unreadable", "missing.py") in codes and ("not_a_file", "shop") in codes
     assert "leaked_secret_function" not in r.map
     assert [f.path for f in r.ranked_files] == ["shop/money.py"]
+
+
+def test_force_refresh_ranks_again_instead_of_replaying(pyrepo, tmp_path, monkeypatch):
+    rm = RepoMap(pyrepo, 512, cache_dir=tmp_path / "c")
+    first = rm.get_repo_map()
+    assert rm.get_repo_map() == first and rm.last_stats.get("memoised") == 1
+    rendered = []
+    real = RepoMap.render
+    monkeypatch.setattr(RepoMap, "render", lambda self, *a: rendered.append(1) or real(self, *a))
+    assert rm.get_repo_map(force_refresh=True) == first
+    assert rendered == [1] and "memoised" not in rm.last_stats
+    assert rm.get_repo_map() == first and rendered == [1]  # the refreshed map is memoised again
+
+
+def test_nonsensical_numbers_are_refused(pyrepo):
+    for kwargs in ({"max_file_size": -1}, {"jobs": 0}, {"map_tokens": 0}):
+        with pytest.raises(ValueError, match=next(iter(kwargs))):
+            RepoMap(pyrepo, **{"map_tokens": 10, **kwargs})
+
+
+def test_stage_timer_counts_nested_stages_once():
+    import time
+
+    from repomapper.timings import StageTimer
+
+    t = StageTimer()
+    start = time.perf_counter()
+    with t.stage("rank"):
+        time.sleep(0.01)
+        with t.stage("graph"):
+            time.sleep(0.02)
+    elapsed = time.perf_counter() - start
+    assert [s for s, _ in t.ordered()] == ["graph", "rank"]
+    assert t.seconds["graph"] >= 0.02 and t.seconds["rank"] >= 0.01
+    assert t.seconds["graph"] + t.seconds["rank"] <= elapsed  # the inner stage is not counted twice
+    assert t.describe().startswith("graph 0.0")
+    t.reset()
+    assert t.describe() == ""
