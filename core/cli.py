@@ -257,7 +257,10 @@ def main(verbose: int) -> None:
     help="A file in the chat (relative to here): boosts what it references; left out of the map.",
 )
 @click.option(
-    "--mention-file", multiple=True, metavar="FILE", help="A file the user mentioned (relative to here)."
+    "--mention-file",
+    multiple=True,
+    metavar="FILE",
+    help="A file the user mentioned (relative to here).",
 )
 @click.option(
     "--mention-ident", multiple=True, metavar="NAME", help="An identifier the user mentioned."
@@ -563,16 +566,16 @@ def _emit_records(
                     replace(diag, path=prefix + (diag.path or entry.path))
                     for diag in ex.diagnostics
                 )
-            diagnostics.extend(
-                replace(d, path=prefix + d.path) if d.path else d for d in diags
-            )
+            diagnostics.extend(replace(d, path=prefix + d.path) if d.path else d for d in diags)
             failed = failed or any(d.severity == "error" for d in diags)
     except (DiscoveryError, GlobError) as exc:
         _fail(str(exc))
     for line in _summary(summarise(diagnostics), everything=handled == 0):
         _err(line)
     if handled < total:
-        line = f"{what} from {handled} of {total} files; {total - handled} without a backend or failed"
+        line = (
+            f"{what} from {handled} of {total} files; {total - handled} without a backend or failed"
+        )
         _err(line + ("" if _VERBOSE[0] or handled == 0 else "; -v for the list"))
     if failed or handled == 0:
         sys.exit(EXIT_NOTHING_MAPPED)
@@ -669,7 +672,11 @@ def plugins_command(fmt, python_backend, no_entry_points, block) -> None:
     "--no-watch", is_flag=True, help="Do not watch the tree; re-list it on every call instead."
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
-@click.option("--cache-dir", type=click.Path(path_type=Path, readable=False), help="Where the tag cache lives.")
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path, readable=False),
+    help="Where the tag cache lives.",
+)
 @click.option(
     "--python-backend", type=click.Choice(sorted(PYTHON_BACKENDS)), default="ast", show_default=True
 )
@@ -713,7 +720,10 @@ def mcp_command(
     help="Read the task description from FILE ('-' for standard input).",
 )
 @click.option(
-    "--chat", multiple=True, metavar="FILE", help="A file in the chat (as for `map`; relative to here)."
+    "--chat",
+    multiple=True,
+    metavar="FILE",
+    help="A file in the chat (as for `map`; relative to here).",
 )
 @click.option(
     "--format",
@@ -753,7 +763,11 @@ def mcp_command(
     "--exclude", multiple=True, metavar="GLOB", help="Do not map files matching this glob."
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
-@click.option("--cache-dir", type=click.Path(path_type=Path, readable=False), help="Where the tag cache lives.")
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path, readable=False),
+    help="Where the tag cache lives.",
+)
 @click.option(
     "--jobs",
     "-j",

@@ -232,8 +232,8 @@ class RepoMap:
         with self.timer.stage("rank"):
             return self._rank_extracted(
                 extractor,
-            entries,
-            all_entries,
+                entries,
+                all_entries,
                 extractions,
                 chat,
                 seen,
@@ -634,4 +634,3 @@ class RepoMap:
             if d.severity == "error":
                 log.warning("%s", d.message)
         return result.map or None
-

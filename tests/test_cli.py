@@ -25,8 +25,12 @@ def test_map_text(run, pyrepo):
     # every Python file, the most referenced first; each definition under its file's header
     assert headers[0] == "shop/money.py:" and len(headers) == 6
     assert set(headers) == {
-        "shop/money.py:", "shop/orders.py:", "shop/catalog.py:", "shop/__init__.py:",
-        "shop/cli.py:", "tests/test_orders.py:",
+        "shop/money.py:",
+        "shop/orders.py:",
+        "shop/catalog.py:",
+        "shop/__init__.py:",
+        "shop/cli.py:",
+        "tests/test_orders.py:",
     }
     catalog = out.index("shop/catalog.py:")
     assert catalog < out.index("class Catalog:") < out.index("def find_product(self, sku: str)")
@@ -43,7 +47,15 @@ def test_map_json_envelope(run, pyrepo):
     r = run("map", pyrepo, "--tokens", "512", "--format", "json")
     assert r.exit_code == 0
     d = json.loads(r.stdout)
-    for key in ("map", "tokens_estimated", "tokenizer", "files_covered", "files_total", "ranked_files", "diagnostics"):
+    for key in (
+        "map",
+        "tokens_estimated",
+        "tokenizer",
+        "files_covered",
+        "files_total",
+        "ranked_files",
+        "diagnostics",
+    ):
         assert key in d
     assert d["tokenizer"] == "cl100k_base" and 0 < d["tokens_estimated"] <= 512
     assert d["files_total"] == 7 and d["files_covered"] >= 4
@@ -52,34 +64,49 @@ def test_map_json_envelope(run, pyrepo):
 
 def test_chat_and_mentions_change_the_map(run, pyrepo):
     plain = json.loads(run("map", pyrepo, "--format", "json").stdout)
-    chat = json.loads(run("map", pyrepo, "--format", "json", "--chat", pyrepo / "shop/cli.py").stdout)
+    chat = json.loads(
+        run("map", pyrepo, "--format", "json", "--chat", pyrepo / "shop/cli.py").stdout
+    )
     assert "shop/cli.py:" in plain["map"] or "shop/cli.py" in plain["map"]
     assert "shop/cli.py" not in chat["map"]
-    ident = json.loads(run("map", pyrepo, "--format", "json", "--mention-ident", "apply_discount").stdout)
+    ident = json.loads(
+        run("map", pyrepo, "--format", "json", "--mention-ident", "apply_discount").stdout
+    )
     assert ident["ranked_symbols"][0]["name"] == "apply_discount"
 
 
 def test_task_from_option_and_stdin(run, pyrepo):
-    d = json.loads(run("map", pyrepo, "--format", "json", "--task", "fix apply_discount rounding").stdout)
+    d = json.loads(
+        run("map", pyrepo, "--format", "json", "--task", "fix apply_discount rounding").stdout
+    )
     assert d["ranked_symbols"][0]["name"] == "apply_discount"
-    r = CliRunner().invoke(main, ["map", str(pyrepo), "--format", "json", "--task-file", "-"],
-                           input="fix apply_discount rounding")
+    r = CliRunner().invoke(
+        main,
+        ["map", str(pyrepo), "--format", "json", "--task-file", "-"],
+        input="fix apply_discount rounding",
+    )
     assert json.loads(r.stdout)["ranked_symbols"][0]["name"] == "apply_discount"
 
 
-@pytest.mark.parametrize("args,message", [
-    (["map", "/definitely/not/here"], "no such directory"),
-    (["map", ".", "--tokens", "0"], "--tokens must be at least 1"),
-    (["map", ".", "--include", "x" * 5000], "too long"),
-    (["map", ".", "--max-file-size", "-1"], "--max-file-size must be at least 1 (got -1)"),
-    (["map", ".", "--max-file-size", "0"], "--max-file-size must be at least 1"),
-    (["map", ".", "--jobs", "0"], "--jobs must be at least 1"),
-    (["map", ".", "--format", "json", "--jobs", "-3"], "--jobs must be at least 1"),
-    (["map", ".", "--task-file", "/definitely/not/here.txt"], "--task-file /definitely/not/here.txt: cannot read"),
-    (["graph", ".", "--max-nodes", "-1"], "--max-nodes must be at least 0"),
-    (["graph", ".", "--tokens", "0"], "--tokens must be at least 1"),
-    (["graph", ".", "--jobs", "0"], "--jobs must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["map", "/definitely/not/here"], "no such directory"),
+        (["map", ".", "--tokens", "0"], "--tokens must be at least 1"),
+        (["map", ".", "--include", "x" * 5000], "too long"),
+        (["map", ".", "--max-file-size", "-1"], "--max-file-size must be at least 1 (got -1)"),
+        (["map", ".", "--max-file-size", "0"], "--max-file-size must be at least 1"),
+        (["map", ".", "--jobs", "0"], "--jobs must be at least 1"),
+        (["map", ".", "--format", "json", "--jobs", "-3"], "--jobs must be at least 1"),
+        (
+            ["map", ".", "--task-file", "/definitely/not/here.txt"],
+            "--task-file /definitely/not/here.txt: cannot read",
+        ),
+        (["graph", ".", "--max-nodes", "-1"], "--max-nodes must be at least 0"),
+        (["graph", ".", "--tokens", "0"], "--tokens must be at least 1"),
+        (["graph", ".", "--jobs", "0"], "--jobs must be at least 1"),
+    ],
+)
 def test_bad_input_one_line_no_traceback(run, args, message):
     r = run(*args)
     assert r.exit_code == 2
@@ -236,19 +263,23 @@ def test_an_unreadable_folder_for_real(run, make_tree):
     (root / "locked").chmod(0)
     try:
         r = run("map", root, "--format", "json", "--no-cache")
-        assert any(x["code"] == "unreadable" and x["path"] == "locked/"
-                   for x in json.loads(r.stdout)["diagnostics"])
+        assert any(
+            x["code"] == "unreadable" and x["path"] == "locked/"
+            for x in json.loads(r.stdout)["diagnostics"]
+        )
     finally:
         (root / "locked").chmod(0o700)
 
 
 def test_summary_line_counts_every_reason(run, make_tree):
-    root = make_tree({
-        "a.py": "def f():\n    pass\n",
-        "big.py": "x = 1\n" * 100,
-        "notes.unknownext": "hello\n",
-        "blob.py": b"\0\1\2 binary",
-    })
+    root = make_tree(
+        {
+            "a.py": "def f():\n    pass\n",
+            "big.py": "x = 1\n" * 100,
+            "notes.unknownext": "hello\n",
+            "blob.py": b"\0\1\2 binary",
+        }
+    )
     r = run("map", root, "--max-file-size", "200", "--no-cache")
     assert r.exit_code == 0
     assert _stderr_lines(r)[-1] == (
@@ -299,7 +330,9 @@ def test_timings_print_every_stage_and_the_cache_hits(run, pyrepo, tmp_path):
     replay = _stderr_lines(run("map", pyrepo, "--timings", "--cache-dir", cache, "--tokens", "300"))
     assert any("replayed from the cache" in line for line in replay)
     js = _stderr_lines(run("map", pyrepo, "--format", "json", "--timings", "--no-cache"))
-    assert any(line.startswith("repomapper: timings: discover ") and "render" in line for line in js)
+    assert any(
+        line.startswith("repomapper: timings: discover ") and "render" in line for line in js
+    )
 
 
 def test_a_byte_order_mark_is_not_in_the_map(run, make_tree):

@@ -18,7 +18,9 @@ EXAMPLES = 5
 #: Languages whose generated-input properties run here too; for the other (extra-grammar)
 #: languages the test checks fixtures and goldens only, to keep the suite fast, and CI's
 #: ``repomapper conformance`` runs every property over every installed language.
-PROPERTIES_HERE = frozenset({"python", "typescript", "tsx", "javascript", "go", "c", "rust", "ruby"})
+PROPERTIES_HERE = frozenset(
+    {"python", "typescript", "tsx", "javascript", "go", "c", "rust", "ruby"}
+)
 
 #: (plugin, language) -> what the suite reports, for pairs that fail today. Empty: every
 #: built-in passes. Add an entry only with the suite's message and an issue to fix the backend.

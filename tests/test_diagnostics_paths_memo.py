@@ -13,7 +13,10 @@ def test_common_per_file_codes_become_one_diagnostic_listing_the_files():
     assert [d.code for d in out] == ["no_files_matched", "parse_error", "no_backend"]
     summary = out[-1]
     assert summary.path is None and len(summary.paths) == MAX_LISTED_PATHS
-    assert summary.message.startswith("60 file(s) have no backend") and "first 50 listed" in summary.message
+    assert (
+        summary.message.startswith("60 file(s) have no backend")
+        and "first 50 listed" in summary.message
+    )
 
 
 def test_named_files_are_checked_and_kept_inside_the_root(make_tree, tmp_path):
@@ -22,10 +25,14 @@ def test_named_files_are_checked_and_kept_inside_the_root(make_tree, tmp_path):
     assert relative_to_root(root, root / "d" / ".." / "a.py") == "a.py"
     assert relative_to_root(root, tmp_path / "out.py") is None
     diags: list[Diagnostic] = []
-    got = entries_for(root, ["d/b.py", str(root / "a.py"), "d", "gone.py", tmp_path / "out.py"], 10**6, diags)
+    got = entries_for(
+        root, ["d/b.py", str(root / "a.py"), "d", "gone.py", tmp_path / "out.py"], 10**6, diags
+    )
     assert [e.path for e in got] == ["a.py", "d/b.py"]
     assert [(d.code, d.path) for d in diags] == [
-        ("not_a_file", "d"), ("unreadable", "gone.py"), ("outside_root", str(tmp_path / "out.py")),
+        ("not_a_file", "d"),
+        ("unreadable", "gone.py"),
+        ("outside_root", str(tmp_path / "out.py")),
     ]
 
 

@@ -60,8 +60,12 @@ def test_edges_inside_each_language_and_the_rank_order_they_give(mixed):
     rank = {f.path: i for i, f in enumerate(result.ranked_files)}
     for user, used in PAIRS.items():
         assert rank[used] < rank[user], f"{used} should outrank {user}"
-    for expected in ("class InvoiceBuilder:", "export class HttpClient {", "type OrderStore struct {",
-                     "sub render_manifest {"):
+    for expected in (
+        "class InvoiceBuilder:",
+        "export class HttpClient {",
+        "type OrderStore struct {",
+        "sub render_manifest {",
+    ):
         assert expected in result.map
 
 

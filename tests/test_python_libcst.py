@@ -52,8 +52,16 @@ def text(path: str, code: str) -> SourceFile:
 def defs(tags: list[Tag] | None) -> list[tuple]:
     assert tags is not None
     return [
-        (t.name, t.kind, str(t.symbol_kind), t.start_line, t.end_line, t.scope, t.signature,
-         t.docstring)
+        (
+            t.name,
+            t.kind,
+            str(t.symbol_kind),
+            t.start_line,
+            t.end_line,
+            t.scope,
+            t.signature,
+            t.docstring,
+        )
         for t in tags
         if t.is_def
     ]
@@ -428,11 +436,34 @@ def test_latin1_cookie_is_honoured():
 
 
 PYTHONISH = st.lists(
-    st.sampled_from([
-        "def f(a, b=1):", "class C(B):", "    return a", "    pass", "import os", "from . import x",
-        "x = (", ")", "self.m()", "lambda: 0", "@dec", "async def g():", "    await h()", "\t",
-        "'''", "#", "\\", "[", "]", "if x:", "else:", "f(*a, **k)", "global q", "y: int = 2",
-    ]),
+    st.sampled_from(
+        [
+            "def f(a, b=1):",
+            "class C(B):",
+            "    return a",
+            "    pass",
+            "import os",
+            "from . import x",
+            "x = (",
+            ")",
+            "self.m()",
+            "lambda: 0",
+            "@dec",
+            "async def g():",
+            "    await h()",
+            "\t",
+            "'''",
+            "#",
+            "\\",
+            "[",
+            "]",
+            "if x:",
+            "else:",
+            "f(*a, **k)",
+            "global q",
+            "y: int = 2",
+        ]
+    ),
     max_size=12,
 ).map("\n".join)
 

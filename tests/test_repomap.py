@@ -21,8 +21,10 @@ def test_map_of_fixture_repo_ranks_the_core_and_stays_in_budget(pyrepo, tmp_path
 
 def test_get_repo_map_mirrors_aider(pyrepo):
     rm = RepoMap(pyrepo, map_tokens=1024, use_cache=False)
-    text = rm.get_repo_map(chat_files=[str(pyrepo / "shop/orders.py")],
-                           other_files=[str(p) for p in sorted(pyrepo.rglob("*.py"))])
+    text = rm.get_repo_map(
+        chat_files=[str(pyrepo / "shop/orders.py")],
+        other_files=[str(p) for p in sorted(pyrepo.rglob("*.py"))],
+    )
     assert "shop/orders.py" not in text
     assert "shop/catalog.py:" in text
 
@@ -71,12 +73,20 @@ def test_budget_is_a_hard_cap(budget):
     assert default_counter().count(r.map) == r.tokens
 
 
-_names = st.sampled_from(["alpha_handler", "beta", "GammaService", "_delta", "epsilon_value", "zeta"])
+_names = st.sampled_from(
+    ["alpha_handler", "beta", "GammaService", "_delta", "epsilon_value", "zeta"]
+)
 
 
 @settings(max_examples=10)
-@given(st.lists(st.tuples(st.lists(_names, max_size=3), st.lists(_names, max_size=5)), min_size=1, max_size=6),
-       st.integers(min_value=20, max_value=400))
+@given(
+    st.lists(
+        st.tuples(st.lists(_names, max_size=3), st.lists(_names, max_size=5)),
+        min_size=1,
+        max_size=6,
+    ),
+    st.integers(min_value=20, max_value=400),
+)
 def test_maps_are_deterministic_for_any_repository(tmp_path_factory, files, budget):
     root = tmp_path_factory.mktemp("gen")
     for i, (defs, refs) in enumerate(files):
@@ -98,7 +108,9 @@ def test_explicit_files_get_the_same_checks_as_discovered_ones(pyrepo, tmp_path)
     secret.write_text("def leaked_secret_function():\n    pass\n")
     os.symlink(secret, pyrepo / "escape.py")
     rm = RepoMap(pyrepo, 2000, use_cache=False)
-    r = rm.map(chat_files=["escape.py"], other_files=["escape.py", "shop/money.py", "missing.py", "shop"])
+    r = rm.map(
+        chat_files=["escape.py"], other_files=["escape.py", "shop/money.py", "missing.py", "shop"]
+    )
     codes = {(d.code, d.path) for d in r.diagnostics}
     escaped = [d for d in r.diagnostics if d.code == "symlink_outside_root"]
     assert escaped and escaped[0].paths == ("escape.py",)

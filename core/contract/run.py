@@ -175,7 +175,11 @@ def classify(result: MapResult, req: MapRequest, plugins: PluginSet) -> Reason |
             "no_files_matched",
             f"no file to map under {req.clone_path}: {seen} file(s) seen, {where}"
             + (f", languages {list(req.languages)}" if req.languages else "")
-            + (f"; {unlisted} folder(s) could not be listed (see the diagnostics)" if unlisted else ""),
+            + (
+                f"; {unlisted} folder(s) could not be listed (see the diagnostics)"
+                if unlisted
+                else ""
+            ),
         )
     if mapped == 0:
         unavailable = envelope.diagnostic_file_count(result.diagnostics, "backend_unavailable")

@@ -54,8 +54,13 @@ NAME = "ctags"
 VERSION = "1.1"
 CAPABILITIES = tuple(
     c.value
-    for c in (Capability.DEFINITIONS, Capability.IMPORTS, Capability.END_LINES,
-              Capability.SIGNATURES, Capability.SCOPES)
+    for c in (
+        Capability.DEFINITIONS,
+        Capability.IMPORTS,
+        Capability.END_LINES,
+        Capability.SIGNATURES,
+        Capability.SCOPES,
+    )
 )
 
 #: Seconds a ctags run may take: base plus a per-file allowance (environment overrides).
@@ -160,7 +165,8 @@ def _detect_and_warn() -> CtagsInstall:
     if not install.available and not _warned_unavailable:
         _warned_unavailable = True
         log.warning(
-            "ctags backend unavailable: %s", install.detail,
+            "ctags backend unavailable: %s",
+            install.detail,
             extra={"code": "backend_unavailable", "path": None},
         )
     return install
@@ -178,15 +184,26 @@ def _timeout(n_files: int) -> float:
         except ValueError:
             return default
 
-    return env(ENV_TIMEOUT, DEFAULT_TIMEOUT) + n_files * env(ENV_TIMEOUT_PER_FILE, DEFAULT_TIMEOUT_PER_FILE)
+    return env(ENV_TIMEOUT, DEFAULT_TIMEOUT) + n_files * env(
+        ENV_TIMEOUT_PER_FILE, DEFAULT_TIMEOUT_PER_FILE
+    )
 
 
 # -- one file in a run ---------------------------------------------------------------------------
 class _Job:
     """A file handed to ctags: what goes on stdin for it and what came back."""
 
-    __slots__ = ("source", "key", "arg", "tags", "kinds", "imports", "records", "warnings",
-                 "_lines")
+    __slots__ = (
+        "source",
+        "key",
+        "arg",
+        "tags",
+        "kinds",
+        "imports",
+        "records",
+        "warnings",
+        "_lines",
+    )
 
     def __init__(self, source: SourceFile, key: _Key):
         self.source = source
@@ -208,8 +225,10 @@ class _Job:
         if self.records > MAX_RECORDS_PER_FILE:
             if self.records == MAX_RECORDS_PER_FILE + 1:
                 self.warnings.append(
-                    ("too_many_tags", f"more than {MAX_RECORDS_PER_FILE} ctags records; "
-                                      "the rest are ignored")
+                    (
+                        "too_many_tags",
+                        f"more than {MAX_RECORDS_PER_FILE} ctags records; the rest are ignored",
+                    )
                 )
             return
         if self.imports.add(record):
@@ -223,7 +242,9 @@ class _Job:
 
     def store(self) -> None:
         _memo_put(
-            self.key, finish_tags(self.tags, self.kinds), self.imports.imports(),
+            self.key,
+            finish_tags(self.tags, self.kinds),
+            self.imports.imports(),
             self.warnings,
         )
         self._lines = None
@@ -289,7 +310,8 @@ def _parse(raw: bytes) -> dict[str, Any] | None:
 
 def _stderr_text(buf: bytearray) -> str:
     lines = [
-        line for line in buf.decode("utf-8", "replace").splitlines()
+        line
+        for line in buf.decode("utf-8", "replace").splitlines()
         if line.strip() and not line.startswith("ctags: Notice")
     ]
     return " | ".join(lines[-5:])[:1000]
@@ -307,8 +329,12 @@ def _run(install: CtagsInstall, jobs: Sequence[_Job], cwd: Path) -> tuple[int, s
     cmd = [install.path or "ctags", *_CTAGS_ARGS, *install.map_options, "-L", "-", "-f", "-"]
     try:
         proc = subprocess.Popen(
-            cmd, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, env=subprocess_env(),
+            cmd,
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=subprocess_env(),
         )
     except OSError as exc:
         return 0, f"cannot start {install.path}: {exc}"
@@ -441,16 +467,27 @@ def backend_info() -> BackendInfo:
     description = "Universal Ctags fallback: definitions and imports for the languages it parses"
     if not install.available:
         return BackendInfo(
-            name=NAME, version=f"{VERSION}+unavailable", languages=(), extensions=STATIC_CODE_EXTENSIONS,
-            capabilities=CAPABILITIES, description=description, available=False,
+            name=NAME,
+            version=f"{VERSION}+unavailable",
+            languages=(),
+            extensions=STATIC_CODE_EXTENSIONS,
+            capabilities=CAPABILITIES,
+            description=description,
+            available=False,
             detail=install.detail,
         )
     return BackendInfo(
         name=NAME,
         version=f"{VERSION}+uctags-{install.version}",
-        languages=tuple(sorted({
-            normalise_language(lang) for lang in install.languages if lang not in NOT_CODE_LANGUAGES
-        })),
+        languages=tuple(
+            sorted(
+                {
+                    normalise_language(lang)
+                    for lang in install.languages
+                    if lang not in NOT_CODE_LANGUAGES
+                }
+            )
+        ),
         extensions=("*",),
         capabilities=CAPABILITIES,
         description=description,

@@ -48,28 +48,128 @@ EXTRA_KINDS: tuple[tuple[str, str], ...] = (("C", "+px"), ("C++", "+px"), ("CUDA
 #: (headings, keys, element ids) crowd a repo map without telling an agent about the code, so
 #: the fallback leaves these files unclaimed (reported as having no backend), as Aider does.
 #: Java properties are not among them: their keys are the names code looks settings up by.
-NOT_CODE_LANGUAGES = frozenset({
-    "Asciidoc", "BibTeX", "DTD", "Glade", "HTML", "Iniconf", "JSON", "Man",
-    "Markdown", "Maven2", "Passwd", "PlistXML", "Pod", "PythonLoggingConfig", "RelaxNG",
-    "ReStructuredText", "SVG", "SystemdUnit", "Tex", "TeXBeamer", "Txt2tags", "XML", "XSLT",
-    "Yaml", "YumRepo", "AnsiblePlaybook", "Ant", "Ctags", "Diff", "Abc",
-})
+NOT_CODE_LANGUAGES = frozenset(
+    {
+        "Asciidoc",
+        "BibTeX",
+        "DTD",
+        "Glade",
+        "HTML",
+        "Iniconf",
+        "JSON",
+        "Man",
+        "Markdown",
+        "Maven2",
+        "Passwd",
+        "PlistXML",
+        "Pod",
+        "PythonLoggingConfig",
+        "RelaxNG",
+        "ReStructuredText",
+        "SVG",
+        "SystemdUnit",
+        "Tex",
+        "TeXBeamer",
+        "Txt2tags",
+        "XML",
+        "XSLT",
+        "Yaml",
+        "YumRepo",
+        "AnsiblePlaybook",
+        "Ant",
+        "Ctags",
+        "Diff",
+        "Abc",
+    }
+)
 
 #: Source-code suffixes ctags maps by default, used only to say which files went unmapped when
 #: ctags itself is missing (so that README or LICENSE files are not reported as casualties).
 STATIC_CODE_EXTENSIONS: tuple[str, ...] = (
-    ".ada", ".adb", ".ads", ".asm", ".awk", ".bas", ".bat", ".c", ".c++", ".cbl", ".cc", ".clj",
-    ".cljs", ".cmake", ".cob", ".cpp", ".cs", ".css", ".cu", ".cxx", ".d", ".el", ".elm", ".erl",
-    ".ex", ".exs", ".f", ".f90", ".f95", ".for", ".h", ".h++", ".hh", ".hpp", ".hrl", ".hs",
-    ".hxx", ".ino", ".java", ".jl", ".kt", ".kts", ".l", ".lisp", ".lua", ".m", ".mak", ".mk",
-    ".ml", ".mli", ".pas", ".pde", ".php", ".pl", ".pm", ".proto", ".ps1", ".r", ".rake", ".rb",
-    ".rs", ".s", ".scm", ".scss", ".sh", ".sml", ".sql", ".sv", ".swift", ".tcl", ".v", ".vhd",
-    ".vhdl", ".vim", ".y", ".zsh",
+    ".ada",
+    ".adb",
+    ".ads",
+    ".asm",
+    ".awk",
+    ".bas",
+    ".bat",
+    ".c",
+    ".c++",
+    ".cbl",
+    ".cc",
+    ".clj",
+    ".cljs",
+    ".cmake",
+    ".cob",
+    ".cpp",
+    ".cs",
+    ".css",
+    ".cu",
+    ".cxx",
+    ".d",
+    ".el",
+    ".elm",
+    ".erl",
+    ".ex",
+    ".exs",
+    ".f",
+    ".f90",
+    ".f95",
+    ".for",
+    ".h",
+    ".h++",
+    ".hh",
+    ".hpp",
+    ".hrl",
+    ".hs",
+    ".hxx",
+    ".ino",
+    ".java",
+    ".jl",
+    ".kt",
+    ".kts",
+    ".l",
+    ".lisp",
+    ".lua",
+    ".m",
+    ".mak",
+    ".mk",
+    ".ml",
+    ".mli",
+    ".pas",
+    ".pde",
+    ".php",
+    ".pl",
+    ".pm",
+    ".proto",
+    ".ps1",
+    ".r",
+    ".rake",
+    ".rb",
+    ".rs",
+    ".s",
+    ".scm",
+    ".scss",
+    ".sh",
+    ".sml",
+    ".sql",
+    ".sv",
+    ".swift",
+    ".tcl",
+    ".v",
+    ".vhd",
+    ".vhdl",
+    ".vim",
+    ".y",
+    ".zsh",
 )
 
 #: Language names as the other backends spell them; the rest are lower-cased.
 _LANGUAGE_NAMES = {
-    "C++": "cpp", "C#": "csharp", "UdevRules": "udev", "EmacsLisp": "elisp",
+    "C++": "cpp",
+    "C#": "csharp",
+    "UdevRules": "udev",
+    "EmacsLisp": "elisp",
     "JavaProperties": "properties",
 }
 
@@ -199,9 +299,7 @@ def _probe(binary: str, *args: str) -> str:
 def _table(text: str) -> list[list[str]]:
     """Rows of a ``--machinable`` listing (tab-separated), headers and blanks dropped."""
     return [
-        line.split("\t")
-        for line in text.splitlines()
-        if line.strip() and not line.startswith("#")
+        line.split("\t") for line in text.splitlines() if line.strip() and not line.startswith("#")
     ]
 
 
@@ -234,7 +332,9 @@ def _vet(binary: str) -> CtagsInstall:
             features = set(re.findall(r"\+(\w[\w-]*)", version_text))
         if "json" not in features:
             return CtagsInstall(
-                False, binary, version,
+                False,
+                binary,
+                version,
                 reason=f"Universal Ctags {version} at {binary} lacks the json output feature",
             )
         listing = ("--options=NONE", "--machinable", "--with-list-header=no")

@@ -29,10 +29,15 @@ _FUNCTION_LIKE = frozenset({"macro", "define"})
 _KINDS: dict[str, str] = {}
 for _target, _names in (
     (SymbolKind.CLASS, "class struct structure record union object"),
-    (SymbolKind.FUNCTION, "function func fun subroutine procedure subprogram prototype "
-                          "subroutineDeclaration generator"),
-    (SymbolKind.METHOD, "method singletonMethod constructor Constructor submethod getter setter "
-                        "methodSpec"),
+    (
+        SymbolKind.FUNCTION,
+        "function func fun subroutine procedure subprogram prototype "
+        "subroutineDeclaration generator",
+    ),
+    (
+        SymbolKind.METHOD,
+        "method singletonMethod constructor Constructor submethod getter setter methodSpec",
+    ),
     (SymbolKind.INTERFACE, "interface trait protocol"),
     (SymbolKind.TYPE, "typedef type alias typealias talias subtype typespec"),
     (SymbolKind.ENUM, "enum"),
@@ -69,22 +74,36 @@ _METHOD_SCOPES = frozenset(
 #: relative to the importing file (``#include "x.h"``, ``require_relative``).
 IMPORT_ROLES: frozenset[tuple[str, str]] = frozenset(
     {
-        ("header", "local"), ("header", "system"),  # C, C++, CUDA, Vera: #include
+        ("header", "local"),
+        ("header", "system"),  # C, C++, CUDA, Vera: #include
         ("package", "imported"),  # Java, Go: import
-        ("module", "imported"), ("module", "indirectlyImported"),  # Python, Elm, Julia
+        ("module", "imported"),
+        ("module", "indirectlyImported"),  # Python, Elm, Julia
         ("module", "namespace"),  # Python: from x import y
         ("module", "used"),  # Perl use, Julia using
-        ("library", "required"), ("library", "requiredRel"), ("library", "loaded"),  # Ruby
-        ("library", "library"), ("library", "require"), ("source", "source"),  # R
+        ("library", "required"),
+        ("library", "requiredRel"),
+        ("library", "loaded"),  # Ruby
+        ("library", "library"),
+        ("library", "require"),
+        ("source", "source"),  # R
         ("script", "loaded"),  # Sh: source / .
-        ("script", "local"), ("script", "system"), ("script", "included"),  # AutoIt, NSIS
+        ("script", "local"),
+        ("script", "system"),
+        ("script", "included"),  # AutoIt, NSIS
         ("sourcefile", "copied"),  # Cobol COPY
-        ("makefile", "included"), ("makefile", "optional"),  # Make include / -include
-        ("macrofile", "included"), ("macrofile", "sincluded"),  # M4
+        ("makefile", "included"),
+        ("makefile", "optional"),  # Make include / -include
+        ("macrofile", "included"),
+        ("macrofile", "sincluded"),  # M4
         ("protodef", "imported"),  # Protobuf import
-        ("xinput", "included"), ("xinput", "input"),  # TeX
-        ("stylesheet", "imported"), ("stylesheet", "included"),  # XSLT
-        ("antfile", "imported"), ("kconfig", "source"), ("import", "import"),
+        ("xinput", "included"),
+        ("xinput", "input"),  # TeX
+        ("stylesheet", "imported"),
+        ("stylesheet", "included"),  # XSLT
+        ("antfile", "imported"),
+        ("kconfig", "source"),
+        ("import", "import"),
     }
 )
 RELATIVE_ROLES = frozenset({"local", "requiredRel"})
@@ -304,8 +323,16 @@ class ImportCollector:
                 stripped = spec.lstrip(".")
                 level, spec, relative = len(spec) - len(stripped), stripped, True
             result.append(
-                Import(self.path, spec, tuple(names[i]), relative, line, level,
-                       tuple(aliases[i]), module_alias[i])
+                Import(
+                    self.path,
+                    spec,
+                    tuple(names[i]),
+                    relative,
+                    line,
+                    level,
+                    tuple(aliases[i]),
+                    module_alias[i],
+                )
             )
         return result
 
@@ -317,18 +344,41 @@ _CALLABLE_KINDS = frozenset({SymbolKind.FUNCTION.value, SymbolKind.METHOD.value}
 #: leaves the record dropped: a wrong kind is worse than none.
 DECLARING_KEYWORDS: dict[str, str] = {
     **dict.fromkeys(
-        ("defclass", "defstruct", "cl-defstruct", "define-condition", "define-error",
-         "defrecord", "deftype", "definterface", "defprotocol"),
+        (
+            "defclass",
+            "defstruct",
+            "cl-defstruct",
+            "define-condition",
+            "define-error",
+            "defrecord",
+            "deftype",
+            "definterface",
+            "defprotocol",
+        ),
         SymbolKind.CLASS.value,
     ),
     **dict.fromkeys(
-        ("defun", "cl-defun", "defmacro", "cl-defmacro", "defgeneric", "cl-defgeneric",
-         "defsubst", "cl-defsubst", "define-inline", "defn", "defn-", "defmulti"),
+        (
+            "defun",
+            "cl-defun",
+            "defmacro",
+            "cl-defmacro",
+            "defgeneric",
+            "cl-defgeneric",
+            "defsubst",
+            "cl-defsubst",
+            "define-inline",
+            "defn",
+            "defn-",
+            "defmulti",
+        ),
         SymbolKind.FUNCTION.value,
     ),
     **dict.fromkeys(("defmethod", "cl-defmethod"), SymbolKind.METHOD.value),
-    **dict.fromkeys(("defvar", "defvar-local", "defparameter", "defcustom", "defonce"),
-                    SymbolKind.VARIABLE.value),
+    **dict.fromkeys(
+        ("defvar", "defvar-local", "defparameter", "defcustom", "defonce"),
+        SymbolKind.VARIABLE.value,
+    ),
     "defconst": SymbolKind.CONSTANT.value,
     "defconstant": SymbolKind.CONSTANT.value,
     "defpackage": SymbolKind.MODULE.value,
@@ -388,7 +438,9 @@ def record_to_tag(record: Mapping[str, Any], path: str, lines: SourceLines) -> T
     signature = make_signature(lines.get(placed), name, _clean(record.get("signature")))
     if signature is None:
         pattern = record.get("pattern")
-        signature = make_signature(pattern_text(pattern), name) if isinstance(pattern, str) else None
+        signature = (
+            make_signature(pattern_text(pattern), name) if isinstance(pattern, str) else None
+        )
     return Tag(
         file_path=path,
         start_line=placed,
@@ -408,11 +460,19 @@ def finish_tags(tags: Sequence[Tag], kinds: Sequence[str]) -> list[Tag]:
     """
     defined = {(t.scope, t.name) for t, k in zip(tags, kinds, strict=True) if k == "function"}
     kept = {
-        t for t, k in zip(tags, kinds, strict=True)
+        t
+        for t, k in zip(tags, kinds, strict=True)
         if not (k == "prototype" and (t.scope, t.name) in defined)
     }
     return sorted(
-        kept, key=lambda t: (t.start_line, t.kind, t.name, t.end_line, t.scope, t.symbol_kind,
-                             t.signature or "")
+        kept,
+        key=lambda t: (
+            t.start_line,
+            t.kind,
+            t.name,
+            t.end_line,
+            t.scope,
+            t.symbol_kind,
+            t.signature or "",
+        ),
     )
-

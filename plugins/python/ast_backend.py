@@ -37,7 +37,6 @@ _IGNORED_REFS = frozenset({"self", "cls"})
 _BUILTINS = frozenset(dir(builtins))
 
 
-
 @hookimpl
 def backend_info() -> BackendInfo:
     return BackendInfo(
@@ -58,13 +57,24 @@ def parse_module(source: SourceFile) -> ast.Module | None:
             warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not our business
             return ast.parse(source.data, filename=source.path, type_comments=False)
     except SyntaxError as exc:
-        code = "decode_error" if "decode" in str(exc) or "utf-8" in str(exc).lower() else "parse_error"
-        log.warning("%s: cannot parse: %s", source.path, exc.msg, extra={"code": code, "path": source.path})
+        code = (
+            "decode_error" if "decode" in str(exc) or "utf-8" in str(exc).lower() else "parse_error"
+        )
+        log.warning(
+            "%s: cannot parse: %s", source.path, exc.msg, extra={"code": code, "path": source.path}
+        )
     except ValueError as exc:  # null bytes
-        log.warning("%s: cannot parse: %s", source.path, exc, extra={"code": "parse_error", "path": source.path})
+        log.warning(
+            "%s: cannot parse: %s",
+            source.path,
+            exc,
+            extra={"code": "parse_error", "path": source.path},
+        )
     except (RecursionError, MemoryError):
         log.warning(
-            "%s: nesting too deep to parse", source.path, extra={"code": "too_deep", "path": source.path}
+            "%s: nesting too deep to parse",
+            source.path,
+            extra={"code": "too_deep", "path": source.path},
         )
     return None
 
@@ -117,8 +127,11 @@ def _definition_outer(node: _FunctionNode | ast.ClassDef) -> list[ast.AST]:
     else:
         a = node.args
         outer += [d for d in (*a.defaults, *a.kw_defaults) if d is not None]
-        outer += [x.annotation for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
-                  if x is not None and x.annotation is not None]
+        outer += [
+            x.annotation
+            for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
+            if x is not None and x.annotation is not None
+        ]
         if node.returns is not None:
             outer.append(node.returns)
     return outer
@@ -148,8 +161,17 @@ def analyse(tree: ast.Module, path: str) -> tuple[list[Tag], list[Import]]:
                     kind = SymbolKind.METHOD if container == "class" else SymbolKind.FUNCTION
                     inner = "function"
                 defs.append(
-                    Tag(path, node.lineno, node.end_lineno or node.lineno, node.name, DEF, kind,
-                        scope, signature_of(node), _docstring(node))
+                    Tag(
+                        path,
+                        node.lineno,
+                        node.end_lineno or node.lineno,
+                        node.name,
+                        DEF,
+                        kind,
+                        scope,
+                        signature_of(node),
+                        _docstring(node),
+                    )
                 )
                 exprs.extend(_definition_outer(node))
                 blocks.append((node.body, f"{scope}.{node.name}" if scope else node.name, inner))
@@ -161,8 +183,16 @@ def analyse(tree: ast.Module, path: str) -> tuple[list[Tag], list[Import]]:
                 continue
             if t is ast.ImportFrom:
                 imports.append(
-                    Import(path, node.module or "", tuple(a.name for a in node.names), node.level > 0,
-                           node.lineno, node.level, tuple(a.asname for a in node.names), None)
+                    Import(
+                        path,
+                        node.module or "",
+                        tuple(a.name for a in node.names),
+                        node.level > 0,
+                        node.lineno,
+                        node.level,
+                        tuple(a.asname for a in node.names),
+                        None,
+                    )
                 )
                 bound.update(a.asname or a.name for a in node.names)
                 continue
@@ -170,8 +200,17 @@ def analyse(tree: ast.Module, path: str) -> tuple[list[Tag], list[Import]]:
                 for target in _assigned_names(node):
                     kind = SymbolKind.FIELD if container == "class" else variable_kind(target.id)
                     defs.append(
-                        Tag(path, target.lineno, node.end_lineno or target.lineno, target.id, DEF,
-                            kind, scope, signature_of(node), None)
+                        Tag(
+                            path,
+                            target.lineno,
+                            node.end_lineno or target.lineno,
+                            target.id,
+                            DEF,
+                            kind,
+                            scope,
+                            signature_of(node),
+                            None,
+                        )
                     )
             for name in _fields(t):
                 value = getattr(node, name, None)
@@ -180,8 +219,11 @@ def analyse(tree: ast.Module, path: str) -> tuple[list[Tag], list[Import]]:
                         if name == "handlers" or name == "cases":
                             for handler in value:  # except clauses and match cases hold statements
                                 blocks.append((handler.body, scope, container))
-                                exprs.extend(getattr(handler, f) for f in ("type", "pattern", "guard")
-                                             if getattr(handler, f, None) is not None)
+                                exprs.extend(
+                                    getattr(handler, f)
+                                    for f in ("type", "pattern", "guard")
+                                    if getattr(handler, f, None) is not None
+                                )
                         else:
                             blocks.append((value, scope, container))
                     else:
@@ -203,7 +245,13 @@ def analyse(tree: ast.Module, path: str) -> tuple[list[Tag], list[Import]]:
 def _references(stack: list[ast.AST]) -> dict[tuple[int, str], str]:
     """(line, name) -> reference kind for every name, attribute and call in the expressions."""
     refs: dict[tuple[int, str], str] = {}
-    name_t, attr_t, call_t, const_t, load_t = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Load
+    name_t, attr_t, call_t, const_t, load_t = (
+        ast.Name,
+        ast.Attribute,
+        ast.Call,
+        ast.Constant,
+        ast.Load,
+    )
     while stack:
         node = stack.pop()
         t = type(node)
@@ -258,7 +306,9 @@ def analyse_source(source: SourceFile) -> tuple[list[Tag], list[Import]]:
         try:
             result = analyse(tree, source.path)
         except RecursionError:  # ast.unparse on pathological input
-            log.warning("%s: nesting too deep", source.path, extra={"code": "too_deep", "path": source.path})
+            log.warning(
+                "%s: nesting too deep", source.path, extra={"code": "too_deep", "path": source.path}
+            )
     _memo = (source.path, source.data, result)
     return result
 

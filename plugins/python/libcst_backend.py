@@ -194,8 +194,11 @@ def _libcst() -> SimpleNamespace:
     from .libcst_scopes import Collector
 
     return SimpleNamespace(
-        cst=libcst, MetadataWrapper=MetadataWrapper, ScopeProvider=ScopeProvider,
-        ExpressionContextProvider=ExpressionContextProvider, line_spans=line_spans,
+        cst=libcst,
+        MetadataWrapper=MetadataWrapper,
+        ScopeProvider=ScopeProvider,
+        ExpressionContextProvider=ExpressionContextProvider,
+        line_spans=line_spans,
         Collector=Collector,
     )
 
@@ -218,8 +221,17 @@ def analyse(source: SourceFile, module: cst.Module) -> Extraction:
     )
     module.visit(collector)
     tags = collector.defs + collector.references()
-    tags.sort(key=lambda t: (t.start_line, t.kind, t.name, t.end_line, t.scope, t.symbol_kind,
-                             t.target or ""))
+    tags.sort(
+        key=lambda t: (
+            t.start_line,
+            t.kind,
+            t.name,
+            t.end_line,
+            t.scope,
+            t.symbol_kind,
+            t.target or "",
+        )
+    )
     imports = sorted(collector.imports, key=lambda i: (i.line_number, i.source, i.names))
     return Extraction(tuple(tags), tuple(imports))
 

@@ -93,8 +93,9 @@ def line_spans(module: cst.Module) -> Mapping[cst.CSTNode, Span]:
     if CodegenState is None:
         return position_spans(module)
     try:
-        state = _LineState(default_indent=module.default_indent,
-                           default_newline=module.default_newline)
+        state = _LineState(
+            default_indent=module.default_indent, default_newline=module.default_newline
+        )
     except TypeError:  # pragma: no cover - CodegenState changed shape
         log.debug("libcst CodegenState changed; using PositionProvider")
         return position_spans(module)

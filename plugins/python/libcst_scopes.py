@@ -186,9 +186,7 @@ class Collector(cst.CSTVisitor):
             expected = ast.AsyncFunctionDef
         sig = _normalised(self._module.code_for_node(stub), expected)
         name = ident(node.name.value)
-        self.defs.append(
-            Tag(self.path, start, end, name, DEF, kind, scope, sig, _docstring(node))
-        )
+        self.defs.append(Tag(self.path, start, end, name, DEF, kind, scope, sig, _docstring(node)))
         self._qual[node] = _join(scope, name)
         if owner is not None:
             self._members.setdefault(owner, {})[name] = node

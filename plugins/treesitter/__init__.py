@@ -39,10 +39,18 @@ NAME = "treesitter"
 #: declared version also carries a hash of the installed grammars' versions.
 VERSION = f"1.1-ts{tree_sitter_version() or 'none'}-q{queries_digest()}"
 
-CAPABILITIES = tuple(c.value for c in (
-    Capability.DEFINITIONS, Capability.REFERENCES, Capability.IMPORTS, Capability.END_LINES,
-    Capability.SIGNATURES, Capability.SCOPES, Capability.DOCSTRINGS,
-))
+CAPABILITIES = tuple(
+    c.value
+    for c in (
+        Capability.DEFINITIONS,
+        Capability.REFERENCES,
+        Capability.IMPORTS,
+        Capability.END_LINES,
+        Capability.SIGNATURES,
+        Capability.SCOPES,
+        Capability.DOCSTRINGS,
+    )
+)
 
 
 def _extra_line(extra: str, found: list[str], missing: list[str]) -> str:

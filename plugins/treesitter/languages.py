@@ -74,74 +74,303 @@ def declines(spec: LanguageSpec, data: bytes) -> bool:
 #: In priority order: where two languages list the same extension (``.h``), the first installed
 #: one gets it.
 SPECS: tuple[LanguageSpec, ...] = (
-    LanguageSpec("typescript", "tree_sitter_typescript", "language_typescript",
-                 (".ts", ".mts", ".cts"), ("ecma", "typescript"), "ecma",
-                 "tree-sitter-typescript", True, "typescript", "core"),
-    LanguageSpec("tsx", "tree_sitter_typescript", "language_tsx",
-                 (".tsx",), ("ecma", "typescript", "jsx"), "ecma", "tree-sitter-typescript", True,
-                 "tsx", "core"),
-    LanguageSpec("javascript", "tree_sitter_javascript", "language",
-                 (".js", ".mjs", ".cjs", ".jsx"), ("ecma", "javascript", "jsx"), "ecma",
-                 "tree-sitter-javascript", True, "javascript", "core"),
-    LanguageSpec("go", "tree_sitter_go", "language", (".go",), ("go",), "go", "tree-sitter-go", True,
-                 "go", "core"),
-    LanguageSpec("rust", "tree_sitter_rust", "language", (".rs",), ("rust",), "rust",
-                 "tree-sitter-rust", pack="rust"),
-    LanguageSpec("java", "tree_sitter_java", "language", (".java",), ("java",), "java",
-                 "tree-sitter-java", pack="java"),
-    LanguageSpec("ruby", "tree_sitter_ruby", "language", (".rb", ".rake"), ("ruby",), "ruby",
-                 "tree-sitter-ruby", pack="ruby"),
-    LanguageSpec("arduino", "tree_sitter_arduino", "language", (".ino", ".pde"), ("c", "cpp"), "c",
-                 "tree-sitter-arduino", pack="arduino"),
-    LanguageSpec("cpp", "tree_sitter_cpp", "language",
-                 (".cpp", ".cc", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".tpp",
-                  ".inl", ".h"), ("c", "cpp"), "c", "tree-sitter-cpp", pack="cpp"),
-    LanguageSpec("c", "tree_sitter_c", "language", (".c", ".h"), ("c",), "c", "tree-sitter-c",
-                 pack="c"),
-    LanguageSpec("csharp", "tree_sitter_c_sharp", "language", (".cs",), ("csharp",), "csharp",
-                 "tree-sitter-c-sharp", pack="csharp"),
-    LanguageSpec("php", "tree_sitter_php", "language_php", (".php",), ("php",), "php",
-                 "tree-sitter-php", pack="php"),
-    LanguageSpec("bash", "tree_sitter_bash", "language", (".sh", ".bash"), ("bash",), "bash",
-                 "tree-sitter-bash", pack="bash"),
-    LanguageSpec("commonlisp", "tree_sitter_commonlisp", "language", (".lisp", ".lsp", ".cl"),
-                 ("commonlisp",), "commonlisp", "tree-sitter-commonlisp", pack="commonlisp",
-                 not_this=rb"^\s*(#include|#define|#pragma|__kernel|kernel\s+void)\b"),  # OpenCL .cl
-    LanguageSpec("dart", "tree_sitter_dart", "language", (".dart",), ("dart",), "dart",
-                 "tree-sitter-dart", pack="dart"),
-    LanguageSpec("elixir", "tree_sitter_elixir", "language", (".ex", ".exs"), ("elixir",),
-                 "elixir", "tree-sitter-elixir", pack="elixir"),
-    LanguageSpec("haskell", "tree_sitter_haskell", "language", (".hs",), ("haskell",), "haskell",
-                 "tree-sitter-haskell"),
-    LanguageSpec("hcl", "tree_sitter_hcl", "language", (".hcl", ".tf", ".tfvars"), ("hcl",), "hcl",
-                 "tree-sitter-hcl", pack="hcl"),
-    LanguageSpec("julia", "tree_sitter_julia", "language", (".jl",), ("julia",), "julia",
-                 "tree-sitter-julia"),
-    LanguageSpec("kotlin", "tree_sitter_kotlin", "language", (".kt", ".kts"), ("kotlin",), "kotlin",
-                 "tree-sitter-kotlin"),
-    LanguageSpec("lua", "tree_sitter_lua", "language", (".lua",), ("lua",), "lua",
-                 "tree-sitter-lua", pack="lua"),
-    LanguageSpec("matlab", "tree_sitter_matlab", "language", (".m",), ("matlab",), "matlab",
-                 "tree-sitter-matlab", pack="matlab",  # Objective-C shares .m
-                 not_this=rb"^\s*(#import|#include|@interface|@implementation|@protocol)\b"),
-    LanguageSpec("ocaml", "tree_sitter_ocaml", "language_ocaml", (".ml",), ("ocaml",), "ocaml",
-                 "tree-sitter-ocaml", pack="ocaml"),
-    LanguageSpec("ocaml_interface", "tree_sitter_ocaml", "language_ocaml_interface", (".mli",),
-                 ("ocaml",), "ocaml", "tree-sitter-ocaml", pack="ocaml_interface"),
-    LanguageSpec("ql", "tree_sitter_ql", "language", (".ql", ".qll"), ("ql",), "ql",
-                 "tree-sitter-ql"),
-    LanguageSpec("scala", "tree_sitter_scala", "language", (".scala", ".sc"), ("scala",), "scala",
-                 "tree-sitter-scala", pack="scala"),
-    LanguageSpec("solidity", "tree_sitter_solidity", "language", (".sol",), ("solidity",),
-                 "solidity", "tree-sitter-solidity", pack="solidity"),
-    LanguageSpec("swift", "tree_sitter_swift", "language", (".swift",), ("swift",), "swift",
-                 "tree-sitter-swift", pack="swift"),
-    LanguageSpec("zig", "tree_sitter_zig", "language", (".zig",), ("zig",), "zig",
-                 "tree-sitter-zig"),
+    LanguageSpec(
+        "typescript",
+        "tree_sitter_typescript",
+        "language_typescript",
+        (".ts", ".mts", ".cts"),
+        ("ecma", "typescript"),
+        "ecma",
+        "tree-sitter-typescript",
+        True,
+        "typescript",
+        "core",
+    ),
+    LanguageSpec(
+        "tsx",
+        "tree_sitter_typescript",
+        "language_tsx",
+        (".tsx",),
+        ("ecma", "typescript", "jsx"),
+        "ecma",
+        "tree-sitter-typescript",
+        True,
+        "tsx",
+        "core",
+    ),
+    LanguageSpec(
+        "javascript",
+        "tree_sitter_javascript",
+        "language",
+        (".js", ".mjs", ".cjs", ".jsx"),
+        ("ecma", "javascript", "jsx"),
+        "ecma",
+        "tree-sitter-javascript",
+        True,
+        "javascript",
+        "core",
+    ),
+    LanguageSpec(
+        "go",
+        "tree_sitter_go",
+        "language",
+        (".go",),
+        ("go",),
+        "go",
+        "tree-sitter-go",
+        True,
+        "go",
+        "core",
+    ),
+    LanguageSpec(
+        "rust",
+        "tree_sitter_rust",
+        "language",
+        (".rs",),
+        ("rust",),
+        "rust",
+        "tree-sitter-rust",
+        pack="rust",
+    ),
+    LanguageSpec(
+        "java",
+        "tree_sitter_java",
+        "language",
+        (".java",),
+        ("java",),
+        "java",
+        "tree-sitter-java",
+        pack="java",
+    ),
+    LanguageSpec(
+        "ruby",
+        "tree_sitter_ruby",
+        "language",
+        (".rb", ".rake"),
+        ("ruby",),
+        "ruby",
+        "tree-sitter-ruby",
+        pack="ruby",
+    ),
+    LanguageSpec(
+        "arduino",
+        "tree_sitter_arduino",
+        "language",
+        (".ino", ".pde"),
+        ("c", "cpp"),
+        "c",
+        "tree-sitter-arduino",
+        pack="arduino",
+    ),
+    LanguageSpec(
+        "cpp",
+        "tree_sitter_cpp",
+        "language",
+        (
+            ".cpp",
+            ".cc",
+            ".cxx",
+            ".c++",
+            ".hpp",
+            ".hh",
+            ".hxx",
+            ".h++",
+            ".ipp",
+            ".tpp",
+            ".inl",
+            ".h",
+        ),
+        ("c", "cpp"),
+        "c",
+        "tree-sitter-cpp",
+        pack="cpp",
+    ),
+    LanguageSpec(
+        "c", "tree_sitter_c", "language", (".c", ".h"), ("c",), "c", "tree-sitter-c", pack="c"
+    ),
+    LanguageSpec(
+        "csharp",
+        "tree_sitter_c_sharp",
+        "language",
+        (".cs",),
+        ("csharp",),
+        "csharp",
+        "tree-sitter-c-sharp",
+        pack="csharp",
+    ),
+    LanguageSpec(
+        "php",
+        "tree_sitter_php",
+        "language_php",
+        (".php",),
+        ("php",),
+        "php",
+        "tree-sitter-php",
+        pack="php",
+    ),
+    LanguageSpec(
+        "bash",
+        "tree_sitter_bash",
+        "language",
+        (".sh", ".bash"),
+        ("bash",),
+        "bash",
+        "tree-sitter-bash",
+        pack="bash",
+    ),
+    LanguageSpec(
+        "commonlisp",
+        "tree_sitter_commonlisp",
+        "language",
+        (".lisp", ".lsp", ".cl"),
+        ("commonlisp",),
+        "commonlisp",
+        "tree-sitter-commonlisp",
+        pack="commonlisp",
+        not_this=rb"^\s*(#include|#define|#pragma|__kernel|kernel\s+void)\b",
+    ),  # OpenCL .cl
+    LanguageSpec(
+        "dart",
+        "tree_sitter_dart",
+        "language",
+        (".dart",),
+        ("dart",),
+        "dart",
+        "tree-sitter-dart",
+        pack="dart",
+    ),
+    LanguageSpec(
+        "elixir",
+        "tree_sitter_elixir",
+        "language",
+        (".ex", ".exs"),
+        ("elixir",),
+        "elixir",
+        "tree-sitter-elixir",
+        pack="elixir",
+    ),
+    LanguageSpec(
+        "haskell",
+        "tree_sitter_haskell",
+        "language",
+        (".hs",),
+        ("haskell",),
+        "haskell",
+        "tree-sitter-haskell",
+    ),
+    LanguageSpec(
+        "hcl",
+        "tree_sitter_hcl",
+        "language",
+        (".hcl", ".tf", ".tfvars"),
+        ("hcl",),
+        "hcl",
+        "tree-sitter-hcl",
+        pack="hcl",
+    ),
+    LanguageSpec(
+        "julia", "tree_sitter_julia", "language", (".jl",), ("julia",), "julia", "tree-sitter-julia"
+    ),
+    LanguageSpec(
+        "kotlin",
+        "tree_sitter_kotlin",
+        "language",
+        (".kt", ".kts"),
+        ("kotlin",),
+        "kotlin",
+        "tree-sitter-kotlin",
+    ),
+    LanguageSpec(
+        "lua",
+        "tree_sitter_lua",
+        "language",
+        (".lua",),
+        ("lua",),
+        "lua",
+        "tree-sitter-lua",
+        pack="lua",
+    ),
+    LanguageSpec(
+        "matlab",
+        "tree_sitter_matlab",
+        "language",
+        (".m",),
+        ("matlab",),
+        "matlab",
+        "tree-sitter-matlab",
+        pack="matlab",  # Objective-C shares .m
+        not_this=rb"^\s*(#import|#include|@interface|@implementation|@protocol)\b",
+    ),
+    LanguageSpec(
+        "ocaml",
+        "tree_sitter_ocaml",
+        "language_ocaml",
+        (".ml",),
+        ("ocaml",),
+        "ocaml",
+        "tree-sitter-ocaml",
+        pack="ocaml",
+    ),
+    LanguageSpec(
+        "ocaml_interface",
+        "tree_sitter_ocaml",
+        "language_ocaml_interface",
+        (".mli",),
+        ("ocaml",),
+        "ocaml",
+        "tree-sitter-ocaml",
+        pack="ocaml_interface",
+    ),
+    LanguageSpec(
+        "ql", "tree_sitter_ql", "language", (".ql", ".qll"), ("ql",), "ql", "tree-sitter-ql"
+    ),
+    LanguageSpec(
+        "scala",
+        "tree_sitter_scala",
+        "language",
+        (".scala", ".sc"),
+        ("scala",),
+        "scala",
+        "tree-sitter-scala",
+        pack="scala",
+    ),
+    LanguageSpec(
+        "solidity",
+        "tree_sitter_solidity",
+        "language",
+        (".sol",),
+        ("solidity",),
+        "solidity",
+        "tree-sitter-solidity",
+        pack="solidity",
+    ),
+    LanguageSpec(
+        "swift",
+        "tree_sitter_swift",
+        "language",
+        (".swift",),
+        ("swift",),
+        "swift",
+        "tree-sitter-swift",
+        pack="swift",
+    ),
+    LanguageSpec(
+        "zig", "tree_sitter_zig", "language", (".zig",), ("zig",), "zig", "tree-sitter-zig"
+    ),
     # no maintained wheel of their own: from tree-sitter-language-pack (the ``langpack`` extra)
     *(
-        LanguageSpec(name, "", "", exts, (name,), name, PACK_DISTRIBUTION, pack=name,
-                     extra="langpack", not_this=NOT_THIS.get(name, b""))
+        LanguageSpec(
+            name,
+            "",
+            "",
+            exts,
+            (name,),
+            name,
+            PACK_DISTRIBUTION,
+            pack=name,
+            extra="langpack",
+            not_this=NOT_THIS.get(name, b""),
+        )
         for name, exts in (
             ("chatito", (".chatito",)),
             ("clojure", (".clj", ".cljs", ".cljc", ".edn")),
@@ -205,8 +434,10 @@ def pack_status() -> tuple[str | None, str]:
         return None, f"{PACK_DISTRIBUTION} has no distribution metadata"
     major = version.split(".", 1)[0]
     if not major.isdigit() or int(major) > PACK_MAX_MAJOR:
-        return None, (f"{PACK_DISTRIBUTION} {version} is not used: 1.x downloads grammars at run "
-                      "time (pip install 'tree-sitter-language-pack<1')")
+        return None, (
+            f"{PACK_DISTRIBUTION} {version} is not used: 1.x downloads grammars at run "
+            "time (pip install 'tree-sitter-language-pack<1')"
+        )
     return version, ""
 
 
@@ -226,8 +457,11 @@ def _pack_bindings() -> frozenset[str]:
             entries = list(bindings.iterdir())
         except OSError:
             continue
-        names.update(e.name.split(".", 1)[0] for e in entries
-                     if e.suffix in (".so", ".pyd") and not e.name.startswith("_"))
+        names.update(
+            e.name.split(".", 1)[0]
+            for e in entries
+            if e.suffix in (".so", ".pyd") and not e.name.startswith("_")
+        )
     return frozenset(names)
 
 
@@ -342,14 +576,22 @@ def _load(spec: LanguageSpec) -> Grammar | None:
             module = importlib.import_module(spec.module)
             language = ts.Language(getattr(module, spec.function)())
     except Exception as exc:  # an import error, a missing function, an ABI the runtime rejects
-        log.warning("tree-sitter grammar %s (%s) cannot be loaded: %s", spec.name, spec.module, exc,
-                    extra={"code": "grammar_unavailable", "path": None})
+        log.warning(
+            "tree-sitter grammar %s (%s) cannot be loaded: %s",
+            spec.name,
+            spec.module,
+            exc,
+            extra={"code": "grammar_unavailable", "path": None},
+        )
         return None
     abi = getattr(language, "abi_version", None)
     if abi is not None and not (ts.MIN_COMPATIBLE_LANGUAGE_VERSION <= abi <= ts.LANGUAGE_VERSION):
         log.warning(
             "tree-sitter grammar %s has ABI %s; this tree-sitter supports %s..%s: skipped",
-            spec.name, abi, ts.MIN_COMPATIBLE_LANGUAGE_VERSION, ts.LANGUAGE_VERSION,
+            spec.name,
+            abi,
+            ts.MIN_COMPATIBLE_LANGUAGE_VERSION,
+            ts.LANGUAGE_VERSION,
             extra={"code": "grammar_incompatible", "path": None},
         )
         return None
@@ -358,7 +600,9 @@ def _load(spec: LanguageSpec) -> Grammar | None:
     if tags_query is None:
         return None
     imports_text = _read_query(f"{spec.imports}-imports.scm")
-    imports_query = compile_query(ts, language, imports_text, f"{spec.name} imports") if imports_text else None
+    imports_query = (
+        compile_query(ts, language, imports_text, f"{spec.name} imports") if imports_text else None
+    )
     return Grammar(spec, language, tags_query, imports_query)
 
 
@@ -384,8 +628,13 @@ def compile_query(ts: object, language: object, text: str, label: str) -> object
         except Exception:
             continue
         kept.append(pattern)
-    log.warning("tree-sitter query %s: some patterns do not fit the installed grammar and were "
-                "skipped (%s)", label, first_error, extra={"code": "query_error", "path": None})
+    log.warning(
+        "tree-sitter query %s: some patterns do not fit the installed grammar and were "
+        "skipped (%s)",
+        label,
+        first_error,
+        extra={"code": "query_error", "path": None},
+    )
     if not kept:
         return None
     try:

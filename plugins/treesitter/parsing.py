@@ -70,7 +70,11 @@ def parse(source: SourceFile) -> Parsed | None:
     """The parse of ``source``; ``None`` if no usable grammar claims it (so the next backend is
     asked). Syntax errors are tolerated: the tree then holds error nodes and a warning is logged."""
     last: Parsed | None = getattr(_local, "last", None)
-    if last is not None and last.path == source.path and (last.original or last.data) == source.data:
+    if (
+        last is not None
+        and last.path == source.path
+        and (last.original or last.data) == source.data
+    ):
         return last
     spec = spec_for_path(source.path)
     if spec is None or declines(spec, source.data):
@@ -83,13 +87,20 @@ def parse(source: SourceFile) -> Parsed | None:
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        log.warning("%s: invalid UTF-8 at byte %d; decoded with replacement characters",
-                    source.path, exc.start, extra={"code": "decode_error", "path": source.path})
+        log.warning(
+            "%s: invalid UTF-8 at byte %d; decoded with replacement characters",
+            source.path,
+            exc.start,
+            extra={"code": "decode_error", "path": source.path},
+        )
         original, data = data, valid_utf8(data)
     tree = _parser(grammar).parse(data)
     if tree.root_node.has_error:
-        log.warning("%s: syntax errors; extracting what parsed", source.path,
-                    extra={"code": "parse_error", "path": source.path})
+        log.warning(
+            "%s: syntax errors; extracting what parsed",
+            source.path,
+            extra={"code": "parse_error", "path": source.path},
+        )
     parsed = Parsed(source.path, data, grammar, tree, original=original)
     _local.last = parsed
     return parsed
