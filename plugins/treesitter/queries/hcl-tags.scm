@@ -6,6 +6,9 @@
 (block (identifier) @_type (#eq? @_type "module") . (string_lit (template_literal) @name)) @definition.module
 ; a resource or data source is named by its second label, scoped by its type (aws_s3_bucket.assets)
 (block (identifier) @_type (#match? @_type "^(resource|data)$") . (string_lit (template_literal) @receiver) . (string_lit (template_literal) @name)) @definition.class
+; and the block declares a use of its type (aws_s3_bucket): where a resource of a type is declared is
+; where a reader looks for it, and what a search for the type name should find
+(block (identifier) @_type (#match? @_type "^(resource|data)$") . (string_lit (template_literal) @name) . (string_lit)) @definition.type
 (block (identifier) @_type (#eq? @_type "locals") (body (attribute (identifier) @name) @definition.constant))
 
 ; var.x, local.x, module.x: the attribute names the definition; a resource type names its block
