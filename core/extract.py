@@ -345,7 +345,6 @@ class Extractor:
         self.progress = progress
         self.limits = (limits or plugins.config.limits).with_timeout(timeout)
         self.stats = {"cached": 0, "extracted": 0}
-        self.keys: dict[str, CacheKey] = {}
         self.diagnostics: list[Diagnostic] = []
 
     def key(self, entry: FileEntry) -> CacheKey:
@@ -354,7 +353,6 @@ class Extractor:
 
     def run(self, root: Path, entries: Sequence[FileEntry], full: bool = False) -> dict:
         keys = {e.path: self.key(e) for e in entries}
-        self.keys = keys
         self.diagnostics = list(self.plugins.load_diagnostics())
         results = self.cache.lookup(keys.values(), full=full)
         misses = [e for e in entries if e.path not in results]

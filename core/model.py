@@ -18,7 +18,9 @@ REF = "ref"
 
 
 class SymbolKind(StrEnum):
-    """The kinds of symbol the core understands. Plugins may use other strings too."""
+    """The kinds of symbol the core understands (``repomapper.plugin.TagKind`` for plugin
+    authors). A tag's ``symbol_kind`` may be any string; these are the ones the core gives a
+    meaning (data kinds weigh less in the graph, classes and functions lead the map)."""
 
     CLASS = "class"
     FUNCTION = "function"

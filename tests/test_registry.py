@@ -84,3 +84,23 @@ def test_broken_entry_point_is_reported_not_fatal(tmp_path, monkeypatch):
 def test_unknown_python_backend_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown Python backend"):
         PluginSet(PluginConfig(python_backend="jedi"))
+
+
+def test_plugin_authors_import_everything_from_one_module():
+    from repomapper import hookimpl as top_hookimpl
+    from repomapper.plugin import (
+        BackendInfo,
+        Capability,
+        Import,
+        SourceFile,
+        Tag,
+        TagKind,
+        hookimpl,
+    )
+
+    assert hookimpl is top_hookimpl
+    tag = Tag("a.x", 1, 1, "f", "def", TagKind.FUNCTION)
+    assert tag.symbol_kind == "function" and Capability.DEFINITIONS == "definitions"
+    source = SourceFile.from_text("a.x", "f")
+    assert source.text() == "f" and Import("a.x", "b").source == "b"
+    assert BackendInfo("x", "1", ("x",), (".x",), ("definitions",)).claims("a.x")

@@ -7,18 +7,9 @@ import posixpath
 from collections.abc import Sequence
 from pathlib import Path
 
-from repomapper import hookimpl
 from repomapper.index import RepoIndex
-from repomapper.model import (
-    DEF,
-    REF,
-    BackendInfo,
-    Capability,
-    Import,
-    SourceFile,
-    Tag,
-    tag_sort_key,
-)
+from repomapper.model import tag_sort_key
+from repomapper.plugin import DEF, REF, BackendInfo, Capability, Import, SourceFile, Tag, hookimpl
 
 from . import __version__
 from .parser import parse_document
