@@ -4,7 +4,8 @@ dependency graph.
 1. Seeds: the targets, the files the task names (path, module, traceback frame), the relevance
    model's best files and the symbols the task names.
 2. Expansion: dependencies of the seed symbols (depth-limited), dependents (by role), base
-   classes and interfaces of what is used (``inheritance`` edges), tests of the targets (test
+   classes and interfaces of what is used (``inheritance`` edges; 0.7 for the seeds' own bases,
+   deeper ones count as indirect), tests of the targets (test
    files named after a target, or whose code refers to a target's symbols).
 3. Symbols: every symbol of a target; in other files the symbols that were reached or that the
    task names.
@@ -167,7 +168,7 @@ def select(
             keep(d)
             c = cand(path)
             c.depth = min(c.depth, d.depth) if c.depth else d.depth
-            if d.kind == "inheritance":
+            if d.kind == "inheritance" and d.depth == 1:
                 factor, why = INTERFACE, f"base class or interface of {_name(d.from_symbol)}"
             elif d.depth == 1:
                 factor, why = DIRECT, f"{_name(d.from_symbol)} uses it ({d.kind})"
@@ -177,7 +178,7 @@ def select(
                 why = f"imported by {d.from_symbol.rstrip(':')}"
             c.add(factor, why)
             if qual:
-                body = policy.dependency_bodies and (d.depth == 1 or d.kind == "inheritance")
+                body = policy.dependency_bodies and d.depth == 1
                 c.symbol(d.to_symbol, factor, why, body)
 
     target_set = set(targets)
