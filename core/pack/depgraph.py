@@ -43,7 +43,7 @@ class DependencyGraph:
         self._by_name: dict[str, list[str]] = defaultdict(list)
         self._referrers: dict[str, set[str]] = defaultdict(set)  # name -> files referring to it
         self._edges: dict[str, dict[str, list[_Edge]]] = {}  # file -> from id -> edges
-        self._reverse: dict[str, list[tuple[str, _Edge]]] | None = None
+        self._rev: dict[str, list[tuple[str, _Edge]]] = defaultdict(list)  # to id -> (from, edge)
 
     # -- building ------------------------------------------------------------------------------
     def add_file(self, parsed: ParsedFile) -> None:
@@ -59,7 +59,7 @@ class DependencyGraph:
         for name, _, _ in parsed.references:
             self._referrers[name].add(parsed.path)
         self._edges.clear()
-        self._reverse = None
+        self._rev.clear()
 
     def _remove(self, path: str) -> None:
         old = self.files.pop(path)
@@ -157,6 +157,9 @@ class DependencyGraph:
                 seen.add(key)
                 edges[src_id].append(_Edge(to, kind, path, line))
         self._edges[path] = dict(edges)
+        for src in sorted(edges):
+            for e in edges[src]:
+                self._rev[e.to].append((src, e))
         return self._edges[path]
 
     def _out(self, sid: str) -> list[_Edge]:
@@ -173,13 +176,10 @@ class DependencyGraph:
         files = set(self._referrers.get(name, ())) if name else set()
         if not qual:
             files = {p for p, f in self.files.items() if any(path in i.resolved for i in f.imports)}
-        out: list[tuple[str, _Edge]] = []
         for f in sorted(files):
-            if f not in self.files:
-                continue
-            for src, edges in sorted(self._file_edges(f).items()):
-                out.extend((src, e) for e in edges if e.to == sid)
-        return out
+            if f in self.files:
+                self._file_edges(f)
+        return sorted(self._rev.get(sid, ()), key=lambda x: (x[0], x[1].line, x[1].kind))
 
     # -- queries -------------------------------------------------------------------------------
     def get_dependencies(self, symbol: str, max_depth: int = 3) -> list[DependencyInfo]:
