@@ -41,6 +41,7 @@ class DependencyGraph:
         self.files: dict[str, ParsedFile] = {}
         self.symbols: dict[str, SymbolInfo] = {}
         self._by_name: dict[str, list[str]] = defaultdict(list)
+        self._path_of: dict[str, str] = {}
         self._referrers: dict[str, set[str]] = defaultdict(set)  # name -> files referring to it
         self._edges: dict[str, dict[str, list[_Edge]]] = {}  # file -> from id -> edges
         self._rev: dict[str, list[tuple[str, _Edge]]] = defaultdict(list)  # to id -> (from, edge)
@@ -55,6 +56,7 @@ class DependencyGraph:
             sid = s.id
             if sid not in self.symbols:
                 self.symbols[sid] = s
+                self._path_of[sid] = parsed.path
                 self._by_name[s.name].append(sid)
         for name, _, _ in parsed.references:
             self._referrers[name].add(parsed.path)
@@ -66,6 +68,7 @@ class DependencyGraph:
         for s in old.symbols:
             sid = s.id
             self.symbols.pop(sid, None)
+            self._path_of.pop(sid, None)
             ids = self._by_name.get(s.name, [])
             if sid in ids:
                 ids.remove(sid)
@@ -117,6 +120,7 @@ class DependencyGraph:
                         edges[module].append(
                             _Edge(symbol_id(target, ""), "import", path, imp.line_number)
                         )
+        memo: dict[tuple[str, str], list[str]] = {}
         for name, line, ref_kind in sorted(
             set(parsed.references), key=lambda r: (r[1], r[0], r[2])
         ):
@@ -125,20 +129,11 @@ class DependencyGraph:
                 continue
             src = owner.get(line)
             src_id = src.id if src is not None else module
-            chosen = [c for c in candidates if split_symbol_id(c)[0] in imported_files]
-            if not chosen and name in own:
-                chosen = [c for c in candidates if split_symbol_id(c)[0] == path]
-            if not chosen:
-                same = [
-                    c
-                    for c in candidates
-                    if self.files[split_symbol_id(c)[0]].language == parsed.language
-                ]
-                definers = {split_symbol_id(c)[0] for c in same}
-                limit = 0 if ref_kind == "attribute" else MAX_AMBIGUOUS
-                if len(definers) <= limit:
-                    chosen = same
-            for to in sorted(chosen):
+            chosen = memo.get((name, ref_kind))
+            if chosen is None:
+                chosen = self._choose(candidates, name, ref_kind, parsed, imported_files, own)
+                memo[(name, ref_kind)] = chosen
+            for to in chosen:
                 if to == src_id:
                     continue
                 if line in import_lines:
@@ -161,6 +156,19 @@ class DependencyGraph:
             for e in edges[src]:
                 self._rev[e.to].append((src, e))
         return self._edges[path]
+
+    def _choose(self, candidates, name, ref_kind, parsed, imported_files, own) -> list[str]:
+        paths = self._path_of
+        chosen = [c for c in candidates if paths[c] in imported_files]
+        if not chosen and name in own:
+            chosen = [c for c in candidates if paths[c] == parsed.path]
+        if not chosen:
+            language = parsed.language
+            same = [c for c in candidates if self.files[paths[c]].language == language]
+            limit = 0 if ref_kind == "attribute" else MAX_AMBIGUOUS
+            if len({paths[c] for c in same}) <= limit:
+                chosen = same
+        return sorted(chosen)
 
     def _out(self, sid: str) -> list[_Edge]:
         path = split_symbol_id(sid)[0]
