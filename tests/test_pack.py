@@ -513,3 +513,15 @@ def test_markdown_fences_survive_backticks(repo):
     pack = mapper(repo).generate_context_pack_sync("md1", "DOC", ["app/md.py"], "coding")
     text = render_markdown(pack)
     assert "````" in text
+
+
+def test_unmapped_and_binary_targets(repo):
+    (repo / "NOTES.txt").write_text("remember the keys are lower case\n")
+    (repo / "blob.py").write_bytes(b"\xff\xfe\x00binary")
+    m = mapper(repo)
+    pack = m.generate_context_pack_sync("u2", "keys", ["NOTES.txt"], "coding")
+    assert pack.files[0].path == "NOTES.txt" and pack.files[0].mode == "full"
+    assert any(d.code == "target_not_mapped" for d in pack.diagnostics)
+    pack = m.generate_context_pack_sync("u3", "zzzz qqqq", ["blob.py"], "coding")
+    assert "blob.py" not in paths(pack)
+    assert any(o["path"] == "blob.py" for o in pack.metadata["omitted"])
