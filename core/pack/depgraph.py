@@ -2,11 +2,18 @@
 
 Built from our extraction (``ParsedFile`` made from the backends' tags), not from a parser of its
 own: a reference at line ``L`` of file ``F`` belongs to the innermost definition of ``F`` whose
-span holds ``L`` (or to the module, ``F::``), and links to the definitions of its name, narrowed
-to the files ``F`` imports (the backends' ``resolve_import``), else to ``F`` itself, else to every
-definer in the same language when there are at most :data:`MAX_AMBIGUOUS` of them (never for an
-attribute reference such as ``x.name``, whose owner is unknown); a name defined in many files with no import to choose is
-left out rather than guessed.
+span holds ``L`` (or to the module, ``F::``), and links to the definitions of its name, chosen
+through what ``F`` imports (resolved by the backends' ``resolve_import``), in this order:
+
+1. ``from m import name``: the module-level definitions of ``name`` in the files ``m`` resolves to;
+2. a member of a class ``F`` imports by name (``store.save`` where ``MemoryStore`` was imported
+   from ``m``), or a module-level function or class of a module ``F`` imports whole;
+3. ``F``'s own definitions of the name;
+4. every module-level function or class (not a variable, and not in a test file unless ``F`` is
+   one) in the same language when there are at most :data:`MAX_AMBIGUOUS` of them (never for an attribute reference such as ``x.name``, whose
+   owner is unknown; never a class member, which a bare name cannot reach from another file).
+
+A name none of these choose is left out rather than guessed.
 
 Kinds: ``import`` (the reference is on an import line, or a file imports a file), ``inheritance``
 (a reference on a class's own first line: its bases), ``test`` (the referring file is a test),
@@ -22,6 +29,7 @@ from ..relevance.roles import TEST, file_role
 from .models import DependencyInfo, ParsedFile, SymbolInfo, split_symbol_id, symbol_id
 
 MAX_AMBIGUOUS = 3
+DATA_KINDS = frozenset({"variable", "constant", "field"})
 CLASS_KINDS = frozenset({"class", "interface", "type", "enum", "struct", "trait", "protocol"})
 
 
@@ -105,7 +113,7 @@ class DependencyGraph:
         parsed = self.files[path]
         owner = _owners(parsed)
         import_lines = {i.line_number for i in parsed.imports}
-        imported_files = {t for i in parsed.imports for t in i.resolved}
+        imported = _Imports(parsed)
         own = {s.name for s in parsed.symbols}
         is_test = file_role(path) == TEST
         edges: dict[str, list[_Edge]] = defaultdict(list)
@@ -131,7 +139,7 @@ class DependencyGraph:
             src_id = src.id if src is not None else module
             chosen = memo.get((name, ref_kind))
             if chosen is None:
-                chosen = self._choose(candidates, name, ref_kind, parsed, imported_files, own)
+                chosen = self._choose(candidates, name, ref_kind, parsed, imported, own)
                 memo[(name, ref_kind)] = chosen
             for to in chosen:
                 if to == src_id:
@@ -157,14 +165,35 @@ class DependencyGraph:
                 self._rev[e.to].append((src, e))
         return self._edges[path]
 
-    def _choose(self, candidates, name, ref_kind, parsed, imported_files, own) -> list[str]:
-        paths = self._path_of
-        chosen = [c for c in candidates if paths[c] in imported_files]
+    def _choose(
+        self, candidates: list[str], name: str, ref_kind: str, parsed: ParsedFile, imported, own
+    ) -> list[str]:
+        paths, symbols = self._path_of, self.symbols
+        named = imported.names.get(name)
+        chosen = []
+        if named:  # from x import name
+            chosen = [c for c in candidates if paths[c] in named and not symbols[c].scope]
+        if not chosen:  # a member of an imported class, or a function of an imported module
+            for c in candidates:
+                sym, path = symbols[c], paths[c]
+                if sym.scope:
+                    if sym.scope.split(".")[0] in imported.from_file.get(path, ()):
+                        chosen.append(c)
+                elif path in imported.modules and sym.kind not in DATA_KINDS:
+                    chosen.append(c)
         if not chosen and name in own:
             chosen = [c for c in candidates if paths[c] == parsed.path]
         if not chosen:
             language = parsed.language
-            same = [c for c in candidates if self.files[paths[c]].language == language]
+            from_test = file_role(parsed.path) == TEST
+            same = [
+                c
+                for c in candidates
+                if not symbols[c].scope
+                and symbols[c].kind not in DATA_KINDS
+                and self.files[paths[c]].language == language
+                and (from_test or file_role(paths[c]) != TEST)
+            ]
             limit = 0 if ref_kind == "attribute" else MAX_AMBIGUOUS
             if len({paths[c] for c in same}) <= limit:
                 chosen = same
@@ -219,6 +248,24 @@ class DependencyGraph:
                 out.append(DependencyInfo(frm, to, e.kind, depth + 1, e.file_path, e.line))
                 queue.append((nxt, depth + 1))
         return out
+
+
+class _Imports:
+    """What a file imports: name -> files (``from x import name``), file -> names imported from
+    it, and the files imported whole (``import x``)."""
+
+    def __init__(self, parsed: ParsedFile):
+        self.names: dict[str, set[str]] = defaultdict(set)
+        self.from_file: dict[str, set[str]] = defaultdict(set)
+        self.modules: set[str] = set()
+        for imp in parsed.imports:
+            for target in imp.resolved:
+                if imp.names:
+                    self.from_file[target].update(imp.names)
+                    for n in imp.names:
+                        self.names[n].add(target)
+                else:
+                    self.modules.add(target)
 
 
 def _owners(parsed: ParsedFile) -> dict[int, SymbolInfo]:

@@ -26,10 +26,10 @@ def render_markdown(pack: ContextPack) -> str:
     ]
     if m.get("targets"):
         out.append(f"- targets: {', '.join(m['targets'])}")
-    if m.get("task"):
-        out += ["", "## Task", "", m["task"].strip()]
     for d in pack.diagnostics:
         out.append(f"- {d.severity}: {d.code}: {d.message}")
+    if m.get("task"):
+        out += ["", "## Task", "", m["task"].strip()]
     for i, f in enumerate(pack.files, 1):
         fence = _fence(f.content)
         out += [

@@ -160,12 +160,15 @@ def select(
         if k not in deps or deps[k].depth > d.depth:
             deps[k] = d
 
+    target_set = set(targets)
     for sid in dict.fromkeys(seeds):
         for d in graph.get_dependencies(sid, max_depth):
             path, qual = split_symbol_id(d.to_symbol)
             if path not in ctx.files:
                 continue
             keep(d)
+            if path in target_set:  # a target is there already, for a better reason
+                continue
             c = cand(path)
             c.depth = min(c.depth, d.depth) if c.depth else d.depth
             if d.kind == "inheritance" and d.depth == 1:
@@ -181,7 +184,6 @@ def select(
                 body = policy.dependency_bodies and d.depth == 1
                 c.symbol(d.to_symbol, factor, why, body)
 
-    target_set = set(targets)
     dependent_seeds = [s for s in dict.fromkeys(seeds) if split_symbol_id(s)[0] in target_set]
     for sid in dependent_seeds[:MAX_DEPENDENT_SEEDS]:
         if not split_symbol_id(sid)[1]:
