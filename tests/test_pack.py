@@ -525,3 +525,17 @@ def test_unmapped_and_binary_targets(repo):
     pack = m.generate_context_pack_sync("u3", "zzzz qqqq", ["blob.py"], "coding")
     assert "blob.py" not in paths(pack)
     assert any(o["path"] == "blob.py" for o in pack.metadata["omitted"])
+
+
+def test_plugin_parser_answers_the_ast_parser_protocol(repo):
+    from repomapper.pack import ASTParser, PluginParser
+
+    parser = PluginParser(mapper(repo).repomap)
+    assert isinstance(parser, ASTParser) and ".py" in parser.get_supported_extensions()
+    pf = parser.parse_file("app/memory.py")
+    assert pf.raw_content == (repo / "app/memory.py").read_text()
+    assert [s.qualified_name for s in pf.symbols][:2] == ["MemoryStore", "MemoryStore.__init__"]
+    assert ("app/base.py",) in [i.resolved for i in pf.imports]
+    assert pf.line_count == 17 and pf.exports == ("MemoryStore",)
+    with pytest.raises(PackError):
+        parser.parse_file("../outside.py")

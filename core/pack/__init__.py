@@ -18,11 +18,13 @@ from .models import (
     ParsedFile,
     SymbolInfo,
 )
+from .parser import ASTParser, PluginParser
 from .settings import PackError, PackSettings
 from .store import check_task_id
 
 __all__ = [
     "ASTContext",
+    "ASTParser",
     "AgentRole",
     "ContextPack",
     "DependencyGraph",
@@ -32,6 +34,7 @@ __all__ = [
     "PackError",
     "PackSettings",
     "ParsedFile",
+    "PluginParser",
     "RepoMapper",
     "SymbolInfo",
     "check_task_id",

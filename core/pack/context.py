@@ -49,55 +49,13 @@ def build_ast_context(
     files: dict[str, ParsedFile] = {}
     chars = 0
     for path in sorted(mapped):
-        ex = mapped[path]
         try:
             data = (rm.root / path).read_bytes()
         except OSError as exc:
             log.warning("%s: unreadable: %s", path, exc)
             continue
         chars += len(data)
-        symbols = tuple(
-            SymbolInfo(
-                t.name,
-                str(t.symbol_kind),
-                path,
-                t.start_line,
-                max(t.end_line, t.start_line),
-                t.signature,
-                t.docstring,
-                tuple(sorted(referrers.get(t.name, set()) - {path})[:MAX_LISTED_REFERRERS]),
-                t.scope,
-            )
-            for t in ex.tags
-            if t.kind == DEF
-        )
-        refs = tuple(
-            sorted({(t.name, t.start_line, str(t.symbol_kind)) for t in ex.tags if t.kind != DEF})
-        )
-        imports = []
-        for imp in ex.imports:
-            try:
-                _, targets = rm.plugins.call_first(
-                    "resolve_import", [ex.plugin], imp=imp, index=index
-                )
-            except Exception as exc:  # a faulty backend costs this import, not the run
-                log.warning("%s: resolving %r failed: %s", path, imp.source, exc)
-                targets = ()
-            resolved = tuple(sorted(t for t in (targets or ()) if t in mapped and t != path))
-            imports.append(
-                ImportInfo(imp.source, tuple(imp.names), imp.is_relative, imp.line_number, resolved)
-            )
-        files[path] = ParsedFile(
-            path,
-            ex.language or "",
-            symbols,
-            tuple(imports),
-            _exports(symbols),
-            None,
-            data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1),
-            refs,
-            hashlib.sha256(data).hexdigest(),
-        )
+        files[path] = parsed_file(rm, index, mapped[path], data, referrers, set(mapped))
     return ASTContext(
         str(rm.root),
         git_sha,
@@ -105,6 +63,59 @@ def build_ast_context(
         files,
         datetime.now(UTC).replace(microsecond=0).isoformat(),
         (chars + 3) // 4,
+    )
+
+
+def parsed_file(
+    rm: RepoMap,
+    index: RepoIndex,
+    ex: FileExtraction,
+    data: bytes,
+    referrers: dict[str, set[str]],
+    known: set[str],
+    keep_text: bool = False,
+) -> ParsedFile:
+    """One extracted file as a :class:`ParsedFile`, its imports resolved by its own backend."""
+    path = ex.path
+    symbols = tuple(
+        SymbolInfo(
+            t.name,
+            str(t.symbol_kind),
+            path,
+            t.start_line,
+            max(t.end_line, t.start_line),
+            t.signature,
+            t.docstring,
+            tuple(sorted(referrers.get(t.name, set()) - {path})[:MAX_LISTED_REFERRERS]),
+            t.scope,
+        )
+        for t in ex.tags
+        if t.kind == DEF
+    )
+    refs = tuple(
+        sorted({(t.name, t.start_line, str(t.symbol_kind)) for t in ex.tags if t.kind != DEF})
+    )
+    imports = []
+    for imp in ex.imports:
+        try:
+            _, targets = rm.plugins.call_first("resolve_import", [ex.plugin], imp=imp, index=index)
+        except Exception as exc:  # a faulty backend costs this import, not the run
+            log.warning("%s: resolving %r failed: %s", path, imp.source, exc)
+            targets = ()
+        resolved = tuple(sorted(t for t in (targets or ()) if t in known and t != path))
+        imports.append(
+            ImportInfo(imp.source, tuple(imp.names), imp.is_relative, imp.line_number, resolved)
+        )
+    return ParsedFile(
+        path,
+        ex.language or "",
+        symbols,
+        tuple(imports),
+        _exports(symbols),
+        data.decode("utf-8", errors="replace") if keep_text else None,
+        data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1),
+        refs,
+        hashlib.sha256(data).hexdigest(),
     )
 
 
