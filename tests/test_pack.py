@@ -539,3 +539,39 @@ def test_plugin_parser_answers_the_ast_parser_protocol(repo):
     assert pf.line_count == 17 and pf.exports == ("MemoryStore",)
     with pytest.raises(PackError):
         parser.parse_file("../outside.py")
+
+
+def test_symlinked_output_dir_leading_out_is_refused(repo, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (repo / "context").symlink_to(outside)
+    with pytest.raises(PackError, match="symlink"):
+        mapper(repo)
+    assert list(outside.iterdir()) == []
+
+
+def test_faulty_end_lines_cost_nothing():
+    g = DependencyGraph()
+    g.add_file(
+        ParsedFile(
+            "a.py",
+            "python",
+            (
+                SymbolInfo("f", "function", "a.py", 1, 10**12),
+                SymbolInfo("g", "function", "a.py", 3, 3),
+            ),
+            line_count=3,
+            references=(("g", 2, "call"),),
+        )
+    )
+    assert [d.to_symbol for d in g.get_dependencies("f")] == ["a.py::g"]
+
+
+def test_corrupt_ast_context_is_rebuilt(repo):
+    m = mapper(repo)
+    m.generate_context_pack_sync("k1", "save", ["app/memory.py"], "coding")
+    for junk in ("not json", '{"version": "1", "files": []}', "[1, 2]"):
+        (repo / "context/ast_context.json").write_text(junk)
+        m2 = mapper(repo)
+        pack = m2.generate_context_pack_sync("k2", "save", ["app/memory.py"], "coding")
+        assert m2.last_ast_context == "built" and pack.files

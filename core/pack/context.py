@@ -134,7 +134,7 @@ def load_ast_context(path: Path, git_sha: str, file_set: str, ttl: float) -> AST
         return ASTContext.from_dict(data)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
         log.warning("%s: unusable AST context, rebuilding: %s", path, exc)
         return None
 

@@ -271,7 +271,9 @@ class _Imports:
 def _owners(parsed: ParsedFile) -> dict[int, SymbolInfo]:
     """line -> innermost definition holding it."""
     owner: dict[int, SymbolInfo] = {}
+    last = parsed.line_count or max((s.start_line for s in parsed.symbols), default=0)
     for s in sorted(parsed.symbols, key=lambda s: (s.start_line, -s.end_line)):
-        for line in range(s.start_line, s.end_line + 1):
+        # a backend's end line past the end of the file (a faulty plugin) costs nothing
+        for line in range(max(s.start_line, 1), min(s.end_line, last) + 1):
             owner[line] = s
     return owner

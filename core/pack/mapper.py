@@ -68,6 +68,11 @@ class RepoMapper:
             min_relevance_score=min_relevance_score,
             env=env,
         )
+        for what, path in (
+            ("the pack directory", self.settings.pack_dir),
+            ("the AST context", self.settings.ast_context_path),
+        ):
+            _stay_inside(what, path, self.root)
         self.write = write
         self.counter = as_counter(token_counter)
         own = []
@@ -349,6 +354,21 @@ class RepoMapper:
         return Diagnostic(
             "nothing_readable", "none of the files selected could be read", severity="error"
         )
+
+
+def _stay_inside(what: str, path: Path, root: Path) -> None:
+    """A path under the root (lexically) must stay there once symlinks are followed: a
+    repository must not redirect our writes (``context -> ~/.ssh``)."""
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return  # given outside the root on purpose
+    try:
+        path.resolve().relative_to(root)
+    except (ValueError, OSError):
+        raise PackError(
+            f"{what} {path} leads outside the repository through a symlink; refusing to write there"
+        ) from None
 
 
 def posixpath_dir(rel: str) -> str:
