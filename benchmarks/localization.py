@@ -127,8 +127,9 @@ class Outcome:
     unmapped: dict[str, str] = field(default_factory=dict)
     skipped_members: int = 0
     seconds: float = 0.0
-    #: budget -> (a gold file is in the --task map, the map's exact token count)
-    maps: dict[int, tuple[bool, int]] = field(default_factory=dict)
+    #: budget -> (a gold file is in the --task map, the map's exact token count, files in the map
+    #: that are tests, examples, docs or vendored, files in the map)
+    maps: dict[int, tuple[bool, int, int, int]] = field(default_factory=dict)
 
     def first_rank(self, variant: str) -> int | None:
         """1-based rank of the best-ranked gold file, None when no gold file is ranked."""
@@ -236,6 +237,7 @@ def git_ceiling(directory: Path) -> Iterator[None]:
 
 def run_task(task: Task, snapshots: Path, jobs: int | None) -> Outcome:
     from repomapper import RepoMap
+    from repomapper.relevance.roles import CODE, file_role
 
     out = Outcome(task)
     archive = snapshots / f"{task.instance_id}.tar.gz"
@@ -258,7 +260,13 @@ def run_task(task: Task, snapshots: Path, jobs: int | None) -> Outcome:
                         if line.endswith(":") and not line.startswith((" ", "\t"))
                     }
                     exact = rm.counter.count(result.map)
-                    out.maps[budget] = (any(g in shown for g in task.gold_files), exact)
+                    side = sum(1 for f in shown if file_role(f) != CODE)
+                    out.maps[budget] = (
+                        any(g in shown for g in task.gold_files),
+                        exact,
+                        side,
+                        len(shown),
+                    )
                 for name, variant in zip(ABLATIONS, ABLATION_VARIANTS, strict=True):
                     ablated = rm.rank(task=task.problem_statement, disabled_signals=[name])
                     out.rankings[variant] = [f.path for f in ablated.files]
@@ -314,6 +322,7 @@ def map_rows(outcomes: Sequence[Outcome]) -> list[list[str]]:
         over = sum(1 for o in ok if o.maps[budget][1] > budget)
         largest = max((o.maps[budget][1] for o in ok), default=0)
         used = sum(o.maps[budget][1] for o in ok) / (len(ok) * budget) if ok else 0.0
+        side = sum(o.maps[budget][2] for o in ok) / max(1, sum(o.maps[budget][3] for o in ok))
         rows.append(
             [
                 str(budget),
@@ -321,12 +330,20 @@ def map_rows(outcomes: Sequence[Outcome]) -> list[list[str]]:
                 f"{used:.2f}",
                 str(largest),
                 str(over),
+                f"{side:.2f}",
             ]
         )
     return rows
 
 
-MAP_HEADER = ["budget", "gold file in map", "mean fill", "largest map (tokens)", "maps over budget"]
+MAP_HEADER = [
+    "budget",
+    "gold file in map",
+    "mean fill",
+    "largest map (tokens)",
+    "maps over budget",
+    "tests/examples/docs/vendored share of map files",
+]
 
 
 def results_rows(

@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from repomapper.isolation.validate import PROPERTY_OF, Lines, import_problem, tag_problem
 from repomapper.model import DEF, REF, Import, SourceFile, Tag
 
 from .subject import Subject, describe_exception, describe_input
@@ -166,6 +167,25 @@ def _check_duplicates(out: _Output) -> None:
             raise Violation("no_duplicates", f"{what} {label} reported {Counter(items)[x]} times")
 
 
+def _check_boundary(source: SourceFile, out: _Output, active: frozenset[str]) -> None:
+    """What the framework's boundary validator (used by every map) would drop, as a violation of
+    the property it breaks: a plugin passing the suite loses nothing at the boundary."""
+    lines = Lines.of(source)
+    for hook, value, problem_of in (
+        ("extract_tags", out.tags, lambda x: tag_problem(x, source.path, lines)),
+        ("extract_imports", out.imports, lambda x: import_problem(x, source.path, len(lines))),
+    ):
+        for item in value if isinstance(value, list | tuple) else ():
+            problem = problem_of(item)
+            if problem is not None and PROPERTY_OF.get(problem[0], "well_formed") in active:
+                kind, example = problem
+                raise Violation(
+                    PROPERTY_OF.get(kind, "well_formed"),
+                    f"{hook}: the framework drops an item {kind} ({example}) on "
+                    f"{describe_input(source.data)}",
+                )
+
+
 def check_input(subject: Subject, source: SourceFile, active: frozenset[str]) -> None:
     """Run the per-input properties in ``active`` on ``source``; raise the first violation."""
     out = _run(subject, source, active)
@@ -177,6 +197,7 @@ def check_input(subject: Subject, source: SourceFile, active: frozenset[str]) ->
         _check_names(source, out)
     if "no_duplicates" in active:
         _check_duplicates(out)
+    _check_boundary(source, out, active)
     if "deterministic" in active:
         again = _run(subject, source, active)
         if (again.tags, again.imports) != (out.tags, out.imports):

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from repomapper.isolation.validate import PROPERTY_OF, Lines, import_problem, tag_problem
 from repomapper.model import BackendInfo, Capability, Import, SourceFile, Tag
 from repomapper.registry import PluginSet
 
@@ -120,9 +121,23 @@ def extract_fixtures(
                     )
                 value = []
             items = value if isinstance(value, list | tuple) else []
-            results.append([x for x in items if isinstance(x, cls)])
+            lines = Lines.of(src)
+            results.append([x for x in items if _well_formed(x, cls, src, lines)])
         outputs.append((results[0], results[1]))
     return Extraction(sources, outputs, errors)
+
+
+def _well_formed(item: object, cls: type, source: SourceFile, lines: Lines) -> bool:
+    """Whether the framework's boundary validator lets ``item`` through as far as types and
+    paths go (lines and names are scored here, not dropped)."""
+    if not isinstance(item, cls):
+        return False
+    problem = (
+        tag_problem(item, source.path, lines)
+        if cls is Tag
+        else import_problem(item, source.path, len(lines))
+    )
+    return problem is None or PROPERTY_OF.get(problem[0], "well_formed") != "well_formed"
 
 
 def _load_goldens(
@@ -190,6 +205,27 @@ def check_language(
         checks=tuple(checks),
         properties=tuple(props),
         errors=tuple(errors),
+    )
+
+
+def fuzz_path(info: BackendInfo) -> str:
+    """A file name the plugin claims, for generated input."""
+    ext = next((e for e in info.extensions if e != "*"), "")
+    if ext:
+        return f"generated{ext}"
+    return info.filenames[0] if info.filenames else "generated.txt"
+
+
+def check_properties_only(subject: Subject, examples: int = DEFAULT_EXAMPLES) -> LanguageResult:
+    """A plugin no fixtures cover is fuzzed: the properties on generated input, no goldens."""
+    info = subject.info
+    props = run_properties(subject, fuzz_path(info), [], examples)
+    return LanguageResult(
+        plugin=subject.name,
+        language=(info.languages[0] if info.languages else "?") + " (properties only)",
+        files=(),
+        checks=(),
+        properties=tuple(props),
     )
 
 
@@ -269,10 +305,13 @@ def run_conformance(
                         name,
                         "no conformance fixtures cover its languages "
                         f"({', '.join(info.languages) or 'none declared'}) or extensions "
-                        f"({', '.join(info.extensions + info.filenames) or 'none'}); ship a "
-                        "corpus (conformance_fixtures) or pass --fixtures DIR",
+                        f"({', '.join(info.extensions + info.filenames) or 'none'}): only the "
+                        "properties were checked, on generated input; ship a corpus "
+                        "(conformance_fixtures) or pass --fixtures DIR for the accuracy checks",
+                        fatal=False,
                     )
                 )
+                results.append(check_properties_only(Subject(plugin_set, name), examples))
             elif explicit:
                 problems.append(
                     Problem(name, f"no fixtures for language {language!r} that it claims")

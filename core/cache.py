@@ -264,15 +264,44 @@ class SqliteTagCache(TagCache):
 
 
 def open_cache(root: Path, cache_dir: Path | None = None, enabled: bool = True) -> TagCache:
-    """The cache for ``root``; an in-memory one (with a diagnostic) when the disk cache fails."""
+    """The cache for ``root``; an in-memory one (with a diagnostic) when the disk cache fails.
+
+    A database that is corrupt (not locked or read-only: damaged) is moved aside and rebuilt,
+    once, with one warning; later runs find a healthy cache again."""
     if not enabled:
         return TagCache()
     db = cache_file_for(root, cache_dir)
-    try:
-        return SqliteTagCache(db)
-    except (sqlite3.Error, OSError) as exc:
-        msg = f"tag cache {db} unusable ({exc}); using an in-memory cache for this run"
-        log.warning(msg)
-        cache = TagCache()
-        cache.diagnostics.append(Diagnostic("cache_unavailable", msg))
-        return cache
+    repaired: Diagnostic | None = None
+    for attempt in (1, 2):
+        try:
+            cache = SqliteTagCache(db)
+            if repaired is not None:
+                cache.diagnostics.append(repaired)
+            return cache
+        except sqlite3.OperationalError as exc:  # locked, read-only, no such directory, ...
+            failure: Exception = exc
+            break
+        except sqlite3.DatabaseError as exc:  # "file is not a database", "malformed"
+            failure = exc
+            if attempt == 2:
+                break
+            aside = db.with_name(db.name + ".corrupt")
+            try:
+                for suffix in ("", "-wal", "-shm"):
+                    part = Path(str(db) + suffix)
+                    if part.exists():
+                        part.replace(Path(str(aside) + suffix))
+            except OSError as move_exc:
+                failure = move_exc
+                break
+            msg = f"tag cache {db} was corrupt ({exc}); moved aside to {aside} and rebuilt"
+            log.warning(msg)
+            repaired = Diagnostic("cache_rebuilt", msg)
+        except OSError as exc:
+            failure = exc
+            break
+    msg = f"tag cache {db} unusable ({failure}); using an in-memory cache for this run"
+    log.warning(msg)
+    cache = TagCache()
+    cache.diagnostics.append(Diagnostic("cache_unavailable", msg))
+    return cache

@@ -12,12 +12,15 @@ from pathlib import Path
 import click
 
 from .discover import DiscoveryError, GlobError
+from .isolation.limits import DEFAULT_TIMEOUT, ENV_TIMEOUT, Limits
 from .model import Diagnostic
 from .progress import StderrProgress
 from .registry import PYTHON_BACKENDS, PluginConfig, PluginSet
 
 EXIT_NOTHING_MAPPED = 1
 EXIT_USAGE = 2
+#: A file left unmapped with one of these failed (``tags``/``imports`` exit nonzero for it).
+_FAULT_CODES = ("backend_crashed", "backend_timeout", "backend_error", "backend_invalid_output")
 
 
 class _StderrHandler(logging.Handler):
@@ -48,13 +51,43 @@ def _fail(message: str, code: int = EXIT_USAGE) -> None:
     sys.exit(code)
 
 
-def _plugin_set(python_backend: str, no_entry_points: bool, block: Sequence[str]) -> PluginSet:
+def _plugin_set(
+    python_backend: str,
+    no_entry_points: bool,
+    block: Sequence[str],
+    plugin_timeout: float | None = None,
+) -> PluginSet:
     kwargs = {"python_backend": python_backend}
     if no_entry_points:
         kwargs["load_entry_points"] = False
     if block:
         kwargs["blocked"] = tuple(PluginConfig().blocked) + tuple(block)
+    if plugin_timeout is not None:
+        kwargs["limits"] = Limits.from_env().with_timeout(plugin_timeout)
     return PluginSet(PluginConfig(**kwargs))
+
+
+def timeout_option(f):
+    return click.option(
+        "--plugin-timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        metavar="SECONDS",
+        help=f"Stop a plugin hook call (one file) after this long and report the file "
+        f"(default: {DEFAULT_TIMEOUT:g}; also {ENV_TIMEOUT}).",
+    )(f)
+
+
+def _cap_jobs(jobs: int | None) -> int | None:
+    """``--jobs`` above the CPU count is capped, with a message."""
+    from .extract import default_jobs
+
+    if jobs is not None and jobs > default_jobs():
+        click.echo(
+            f"repomapper: --jobs {jobs} capped at {default_jobs()} (the CPU count)", err=True
+        )
+        return default_jobs()
+    return jobs
 
 
 def plugin_options(f):
@@ -145,7 +178,11 @@ def main(verbose: int) -> None:
     help="Where the tag cache lives (default: the user cache directory).",
 )
 @click.option(
-    "--jobs", "-j", type=int, default=None, help="Processes for extraction (default: all cores)."
+    "--jobs",
+    "-j",
+    type=int,
+    default=None,
+    help="Processes for extraction (default and cap: the CPU count).",
 )
 @click.option(
     "--max-file-size",
@@ -155,6 +192,7 @@ def main(verbose: int) -> None:
     help="Skip files larger than this many bytes.",
 )
 @click.option("--timings", is_flag=True, help="Print stage timings to stderr.")
+@timeout_option
 @plugin_options
 def map_command(
     root: Path,
@@ -172,6 +210,7 @@ def map_command(
     jobs,
     max_file_size,
     timings,
+    plugin_timeout,
     python_backend,
     no_entry_points,
     block,
@@ -185,6 +224,7 @@ def map_command(
         _fail(f"--tokens must be at least 1 (got {tokens})")
     if jobs is not None and jobs < 1:
         _fail(f"--jobs must be at least 1 (got {jobs})")
+    jobs = _cap_jobs(jobs)
     started = time.perf_counter()
     if task_file is not None:
         task = "\n".join(filter(None, [task, task_file.read()]))
@@ -202,7 +242,7 @@ def map_command(
             cache_dir,
             jobs,
             max_file_size,
-            _plugin_set(python_backend, no_entry_points, block),
+            _plugin_set(python_backend, no_entry_points, block, plugin_timeout),
         )
         if timings:
             click.echo(f"repomapper: {time.perf_counter() - started:.3f}s", err=True)
@@ -219,7 +259,7 @@ def map_command(
             max_file_size=max_file_size,
             jobs=jobs,
             progress=progress,
-            plugins=_plugin_set(python_backend, no_entry_points, block),
+            plugins=_plugin_set(python_backend, no_entry_points, block, plugin_timeout),
         )
         result = rm.map(
             chat_files=chat,
@@ -300,7 +340,12 @@ def _map_json(
 
 
 def _extract_paths(
-    paths: Sequence[Path], python_backend: str, no_entry_points: bool, block, no_cache: bool
+    paths: Sequence[Path],
+    python_backend: str,
+    no_entry_points: bool,
+    block,
+    no_cache: bool,
+    plugin_timeout: float | None = None,
 ):
     """Extraction for the given files and directories (directories are discovered).
 
@@ -309,7 +354,8 @@ def _extract_paths(
     """
     from .repomap import RepoMap
 
-    plugins = _plugin_set(python_backend, no_entry_points, block)
+    plugins = _plugin_set(python_backend, no_entry_points, block, plugin_timeout)
+    yield "", [], {}, plugins.load_diagnostics()
     for p in paths:
         if not p.exists():
             raise DiscoveryError(f"{p}: no such file or directory")
@@ -333,11 +379,13 @@ def _extract_paths(
         yield prefix, entries, extractions, diags
 
 
-def _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, what: str) -> None:
+def _emit_records(
+    paths, fmt, python_backend, no_entry_points, block, no_cache, what: str, plugin_timeout=None
+) -> None:
     failed = False
     try:
         for prefix, entries, extractions, diags in _extract_paths(
-            paths, python_backend, no_entry_points, block, no_cache
+            paths, python_backend, no_entry_points, block, no_cache, plugin_timeout
         ):
             for entry in entries:
                 ex = extractions.get(entry.path)
@@ -366,7 +414,11 @@ def _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, 
                             f"repomapper: {diag.severity}: [{diag.code}] {prefix}{entry.path}: {diag.message}",
                             err=True,
                         )
-                        failed = failed or diag.code in ("no_backend", "backend_unavailable")
+                        failed = (
+                            failed
+                            or diag.code in ("no_backend", "backend_unavailable")
+                            or (ex.plugin is None and diag.code in _FAULT_CODES)
+                        )
             for diag in diags:
                 where = f"{diag.path}: " if diag.path else ""
                 click.echo(
@@ -385,10 +437,15 @@ def _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, 
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
+@timeout_option
 @plugin_options
-def tags_command(paths, fmt, no_cache, python_backend, no_entry_points, block) -> None:
+def tags_command(
+    paths, fmt, no_cache, plugin_timeout, python_backend, no_entry_points, block
+) -> None:
     """Print the definitions and references in PATHS (files or directories), one per line."""
-    _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, "tags")
+    _emit_records(
+        paths, fmt, python_backend, no_entry_points, block, no_cache, "tags", plugin_timeout
+    )
 
 
 @main.command("imports")
@@ -397,10 +454,15 @@ def tags_command(paths, fmt, no_cache, python_backend, no_entry_points, block) -
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
+@timeout_option
 @plugin_options
-def imports_command(paths, fmt, no_cache, python_backend, no_entry_points, block) -> None:
+def imports_command(
+    paths, fmt, no_cache, plugin_timeout, python_backend, no_entry_points, block
+) -> None:
     """Print the imports in PATHS (files or directories), one per line."""
-    _emit_records(paths, fmt, python_backend, no_entry_points, block, no_cache, "imports")
+    _emit_records(
+        paths, fmt, python_backend, no_entry_points, block, no_cache, "imports", plugin_timeout
+    )
 
 
 @main.command("plugins")
@@ -545,7 +607,11 @@ def mcp_command(
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
 @click.option("--cache-dir", type=click.Path(path_type=Path), help="Where the tag cache lives.")
 @click.option(
-    "--jobs", "-j", type=int, default=None, help="Processes for extraction (default: all cores)."
+    "--jobs",
+    "-j",
+    type=int,
+    default=None,
+    help="Processes for extraction (default and cap: the CPU count).",
 )
 @plugin_options
 def graph_command(
@@ -578,6 +644,7 @@ def graph_command(
         _fail(f"--max-nodes must be 0 (no limit) or more (got {max_nodes})")
     if jobs is not None and jobs < 1:
         _fail(f"--jobs must be at least 1 (got {jobs})")
+    jobs = _cap_jobs(jobs)
     progress = StderrProgress("graph")
     try:
         rm = RepoMap(

@@ -1,23 +1,38 @@
 """Extraction: read each file, route it to its backends, call the hooks, cache the answers.
 
-Cache hits are found in one bulk read; misses are extracted in batches, across processes when
-there are enough of them, and stream into the cache as they complete.
+Cache hits are found in one bulk read; misses are extracted in batches in supervised worker
+processes (see :mod:`repomapper.isolation`), across several when there are enough of them, and
+stream into the cache as they complete. A result touched by a crash, a hang or a disabled plugin
+is never cached.
 """
 
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from .backfill import backfill_references, needs_backfill
-from .cache import CacheKey, EncodedRow, TagCache, encode
+from .cache import CacheKey, TagCache, encode
 from .discover import FileEntry
+from .isolation.limits import Limits
+from .isolation.supervisor import (
+    EXTRACT,
+    FRAMEWORK,
+    PREPARE,
+    Extracted,
+    Job,
+    Outcome,
+    Streaks,
+    Supervisor,
+    Tracker,
+    null_tracker,
+)
+from .isolation.validate import Lines, validate_imports, validate_tags
 from .model import Diagnostic, FileExtraction, FileSymbols, Import, SourceFile, Tag, tag_sort_key
 from .registry import PluginSet
 
@@ -26,7 +41,7 @@ log = logging.getLogger(__name__)
 #: Bump when the core's own treatment of backend output changes (it keys the cache).
 EXTRACT_VERSION = "1"
 BATCH_SIZE = 48
-PARALLEL_THRESHOLD = 96  # fewer misses than this are extracted in-process
+PARALLEL_THRESHOLD = 96  # fewer misses than this are extracted by one worker
 MINIFIED_EXTENSIONS = (".js", ".mjs", ".cjs", ".css", ".ts", ".json", ".svg", ".map")
 
 ProgressFn = Callable[[int, int], None]
@@ -68,40 +83,84 @@ def content_problem(path: str, data: bytes) -> Diagnostic | None:
     return None
 
 
-def extract_source(plugins: PluginSet, source: SourceFile) -> FileExtraction:
-    """Route one file to its backends and return what the first one that answers gives."""
-    names = plugins.candidates(source.path)
+def extract_source(
+    plugins: PluginSet,
+    source: SourceFile,
+    *,
+    skip: frozenset[str] = frozenset(),
+    limits: Limits | None = None,
+    note: Callable[[str], None] | None = None,
+    outcomes: list[Outcome] | None = None,
+) -> FileExtraction:
+    """Route one file to its backends and return what the first one that answers soundly gives.
+
+    ``skip`` names backends not to ask (disabled, or at fault for this file before). Answers are
+    validated (:mod:`repomapper.isolation.validate`): unsound items are dropped with one
+    ``backend_invalid_output`` diagnostic per plugin, and an answer with nothing sound in it
+    passes the file on to the next backend. ``note`` is told which plugin is about to run (the
+    supervisor's tracker); ``outcomes`` collects (plugin, ok) for each answer or failure.
+    """
+    limits = limits or plugins.config.limits
+    names = [n for n in plugins.candidates(source.path) if n not in skip]
     infos = plugins.infos
     available = [n for n in names if infos[n].available]
     diags: list[Diagnostic] = []
-    tags: Sequence[Tag] | None = None
-    imports: Sequence[Import] | None = None
+    tags: list[Tag] | None = None
+    imports: list[Import] | None = None
     plugin: str | None = None
+    lines: Lines | None = None
     with capture_warnings() as captured:
         for name in available:
+            if note is not None:
+                note(name)
             try:
                 answered, result = plugins.call_first("extract_tags", [name], source=source)
-            except Exception as exc:
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # SystemExit from a hook is a crash of the hook too
                 diags.append(
                     Diagnostic(
                         "backend_error", f"{name} crashed: {type(exc).__name__}: {exc}", source.path
                     )
                 )
+                _outcome(outcomes, name, False)
                 continue
             if answered is None:
                 continue
-            plugin, tags = answered, result
-            try:
-                _, imports = plugins.call_first("extract_imports", [name], source=source)
-            except Exception as exc:
+            lines = lines or Lines.of(source)
+            tags, problem = validate_tags(result, source, limits.max_tags, lines)
+            problems = [problem] if problem else []
+            if not tags and problem:  # nothing sound in the answer: the next backend is asked
+                tags = None
+            if tags is not None:
+                try:
+                    _, found = plugins.call_first("extract_imports", [name], source=source)
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:
+                    diags.append(
+                        Diagnostic(
+                            "backend_error",
+                            f"{name} crashed extracting imports: {type(exc).__name__}: {exc}",
+                            source.path,
+                        )
+                    )
+                    found = None
+                if found is not None:
+                    imports, problem = validate_imports(found, source, limits.max_tags, lines)
+                    problems += [problem] if problem else []
+            if problems:
                 diags.append(
                     Diagnostic(
-                        "backend_error",
-                        f"{name} crashed extracting imports: {type(exc).__name__}: {exc}",
+                        "backend_invalid_output",
+                        f"plugin {name} returned invalid output: {'; '.join(problems)}",
                         source.path,
                     )
                 )
-            break
+            _outcome(outcomes, name, not problems)
+            if tags is not None:
+                plugin = name
+                break
     for record in captured.records:
         diags.append(
             Diagnostic(
@@ -112,36 +171,38 @@ def extract_source(plugins: PluginSet, source: SourceFile) -> FileExtraction:
         )
     if plugin is None:
         unavailable = [n for n in names if not infos[n].available]
+        failed = any(d.code in ("backend_error", "backend_invalid_output") for d in diags)
         if unavailable:
             reasons = "; ".join(f"{n}: {infos[n].detail or 'unavailable'}" for n in unavailable)
             diags.append(
                 Diagnostic("backend_unavailable", f"no available backend ({reasons})", source.path)
             )
-        elif not names:
+        elif not names and not skip:
             diags.append(
                 Diagnostic("no_backend", "no backend handles this file type", source.path, "info")
             )
-        elif not any(d.code == "backend_error" for d in diags):
+        elif not failed and names:  # (every backend skipped: the reason is already reported)
+            asked = ", ".join(available) or "none left"
             diags.append(
                 Diagnostic(
-                    "no_backend",
-                    f"no backend answered (asked: {', '.join(available)})",
-                    source.path,
-                    "info",
+                    "no_backend", f"no backend answered (asked: {asked})", source.path, "info"
                 )
             )
         return FileExtraction(source.path, diagnostics=_unique(diags))
-    tag_list = [t for t in (tags or ()) if isinstance(t, Tag)]
+    tag_list = tags or []
     if "references" not in infos[plugin].capabilities and needs_backfill(tag_list):
         tag_list += backfill_references(source.path, source.data.decode("utf-8", "replace"))
     tag_list = sorted(set(tag_list), key=tag_sort_key)
-    import_list = sorted(
-        set(i for i in (imports or ()) if isinstance(i, Import)), key=_import_order
-    )
+    import_list = sorted(set(imports or ()), key=_import_order)
     language = infos[plugin].language_for(source.path)
     return FileExtraction(
         source.path, tuple(tag_list), tuple(import_list), plugin, language, _unique(diags)
     )
+
+
+def _outcome(outcomes: list[Outcome] | None, name: str, ok: bool) -> None:
+    if outcomes is not None:
+        outcomes.append((name, ok))
 
 
 def _record_message(record: logging.LogRecord, path: str) -> str:
@@ -171,56 +232,74 @@ def read_source(root: Path, entry: FileEntry) -> tuple[SourceFile | None, FileEx
     return SourceFile(root, entry.path, data), None
 
 
-#: One extracted file as it leaves a worker: its path, its cache row, and the requested view.
-Extracted = tuple[str, EncodedRow, "FileExtraction | FileSymbols"]
-
-
 def extract_batch(
-    plugins: PluginSet, root: Path, entries: Sequence[FileEntry]
+    plugins: PluginSet,
+    root: Path,
+    entries: Sequence[FileEntry],
+    *,
+    skip: Mapping[str, frozenset[str]] | None = None,
+    limits: Limits | None = None,
+    tracker: Callable[[int, str | None, int], None] = null_tracker,
+    outcomes: list[Outcome] | None = None,
 ) -> list[FileExtraction]:
-    """Extract a batch: read, let batch backends prepare once, then ask per file."""
+    """Extract a batch: read, let batch backends prepare once, then ask per file.
+
+    ``skip`` maps a path to the backends not to ask for it; ``tracker`` is told which file and
+    plugin each step works on (see :mod:`repomapper.isolation.supervisor`).
+    """
+    skip = skip or {}
     results: dict[str, FileExtraction] = {}
-    sources: list[SourceFile] = []
-    for entry in entries:
+    sources: list[tuple[int, SourceFile]] = []
+    tracker(-1, None, FRAMEWORK)
+    for i, entry in enumerate(entries):
         src, skipped = read_source(root, entry)
         if skipped is not None:
             results[entry.path] = skipped
         elif src is not None:
-            sources.append(src)
-    by_plugin: dict[str, list[SourceFile]] = defaultdict(list)
-    for src in sources:
-        first = next((n for n in plugins.candidates(src.path) if plugins.infos[n].available), None)
+            sources.append((i, src))
+    by_plugin: dict[str, list[tuple[int, SourceFile]]] = defaultdict(list)
+    for i, src in sources:
+        excluded = skip.get(src.path, frozenset())
+        first = next(
+            (
+                n
+                for n in plugins.candidates(src.path)
+                if n not in excluded and plugins.infos[n].available
+            ),
+            None,
+        )
         if first is not None:
-            by_plugin[first].append(src)
+            by_plugin[first].append((i, src))
     for name, group in sorted(by_plugin.items()):
+        tracker(group[0][0], name, PREPARE)
         try:
-            plugins.call_each("prepare_batch", [name], sources=group)
-        except Exception as exc:
-            log.warning("%s: prepare_batch failed: %s", name, exc)
-    for src in sources:
-        results[src.path] = extract_source(plugins, src)
+            plugins.call_each("prepare_batch", [name], sources=[src for _, src in group])
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            log.warning("%s: prepare_batch failed: %s: %s", name, type(exc).__name__, exc)
+    for i, src in sources:
+        results[src.path] = extract_source(
+            plugins,
+            src,
+            skip=skip.get(src.path, frozenset()),
+            limits=limits,
+            note=lambda name, i=i: tracker(i, name, EXTRACT),
+            outcomes=outcomes,
+        )
+    tracker(-1, None, FRAMEWORK)
     return [results[e.path] for e in entries if e.path in results]
 
 
 def extract_encoded(
-    plugins: PluginSet, root: Path, entries: Sequence[FileEntry], full: bool
+    plugins: PluginSet, root: Path, entries: Sequence[FileEntry], full: bool, **kwargs: Any
 ) -> list[Extracted]:
     """Extract a batch and encode it for the cache where it runs (in the worker, in parallel)."""
     out: list[Extracted] = []
-    for ex in extract_batch(plugins, root, entries):
+    for ex in extract_batch(plugins, root, entries, **kwargs):
         summary = FileSymbols.from_extraction(ex)
         out.append((ex.path, encode(ex, summary), ex if full else summary))
     return out
-
-
-# -- parallel execution ------------------------------------------------------------------------
-_WORKER: tuple[PluginSet, Path, bool] | None = None
-
-
-def _worker_batch(entries: list[FileEntry]) -> list[Extracted]:
-    assert _WORKER is not None
-    plugins, root, full = _WORKER
-    return extract_encoded(plugins, root, entries, full)
 
 
 def _chunks(items: Sequence[FileEntry], size: int) -> list[list[FileEntry]]:
@@ -228,6 +307,7 @@ def _chunks(items: Sequence[FileEntry], size: int) -> list[list[FileEntry]]:
 
 
 def default_jobs() -> int:
+    """The CPUs this process may use: the default, and the cap, of ``jobs``."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:
@@ -239,6 +319,11 @@ class Extractor:
 
     ``run(..., full=False)`` returns :class:`FileSymbols` (what ranking needs, cheap to load from
     the cache); ``full=True`` returns :class:`FileExtraction` with every tag.
+
+    Plugin hooks run in supervised worker processes (:mod:`repomapper.isolation.supervisor`):
+    one for a small run, up to ``jobs`` (capped at the CPU count) for a large one. A crash or a
+    hang costs the file it happened on; ``diagnostics`` holds what concerns the whole run
+    (plugins that failed to load, plugins disabled after failing on many files in a row).
     """
 
     def __init__(
@@ -247,13 +332,21 @@ class Extractor:
         cache: TagCache,
         jobs: int | None = None,
         progress: ProgressFn | None = None,
+        timeout: float | None = None,
+        limits: Limits | None = None,
     ):
         self.plugins = plugins
         self.cache = cache
-        self.jobs = jobs if jobs and jobs > 0 else default_jobs()
+        cap = default_jobs()
+        wanted = jobs if jobs and jobs > 0 else cap
+        if wanted > cap:
+            log.info("jobs capped at %d (the CPU count; %d asked)", cap, wanted)
+        self.jobs = min(wanted, cap)
         self.progress = progress
+        self.limits = (limits or plugins.config.limits).with_timeout(timeout)
         self.stats = {"cached": 0, "extracted": 0}
         self.keys: dict[str, CacheKey] = {}
+        self.diagnostics: list[Diagnostic] = []
 
     def key(self, entry: FileEntry) -> CacheKey:
         fp = f"{EXTRACT_VERSION}|{self.plugins.fingerprint(entry.path)}"
@@ -262,6 +355,7 @@ class Extractor:
     def run(self, root: Path, entries: Sequence[FileEntry], full: bool = False) -> dict:
         keys = {e.path: self.key(e) for e in entries}
         self.keys = keys
+        self.diagnostics = list(self.plugins.load_diagnostics())
         results = self.cache.lookup(keys.values(), full=full)
         misses = [e for e in entries if e.path not in results]
         self.stats = {"cached": len(results), "extracted": len(misses)}
@@ -270,7 +364,7 @@ class Extractor:
             self.progress(done, total)
         batches = _chunks(misses, BATCH_SIZE)
         for batch_result in self._execute(root, batches, full):
-            self.cache.store((keys[path], row) for path, row, _ in batch_result)
+            self.cache.store((keys[path], row) for path, row, _ in batch_result if row is not None)
             for path, _, result in batch_result:
                 results[path] = result
             done += len(batch_result)
@@ -278,28 +372,64 @@ class Extractor:
                 self.progress(done, total)
         return {e.path: results[e.path] for e in entries if e.path in results}
 
+    def _disabled_for(self, path: str, disabled: frozenset[str]) -> bool:
+        return bool(disabled) and any(n in disabled for n in self.plugins.candidates(path))
+
     def _execute(
         self, root: Path, batches: list[list[FileEntry]], full: bool
     ) -> Iterator[list[Extracted]]:
-        misses = sum(len(b) for b in batches)
-        use_pool = (
-            self.jobs > 1
-            and misses >= PARALLEL_THRESHOLD
-            and "fork" in multiprocessing.get_all_start_methods()
-        )
-        if not use_pool:
-            for batch in batches:
-                yield extract_encoded(self.plugins, root, batch, full)
+        if not batches:
             return
-        global _WORKER
-        _WORKER = (self.plugins, root, full)
+        misses = sum(len(b) for b in batches)
+        plugins, limits = self.plugins, self.limits
+
+        def run_batch(
+            jobs: Sequence[Job], disabled: frozenset[str], tracker: Tracker
+        ) -> tuple[list[Extracted], list[Outcome]]:
+            outcomes: list[Outcome] = []
+            skip = {j.entry.path: j.skip | disabled for j in jobs if j.skip or disabled}
+            out = extract_encoded(
+                plugins,
+                root,
+                [j.entry for j in jobs],
+                full,
+                skip=skip,
+                limits=limits,
+                tracker=tracker,
+                outcomes=outcomes,
+            )
+            return out, outcomes
+
+        if not (limits.isolate and Supervisor.available()):
+            yield from self._in_process(run_batch, batches)
+            return
+        workers = self.jobs if misses >= PARALLEL_THRESHOLD else 1
+        view = (lambda ex: ex) if full else FileSymbols.from_extraction
+        supervisor = Supervisor(
+            run_batch, list(plugins.infos), limits, workers, self._disabled_for, view
+        )
         try:
-            ctx = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx) as pool:
-                pending = {pool.submit(_worker_batch, b) for b in batches}
-                while pending:
-                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in sorted(finished, key=id):
-                        yield fut.result()
+            yield from supervisor.run(batches)
         finally:
-            _WORKER = None
+            self.diagnostics.extend(supervisor.diagnostics)
+
+    def _in_process(
+        self,
+        run_batch: Callable[..., tuple[list[Extracted], list[Outcome]]],
+        batches: list[list[FileEntry]],
+    ) -> Iterator[list[Extracted]]:
+        """Without fork (or with isolation off): the same bookkeeping, no crash or hang containment."""
+        streaks = Streaks(self.limits.max_failures)
+        try:
+            for batch in batches:
+                disabled = streaks.names
+                out, outcomes = run_batch([Job(e) for e in batch], disabled, null_tracker)
+                for plugin, ok in outcomes:
+                    streaks.record(plugin, ok)
+                # a file a disabled plugin would have answered is not cached: the next run asks it
+                yield [
+                    (path, None if self._disabled_for(path, disabled) else row, result)
+                    for path, row, result in out
+                ]
+        finally:
+            self.diagnostics.extend(streaks.disabled[n] for n in sorted(streaks.disabled))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -157,7 +157,28 @@ def build_graph(
 
     graph = nx.MultiDiGraph()
     graph.add_nodes_from(sorted(set(files)))
-    pairs: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    pairs = reference_pairs(table, chat_files, mentioned_idents)
+    for src, dst in sorted(pairs):
+        idents = pairs[(src, dst)]
+        graph.add_edge(
+            src, dst, key=REFS_KEY, weight=sum(idents[i] for i in sorted(idents)), idents=idents
+        )
+    for importer, target, weight in import_weights(import_edges, chat_files):
+        if target in graph:
+            graph.add_edge(importer, target, key=IMPORTS_KEY, weight=weight)
+    return graph
+
+
+def reference_weights(
+    table: SymbolTable,
+    chat_files: frozenset[str] = frozenset(),
+    mentioned_idents: frozenset[str] = frozenset(),
+) -> Iterator[tuple[str, str, tuple[str, ...], float]]:
+    """Every reference edge's weight before the definer's kind factor, in a fixed order:
+    (identifier, referencing file, the files it links to, weight). The one place Aider's
+    multipliers meet the chat boost and the reference count; the explicit graph
+    (:func:`build_graph`) and the factored one (:func:`repomapper.rank.factor_graph`) both read it.
+    """
     for ident in sorted(table.defines):
         refs = table.external_refs(ident)
         if not refs:
@@ -169,19 +190,31 @@ def build_graph(
                 * (CHAT_MULTIPLIER if referencer in chat_files else 1.0)
                 * math.sqrt(refs[referencer])
             )
-            for definer in table.chosen_definers(referencer, ident):
-                pairs[(referencer, definer)][ident] = weight * table.kind_factor(definer, ident)
-    for src, dst in sorted(pairs):
-        idents = pairs[(src, dst)]
-        graph.add_edge(
-            src, dst, key=REFS_KEY, weight=sum(idents[i] for i in sorted(idents)), idents=idents
-        )
+            yield ident, referencer, tuple(table.chosen_definers(referencer, ident)), weight
+
+
+def import_weights(
+    import_edges: Mapping[str, Mapping[str, int]], chat_files: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, str, float]]:
+    """(importer, target, weight) for every import edge but self-imports, in a fixed order."""
     for importer in sorted(import_edges):
+        chat = CHAT_MULTIPLIER if importer in chat_files else 1.0
         for target, count in sorted(import_edges[importer].items()):
-            if target == importer or target not in graph:
-                continue
-            weight = IMPORT_EDGE_WEIGHT * math.sqrt(count)
-            if importer in chat_files:
-                weight *= CHAT_MULTIPLIER
-            graph.add_edge(importer, target, key=IMPORTS_KEY, weight=weight)
-    return graph
+            if target != importer:
+                yield importer, target, IMPORT_EDGE_WEIGHT * math.sqrt(count) * chat
+
+
+def reference_pairs(
+    table: SymbolTable,
+    chat_files: frozenset[str] = frozenset(),
+    mentioned_idents: frozenset[str] = frozenset(),
+) -> dict[tuple[str, str], dict[str, float]]:
+    """(referencing file, defining file) -> {identifier: weight}: the reference edges of the
+    explicit graph, without building it."""
+    pairs: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    for ident, referencer, definers, weight in reference_weights(
+        table, chat_files, mentioned_idents
+    ):
+        for definer in definers:
+            pairs[(referencer, definer)][ident] = weight * table.kind_factor(definer, ident)
+    return dict(pairs)

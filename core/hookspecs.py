@@ -7,8 +7,9 @@ A backend is any importable object (usually a module) with functions marked by
     mylang = "mylang_repomapper.plugin"
 
 The core routes each file to the backends whose :func:`backend_info` claims its extension, in
-pluggy's call order (entry-point plugins before built-ins; ``tryfirst``/``trylast`` respected), and
-the first that returns something other than ``None`` answers for that file.
+pluggy's call order (entry-point plugins before built-ins; ``tryfirst``/``trylast`` respected;
+a backend claiming every file with ``"*"`` after those that name the file's type), and the first
+that returns a usable answer (see :mod:`repomapper.isolation.validate`) answers for that file.
 """
 
 from __future__ import annotations

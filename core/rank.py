@@ -13,20 +13,13 @@ graph (a test holds the two together).
 from __future__ import annotations
 
 import logging
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from .graph import (
-    CHAT_MULTIPLIER,
-    DATA_KINDS,
-    IMPORT_EDGE_WEIGHT,
-    SymbolTable,
-    identifier_multiplier,
-)
+from .graph import DATA_KINDS, SymbolTable, import_weights, reference_weights
 
 log = logging.getLogger(__name__)
 
@@ -120,49 +113,34 @@ def factor_graph(
     d_rows: list[int] = []
     d_cols: list[int] = []
     d_vals: list[float] = []
-    targets = table.targets
-    for ident in sorted(table.defines):
-        refs = table.external_refs(ident)
-        if not refs:
+    for ident, referencer, chosen, weight in reference_weights(table, chat_files, mentioned_idents):
+        row = idx.get(referencer)
+        if row is None:
             continue
-        all_definers = tuple(d for d in sorted(table.defines[ident]) if d in idx)
-        if not all_definers:
+        definers = tuple(d for d in chosen if d in idx)
+        if not definers:
             continue
-        mul = identifier_multiplier(ident, len(table.defines[ident]), mentioned_idents)
-        for referencer, count in refs.items():
-            row = idx.get(referencer)
-            if row is None:
-                continue
-            definers = all_definers
-            if (referencer, ident) in targets:
-                definers = tuple(d for d in table.chosen_definers(referencer, ident) if d in idx)
-            key = (ident, definers)
-            col = col_of.get(key)
-            if col is None:
-                col = col_of[key] = len(columns)
-                columns.append(ident)
-                for d in definers:
-                    d_rows.append(col)
-                    d_cols.append(idx[d])
-                    d_vals.append(table.kind_factor(d, ident))
-            r_rows.append(row)
-            r_cols.append(col)
-            r_vals.append(
-                mul * (CHAT_MULTIPLIER if referencer in chat_files else 1.0) * math.sqrt(count)
-            )
+        key = (ident, definers)
+        col = col_of.get(key)
+        if col is None:
+            col = col_of[key] = len(columns)
+            columns.append(ident)
+            for d in definers:
+                d_rows.append(col)
+                d_cols.append(idx[d])
+                d_vals.append(table.kind_factor(d, ident))
+        r_rows.append(row)
+        r_cols.append(col)
+        r_vals.append(weight)
     n, k = len(names), len(columns)
     R = sparse.csr_array((r_vals, (r_rows, r_cols)), shape=(n, k), dtype=np.float64)
     D = sparse.csr_array((d_vals, (d_rows, d_cols)), shape=(k, n), dtype=np.float64)
     i_rows, i_cols, i_vals = [], [], []
-    for importer in sorted(import_edges):
-        if importer not in idx:
-            continue
-        chat = CHAT_MULTIPLIER if importer in chat_files else 1.0
-        for target, count in sorted(import_edges[importer].items()):
-            if target != importer and target in idx:
-                i_rows.append(idx[importer])
-                i_cols.append(idx[target])
-                i_vals.append(IMPORT_EDGE_WEIGHT * math.sqrt(count) * chat)
+    for importer, target, weight in import_weights(import_edges, chat_files):
+        if importer in idx and target in idx:
+            i_rows.append(idx[importer])
+            i_cols.append(idx[target])
+            i_vals.append(weight)
     I = sparse.csr_array((i_vals, (i_rows, i_cols)), shape=(n, n), dtype=np.float64)  # noqa: E741
     out_weight = R @ D.sum(axis=1) + I.sum(axis=1) if n else np.zeros(0)
     return FactoredGraph(names, columns, R, D, I, np.asarray(out_weight, dtype=np.float64))

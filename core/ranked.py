@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .discover import FileEntry
 from .graph import SymbolTable
@@ -39,6 +39,8 @@ class RankedRepository:
     diagnostics: tuple[Diagnostic, ...]
     #: ranked for a task (the relevance model) rather than by Aider's PageRank alone
     task: bool = False
+    #: importer -> {imported file: count}, as each importer's backend resolved them
+    imports: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     def symbols_of(self, path: str) -> list[tuple[str, float]]:
         """A file's identifiers, best first: those the task names first (strongest evidence

@@ -5,14 +5,15 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pluggy
 
 from . import hookspecs
-from .model import BackendInfo, split_name
+from .isolation.limits import Limits
+from .model import BackendInfo, Diagnostic, split_name
 
 log = logging.getLogger(__name__)
 
@@ -21,6 +22,9 @@ ENTRY_POINT_GROUP = "repomapper"
 ENV_NO_ENTRY_POINTS = "REPOMAPPER_NO_ENTRY_POINTS"
 #: Comma-separated plugin names never to register.
 ENV_BLOCK = "REPOMAPPER_BLOCK_PLUGINS"
+#: Comma-separated ``name=module`` plugins to load besides entry points (a plugin author's
+#: plugin under development, before it has an entry point).
+ENV_PLUGINS = "REPOMAPPER_PLUGINS"
 
 #: Built-in backends, registered by name exactly as an entry-point plugin would be. Registration
 #: order matters: pluggy calls the last registered first, so entry-point plugins (registered after
@@ -40,6 +44,23 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
+def _env_modules() -> tuple[tuple[str, str], ...]:
+    out = []
+    for item in os.environ.get(ENV_PLUGINS, "").split(","):
+        name, sep, module = item.strip().partition("=")
+        if sep and name.strip() and module.strip():
+            out.append((name.strip(), module.strip()))
+        elif item.strip():
+            log.warning("%s: %r is not name=module; ignored", ENV_PLUGINS, item.strip())
+    return tuple(out)
+
+
+def _describe_failure(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"raised SystemExit({exc.code!r}) while loading"
+    return f"{type(exc).__name__}: {exc}"
+
+
 @dataclass(frozen=True)
 class PluginConfig:
     """How to assemble the plugin manager. Defaults come from the environment."""
@@ -53,6 +74,10 @@ class PluginConfig:
     python_backend: str = "ast"
     #: Extra plugin objects to register (after built-ins and entry points), name -> object.
     extra: tuple[tuple[str, Any], ...] = ()
+    #: Extra plugin modules to import and register, (name, module), checked as entry points are.
+    modules: tuple[tuple[str, str], ...] = field(default_factory=lambda: _env_modules())
+    #: What a plugin may cost (time per hook call, tags per file, failures in a row).
+    limits: Limits = field(default_factory=Limits.from_env)
 
     def all_blocked(self) -> frozenset[str]:
         if self.python_backend not in PYTHON_BACKENDS:
@@ -62,6 +87,27 @@ class PluginConfig:
             )
         unused = {n for k, n in PYTHON_BACKENDS.items() if k != self.python_backend}
         return frozenset(self.blocked) | unused
+
+
+def _names_type(info: BackendInfo, name: str, suffix: str) -> bool:
+    """Whether a backend claims this file by its type (its extensions and file names, or the
+    languages of a ``"*"`` backend such as ctags), rather than only through ``"*"``."""
+    if "*" not in info.extensions or name in info.filenames:
+        return True
+    return bool(suffix) and any(suffix in exts for _, exts in info.language_extensions)
+
+
+def backend_info_problem(info: Any) -> str | None:
+    """What is wrong with a ``backend_info`` answer, or None."""
+    if not isinstance(info, BackendInfo):
+        return f"returned {type(info).__name__}, not a BackendInfo"
+    if not isinstance(info.name, str) or not isinstance(info.version, str):
+        return "has a name or version that is not a string"
+    for field_name in ("languages", "extensions", "filenames", "capabilities"):
+        value = getattr(info, field_name)
+        if not isinstance(value, tuple | list) or not all(isinstance(v, str) for v in value):
+            return f"has {field_name} that is not a tuple of strings: {value!r}"[:200]
+    return None
 
 
 class PluginSet:
@@ -76,18 +122,23 @@ class PluginSet:
         for name in blocked:
             self.pm.set_blocked(name)
         for name, module in BUILTIN_PLUGINS:
-            if name in blocked:
-                continue
-            try:
-                self.pm.register(importlib.import_module(module), name=name)
-            except Exception as exc:  # a broken built-in must not take the others down
-                log.warning("built-in plugin %s failed to load: %s", name, exc)
-                self.load_errors.append((name, str(exc)))
+            if name not in blocked:
+                self._register(
+                    name, lambda module=module: importlib.import_module(module), "built-in plugin"
+                )
         if self.config.load_entry_points:
             self._load_entry_points(blocked)
+        for name, module in self.config.modules:
+            if name not in blocked and self.pm.get_plugin(name) is None:
+                self._register(
+                    name,
+                    lambda module=module: importlib.import_module(module),
+                    f"plugin module {module}",
+                )
         for name, obj in self.config.extra:
             if name not in blocked:
-                self.pm.register(obj, name=name)
+                self._register(name, lambda obj=obj: obj, "plugin")
+        self._check_hook_names()
         self._infos: dict[str, BackendInfo] | None = None
         self._route_cache: dict[tuple[str, str], tuple[str, ...]] = {}
         self._filenames: frozenset[str] | None = None
@@ -99,11 +150,56 @@ class PluginSet:
         for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
             if ep.name in blocked or self.pm.get_plugin(ep.name) is not None:
                 continue
-            try:
-                self.pm.register(ep.load(), name=ep.name)
-            except Exception as exc:
-                log.warning("plugin %s (entry point %s) failed to load: %s", ep.name, ep.value, exc)
-                self.load_errors.append((ep.name, str(exc)))
+            self._register(ep.name, ep.load, f"entry point {ep.value}")
+
+    def _register(self, name: str, load: Callable[[], Any], what: str) -> None:
+        """Import and register one plugin; any failure (``SystemExit`` included) leaves it out
+        with a load error, and the others carry on."""
+        try:
+            self.pm.register(load(), name=name)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            self._left_out(name, f"{what} failed to load: {_describe_failure(exc)}")
+
+    def _left_out(self, name: str, reason: str) -> None:
+        log.warning("plugin %s left out: %s", name, reason)
+        self.load_errors.append((name, reason))
+        plugin = self.pm.get_plugin(name)
+        if plugin is not None:
+            self.pm.unregister(plugin, name=name)
+
+    def _check_hook_names(self) -> None:
+        """What pluggy's ``check_pending`` checks, per plugin: an implementation of a hook that
+        does not exist (a misspelled name) would never be called; the plugin is left out."""
+        unknown: dict[str, list[str]] = {}
+        for hook_name, caller in sorted(vars(self.pm.hook).items()):
+            if (
+                hook_name.startswith("_")
+                or not hasattr(caller, "get_hookimpls")
+                or caller.has_spec()
+            ):
+                continue
+            for impl in caller.get_hookimpls():
+                if not impl.opts.get("optionalhook"):
+                    unknown.setdefault(impl.plugin_name, []).append(hook_name)
+        known = ", ".join(
+            sorted(n for n in dir(hookspecs) if hasattr(getattr(hookspecs, n), "repomapper_spec"))
+        )
+        for name, hooks in sorted(unknown.items()):
+            self._left_out(
+                name,
+                f"implements unknown hook(s) {', '.join(hooks)} (misspelled? the hooks are: {known})",
+            )
+
+    def load_diagnostics(self) -> list[Diagnostic]:
+        """One diagnostic per plugin that was left out (import failure, unknown hook, a wrong
+        ``backend_info``)."""
+        _ = self.infos  # a wrong backend_info is found here
+        return [
+            Diagnostic("plugin_load_error", f"plugin {name} left out: {reason}", None, "warning")
+            for name, reason in self.load_errors
+        ]
 
     # -- declarations ---------------------------------------------------------------------
     def call_order(self) -> list[str]:
@@ -126,11 +222,19 @@ class PluginSet:
                 if fn is not None:
                     try:
                         info = fn()
-                    except Exception as exc:
+                    except KeyboardInterrupt:
+                        raise
+                    except BaseException as exc:
                         log.warning("plugin %s: backend_info failed: %s", name, exc)
-                        info = BackendInfo(name, "?", (), (), (), available=False, detail=str(exc))
+                        info = BackendInfo(
+                            name, "?", (), (), (), available=False, detail=_describe_failure(exc)
+                        )
                 if info is None:
                     info = BackendInfo(name, "?", (), ("*",), ())
+                problem = backend_info_problem(info)
+                if problem is not None:
+                    self._left_out(name, f"backend_info {problem}")
+                    continue
                 infos[name] = info
             self._infos = infos
         return self._infos
@@ -143,7 +247,15 @@ class PluginSet:
         key = (suffix, name if name in self._filenames else "")
         found = self._route_cache.get(key)
         if found is None:
-            found = tuple(n for n, i in self.infos.items() if i.claims(rel_path))
+            claims = [
+                (n, _names_type(i, name, suffix))
+                for n, i in self.infos.items()
+                if i.claims(rel_path)
+            ]
+            # "*" is a fallback: a backend that names the file's type is asked before it
+            found = tuple(n for n, named in claims if named) + tuple(
+                n for n, named in claims if not named
+            )
             self._route_cache[key] = found
         return found
 

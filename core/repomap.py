@@ -22,6 +22,7 @@ from .discover import (
 from .extract import Extractor, ProgressFn
 from .graph import SymbolTable, build_graph
 from .index import RepoIndex
+from .isolation.supervisor import UNSETTLED
 from .model import (
     Diagnostic,
     FileExtraction,
@@ -84,6 +85,7 @@ class RepoMap:
         progress: ProgressFn | None = None,
         repo_content_prefix: str | None = None,
         map_mul_no_files: float = 1.0,
+        plugin_timeout: float | None = None,
     ):
         if map_tokens < 1:
             raise ValueError(f"map_tokens must be at least 1 (got {map_tokens})")
@@ -100,6 +102,9 @@ class RepoMap:
         self.progress = progress
         self.repo_content_prefix = repo_content_prefix
         self.map_mul_no_files = map_mul_no_files
+        self.plugin_timeout = (
+            plugin_timeout  # seconds per plugin hook call; None: the plugins' limits
+        )
         self._cache: TagCache | None = None
         self._lexical: tuple[TagCache, LexicalIndex] | None = None
         self._extracted: tuple[tuple, dict] | None = None
@@ -170,7 +175,9 @@ class RepoMap:
         self, entries: Sequence[FileEntry], full: bool = False
     ) -> dict[str, FileExtraction] | dict[str, FileSymbols]:
         """Extractions for ``entries``: every tag with ``full``, else the ranking summary."""
-        extractor = Extractor(self.plugins, self.cache, self.jobs, self.progress)
+        extractor = Extractor(
+            self.plugins, self.cache, self.jobs, self.progress, self.plugin_timeout
+        )
         result = extractor.run(self.root, entries, full=full)
         self.last_stats = dict(extractor.stats)
         return result
@@ -228,7 +235,9 @@ class RepoMap:
         diags.extend(more)
         by_path = {e.path: e for e in [*entries, *chat_entries]}
         all_entries = [by_path[p] for p in sorted(by_path)]
-        extractor = Extractor(self.plugins, self.cache, self.jobs, self.progress)
+        extractor = Extractor(
+            self.plugins, self.cache, self.jobs, self.progress, self.plugin_timeout
+        )
         return extractor, entries, all_entries, chat, seen
 
     def rank(
@@ -280,12 +289,13 @@ class RepoMap:
         disabled,
     ) -> RankedRepository:
         diags.extend(self.cache.diagnostics)
+        diags.extend(extractor.diagnostics or self.plugins.load_diagnostics())
         for ex in extractions.values():
             diags.extend(ex.diagnostics)
         mapped = {p: ex for p, ex in extractions.items() if ex.plugin is not None}
         mentioned_f = frozenset(filter(None, (self._relative(f) for f in (mentioned_fnames or ()))))
         mentioned_i = frozenset(mentioned_idents or ())
-        table, graph, prior, defs, by_file = self._graph_state(
+        table, graph, prior, defs, by_file, imports = self._graph_state(
             extractions, mapped, chat, mentioned_f, mentioned_i
         )
         query = parse_task(task) if task else None
@@ -325,6 +335,7 @@ class RepoMap:
                 seen,
                 tuple(diags),
                 task=False,
+                imports=imports,
             )
         lexical = self._lexical_index(extractor, all_entries, mapped)
         task_ranking = rank_task(
@@ -356,6 +367,7 @@ class RepoMap:
             seen,
             tuple(diags),
             task=True,
+            imports=imports,
         )
 
     def _extract(
@@ -367,9 +379,29 @@ class RepoMap:
         if self._extracted is not None and self._extracted[0] == keys:
             self.last_stats = {"cached": len(entries), "extracted": 0, "reused": len(entries)}
             return self._extracted[1]
-        extractions = extractor.run(self.root, entries)
-        self.last_stats = dict(extractor.stats)
-        self._extracted = (keys, extractions)
+        if self._extracted is not None:  # only the files whose key changed are looked up again
+            old_keys, old = {k.path: k for k in self._extracted[0]}, self._extracted[1]
+            same = {
+                e.path
+                for e, k in zip(entries, keys, strict=True)
+                if old_keys.get(e.path) == k and e.path in old
+            }
+            changed = [e for e in entries if e.path not in same]
+            fresh = extractor.run(self.root, changed)
+            extractions = {}
+            for e in entries:
+                found = old.get(e.path) if e.path in same else fresh.get(e.path)
+                if found is not None:
+                    extractions[e.path] = found
+            self.last_stats = {**extractor.stats, "reused": len(entries) - len(changed)}
+        else:
+            extractions = extractor.run(self.root, entries)
+            self.last_stats = dict(extractor.stats)
+        # an extraction touched by a crash, a time-out or a disabled plugin is not reused
+        unsettled = any(d.code in UNSETTLED for d in extractor.diagnostics) or any(
+            d.code in UNSETTLED for ex in extractions.values() for d in ex.diagnostics
+        )
+        self._extracted = None if unsettled else (keys, extractions)
         self._graph = None
         return extractions
 
@@ -380,13 +412,14 @@ class RepoMap:
         if self._graph is not None and self._graph[0] == key:
             return self._graph[1]
         table = SymbolTable.build(mapped, RepoIndex(self.root, mapped))
-        graph = factor_graph(mapped, table, self.resolve_imports(mapped), chat, mentioned_i)
+        imports = self.resolve_imports(mapped)
+        graph = factor_graph(mapped, table, imports, chat, mentioned_i)
         prior = pagerank(graph, personalization(mapped, chat, mentioned_f, mentioned_i))
         defs = rank_definitions(graph, table, prior, mentioned_i)
         by_file: dict[str, list[tuple[str, float]]] = defaultdict(list)
         for f, ident, score in defs.definitions:
             by_file[f].append((ident, score))
-        state = (table, graph, prior, defs, dict(by_file))
+        state = (table, graph, prior, defs, dict(by_file), imports)
         self._graph = (key, state)
         return state
 
@@ -451,7 +484,12 @@ class RepoMap:
             frozenset(),
         )
         result = self.render(ranked)
-        if self.use_cache and not any(d.code == "cache_unavailable" for d in result.diagnostics):
+        # a map that reports a cache problem or an unsettled extraction is not replayed: the next
+        # run may not have the problem
+        if self.use_cache and not any(
+            d.code in ("cache_unavailable", "cache_rebuilt") or d.code in UNSETTLED
+            for d in result.diagnostics
+        ):
             self.cache.put_map(digest, json.dumps(result.to_dict(), ensure_ascii=False))
         return result
 

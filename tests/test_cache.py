@@ -10,7 +10,10 @@ from repomapper.model import DEF, REF, Diagnostic, FileExtraction, FileSymbols, 
 def sample(path="a.py"):
     return FileExtraction(
         path,
-        (Tag(path, 1, 3, "f", DEF, "function", "", "def f():", "Doc."), Tag(path, 2, 2, "g", REF, "call", target="m.g")),
+        (
+            Tag(path, 1, 3, "f", DEF, "function", "", "def f():", "Doc."),
+            Tag(path, 2, 2, "g", REF, "call", target="m.g"),
+        ),
         (Import(path, "os.path", ("join",), False, 1, 0, ("j",), None),),
         "python_ast",
         "python",
@@ -24,8 +27,11 @@ def test_round_trip_and_validity_by_mtime_size_fingerprint(tmp_path):
     key = CacheKey("a.py", 10, 20, "python_ast@1")
     cache.store([(key, encode(sample()))])
     assert cache.lookup([key], full=True) == {"a.py": sample()}
-    for stale in (CacheKey("a.py", 11, 20, key.fingerprint), CacheKey("a.py", 10, 21, key.fingerprint),
-                  CacheKey("a.py", 10, 20, "python_ast@2")):
+    for stale in (
+        CacheKey("a.py", 11, 20, key.fingerprint),
+        CacheKey("a.py", 10, 21, key.fingerprint),
+        CacheKey("a.py", 10, 20, "python_ast@2"),
+    ):
         assert cache.lookup([stale], full=True) == {}
     cache.close()
     reopened = open_cache(tmp_path / "root", tmp_path / "cache")
@@ -46,10 +52,30 @@ def test_cache_is_plain_json_never_pickle(tmp_path):
     assert '"os.path"' in row[2]
 
 
-def test_corrupt_cache_falls_back_to_memory_with_one_warning(tmp_path):
+def test_corrupt_cache_is_moved_aside_and_rebuilt_once(tmp_path):
     db = cache_file_for(tmp_path / "root", tmp_path / "cache")
     db.parent.mkdir(parents=True)
     db.write_bytes(b"this is not a database" * 100)
+    cache = open_cache(tmp_path / "root", tmp_path / "cache")
+    assert [d.code for d in cache.diagnostics] == ["cache_rebuilt"]
+    assert db.with_name(db.name + ".corrupt").read_bytes().startswith(b"this is not")
+    key = CacheKey("a.py", 1, 1, "x")
+    cache.store([(key, encode(sample()))])
+    cache.close()
+    again = open_cache(tmp_path / "root", tmp_path / "cache")  # the next run: healthy and warm
+    assert again.diagnostics == []
+    assert again.lookup([key], full=True) == {"a.py": sample()}
+
+
+def test_a_corrupt_cache_that_cannot_be_moved_falls_back_to_memory(tmp_path, monkeypatch):
+    db = cache_file_for(tmp_path / "root", tmp_path / "cache")
+    db.parent.mkdir(parents=True)
+    db.write_bytes(b"this is not a database" * 100)
+
+    def refuse(self, target):
+        raise PermissionError("no")
+
+    monkeypatch.setattr(type(db), "replace", refuse)
     cache = open_cache(tmp_path / "root", tmp_path / "cache")
     assert [d.code for d in cache.diagnostics] == ["cache_unavailable"]
     key = CacheKey("a.py", 1, 1, "x")

@@ -144,15 +144,31 @@ def test_unknown_plugin_is_a_clear_failure():
     assert report.failures()[0].startswith("nope: no such plugin; registered: ")
 
 
-def test_plugin_without_fixtures_for_its_language_fails():
+def _cobol(faults=()):
     class Cobol(BrokenPythonPlugin):
         @hookimpl
         def backend_info(self):
             return BackendInfo("cobol", "1", ("cobol",), (".cbl",), ("definitions",))
 
-    report = run_conformance(isolated_plugin_set("cobol", Cobol()), "cobol", examples=0)
+    return isolated_plugin_set("cobol", Cobol(faults))
+
+
+def test_plugin_without_fixtures_is_fuzzed_not_refused():
+    report = run_conformance(_cobol(), "cobol", examples=4)
+    [result] = report.results
+    assert result.files == () and result.language == "cobol (properties only)"
+    assert {p.name for p in result.properties} >= {"no_crash", "well_formed", "lines_in_file"}
+    assert report.ok, report.failures()
+    notes = "\n".join(report.notes())
+    assert "no conformance fixtures cover its languages (cobol)" in notes
+    assert "only the properties were checked" in notes
+
+
+def test_plugin_without_fixtures_still_fails_its_properties():
+    report = run_conformance(_cobol(["crash_on_empty"]), "cobol", examples=0)
     assert not report.ok
-    assert "no conformance fixtures cover its languages (cobol)" in report.failures()[0]
+    [result] = report.results
+    assert not next(p for p in result.properties if p.name == "no_crash").passed
 
 
 def test_fixture_selection_follows_claims():

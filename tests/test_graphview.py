@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from repomapper.cli import main
 from repomapper.graphview import build_repo_graph, render_graph, write_graph
-from repomapper.graphview.build import files_in_map, repository_graph, why_of
+from repomapper.graphview.build import files_in_map, why_of
 from repomapper.graphview.export import group_depth, shape
 from repomapper.graphview.page import initial_collapsed, page_data, safe_json
 from repomapper.repomap import RepoMap
@@ -41,11 +41,15 @@ def _pairs(g):
     return {(u, v) for u, v in g.edges()}
 
 
-def test_the_graph_is_repomaps_graph(rm):
-    mine = repository_graph(rm)[0]
+def test_the_graph_is_repomaps_graph(rm, rg):
     theirs = rm.graph()
-    assert list(mine.nodes) == list(theirs.nodes)
-    assert sorted(mine.edges(keys=True, data=True)) == sorted(theirs.edges(keys=True, data=True))
+    assert [f.path for f in rg.files] == list(theirs.nodes)
+    weights = {(e.src, e.dst): e.weight for e in rg.edges if e.references}
+    assert weights == {
+        (u, v): d["weight"] for u, v, k, d in theirs.edges(keys=True, data=True) if k == "refs"
+    }
+    imports = {(e.src, e.dst) for e in rg.edges if e.imports}
+    assert imports == {(u, v) for u, v, k in theirs.edges(keys=True) if k == "imports"}
 
 
 def test_ranks_come_from_the_map(rm, rg):

@@ -316,3 +316,21 @@ def test_hostile_task_text_gives_a_map_quickly(shop, task):
         assert "task_truncated" in codes
     if task == "the and of to in is it":
         assert "task_without_terms" in codes
+
+
+def test_a_long_lived_repomap_re_extracts_only_changed_files(shop, tmp_path):
+    rm = RepoMap(shop, 300, cache_dir=tmp_path / "c")
+    first = rm.map(task="receipt discount")
+    assert rm.last_stats["extracted"] == len(REPO)
+    rm.map(task="catalog find")
+    assert rm.last_stats.get("reused") == len(REPO)
+    (shop / "shop/catalog.py").write_text(
+        "class Catalog:\n    def find_receipt(self):\n        pass\n"
+    )
+    (shop / "shop/new.py").write_text("def brand_new_receipt():\n    pass\n")
+    after = rm.map(task="receipt discount brand_new_receipt")
+    assert rm.last_stats["extracted"] == 2 and rm.last_stats["reused"] == len(REPO) - 1
+    assert "def brand_new_receipt" in after.map
+    fresh = RepoMap(shop, 300, use_cache=False).map(task="receipt discount brand_new_receipt")
+    assert after.map == fresh.map and after.ranked_files == fresh.ranked_files
+    assert first.map != after.map

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..isolation.supervisor import UNSETTLED
 from . import memo
 from .build import DEFAULT_BUDGETS, build_repo_graph
 from .export import DEFAULT_MAX_NODES, FORMATS, GROUP_BY, render_export, shape
@@ -104,7 +105,9 @@ def write_graph(
     rg = build_repo_graph(rm, task=task, chat_files=chat_files, budgets=budgets, entries=entries)
     text, note = render_graph(rg, fmt, group_by=group_by, max_nodes=max_nodes)
     out = GraphOutput(text, note, len(rg.files), len(rg.edges), rg.diagnostics, rg)
-    if key is not None and rg.files:
+    # a graph touched by a plugin crash or time-out is not memoised: the next run tries again
+    unsettled = any(f"[{code}]" in d for code in UNSETTLED for d in rg.diagnostics)
+    if key is not None and rg.files and not unsettled:
         memo.remember(
             rm,
             key,

@@ -14,14 +14,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..discover import FileEntry
-from ..graph import IMPORTS_KEY, REFS_KEY, SymbolTable, build_graph
-from ..index import RepoIndex
+from ..graph import SymbolTable, import_weights, reference_pairs
 from ..model import MapResult
 from .model import TOP_IDENTS, Definition, Edge, FileNode, RepoGraph
 
 if TYPE_CHECKING:
-    import networkx as nx
-
     from ..repomap import RepoMap
 
 log = logging.getLogger(__name__)
@@ -71,21 +68,6 @@ def _num(x: Any) -> float:
         return 0.0
 
 
-def repository_graph(
-    rm: RepoMap, chat: frozenset[str] = frozenset(), entries: Sequence[FileEntry] | None = None
-):
-    """(the explicit graph, the symbol table, the import edges, the extraction): the graph is
-    exactly :meth:`RepoMap.graph`'s; the rest is what it was built from, kept for the view.
-    ``entries`` are ``rm.collect(None)``'s when the caller has them already."""
-    if entries is None:
-        entries, _, _ = rm.collect(None)
-    mapped = {p: fs for p, fs in rm.extract(entries).items() if fs.plugin is not None}
-    table = SymbolTable.build(mapped, RepoIndex(rm.root, mapped))
-    imports = rm.resolve_imports(mapped)
-    graph = build_graph(mapped, table, imports, frozenset(chat) & frozenset(mapped), frozenset())
-    return graph, table, imports, mapped
-
-
 def build_repo_graph(
     rm: RepoMap,
     *,
@@ -94,21 +76,18 @@ def build_repo_graph(
     budgets: Sequence[int] = DEFAULT_BUDGETS,
     entries: Sequence[FileEntry] | None = None,
 ) -> RepoGraph:
-    """Rank (through ``rm.map``) and link the repository, and join the two per file.
-    ``entries`` are ``rm.collect(None)``'s when the caller has them already."""
+    """Rank the repository once (:meth:`RepoMap.rank`, what ``map`` ranks), render the map at
+    each budget from that ranking, and read the graph's edges from the same extraction and symbol
+    table (:func:`repomapper.graph.reference_pairs`: the reference edges of ``RepoMap.graph()``
+    without building a networkx graph). ``entries`` is accepted for callers that collected them;
+    the ranking collects its own."""
     budgets = tuple(dict.fromkeys(int(b) for b in budgets)) or DEFAULT_BUDGETS
-    results: list[MapResult] = []
-    saved = rm.map_tokens
-    try:
-        for budget in budgets:
-            rm.map_tokens = budget
-            results.append(rm.map(chat_files=chat_files, task=task))
-    finally:
-        rm.map_tokens = saved
+    ranked = rm.rank(chat_files=chat_files, task=task)
+    results = [rm.render(ranked, budget) for budget in budgets]
     base = results[0]
-    chat = frozenset(base.chat_files)
-    graph, table, imports, mapped = repository_graph(rm, chat, entries)
-    ranked = {rf.path: rf for rf in base.ranked_files}
+    chat = ranked.chat
+    mapped, table, imports = ranked.mapped, ranked.table, ranked.imports
+    by_path = {rf.path: rf for rf in ranked.files}
     in_maps: dict[str, list[int]] = {}
     for i, result in enumerate(results):
         for path in files_in_map(result, mapped):
@@ -116,7 +95,7 @@ def build_repo_graph(
     files = []
     for path in sorted(mapped):
         fs = mapped[path]
-        rf = ranked.get(path)
+        rf = by_path.get(path)
         defs = sorted(fs.definitions, key=lambda t: (t.start_line, t.name, t.scope))
         files.append(
             FileNode(
@@ -140,7 +119,7 @@ def build_repo_graph(
     return RepoGraph(
         root_name=rm.root.name or str(rm.root),
         files=tuple(files),
-        edges=edges_of(graph, table, imports),
+        edges=edges_of(reference_pairs(table, chat), table, imports, frozenset(mapped)),
         budgets=budgets,
         map_tokens=tuple(r.tokens for r in results),
         task=task or None,
@@ -150,37 +129,42 @@ def build_repo_graph(
 
 
 def edges_of(
-    graph: nx.MultiDiGraph, table: SymbolTable, imports: Mapping[str, Mapping[str, int]]
+    pairs: Mapping[tuple[str, str], Mapping[str, float]],
+    table: SymbolTable,
+    imports: Mapping[str, Mapping[str, int]],
+    files: frozenset[str],
 ) -> tuple[Edge, ...]:
-    """One :class:`Edge` per ordered pair the graph links, its reference and import edges merged."""
-    refs: dict[tuple[str, str], tuple[int, int, float, tuple[str, ...]]] = {}
-    imported: dict[tuple[str, str], int] = {}
+    """One :class:`Edge` per ordered pair the graph links (reference pairs as
+    :func:`~repomapper.graph.reference_pairs` gives them, import edges between ``files``), its
+    reference and import edges merged."""
     external: dict[str, dict[str, int]] = {}  # identifier -> referencing file -> count
-    for src, dst, key, data in graph.edges(keys=True, data=True):
-        if key == REFS_KEY:
-            idents: Mapping[str, float] = data.get("idents", {})
-            count = 0
-            for ident in idents:
-                by_file = external.get(ident)
-                if by_file is None:
-                    by_file = external[ident] = table.external_refs(ident)
-                count += by_file.get(src, 0)
-            if len(idents) == 1:
-                best: tuple[str, ...] = tuple(idents)
-            else:
-                ordered = sorted(idents.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_IDENTS]
-                best = tuple(name for name, _ in ordered)
-            refs[(src, dst)] = (count, len(idents), float(data.get("weight", 0.0)), best)
-        elif key == IMPORTS_KEY:
-            imported[(src, dst)] = int(imports.get(src, {}).get(dst, 0)) or 1
-    none = (0, 0, 0.0, ())
-    return tuple(
-        Edge(
-            src,
-            dst,
-            *refs.get((src, dst), none)[:3],
-            imported.get((src, dst), 0),
-            refs.get((src, dst), none)[3],
+    imported: dict[tuple[str, str], int] = {}
+    for importer, target, _ in import_weights(imports):
+        if importer in files and target in files:
+            imported[(importer, target)] = int(imports[importer][target]) or 1
+    edges: list[Edge] = []
+    for key in sorted(pairs.keys() | imported.keys()):
+        idents = pairs.get(key)
+        if not idents:
+            edges.append(Edge(key[0], key[1], 0, 0, 0.0, imported[key], ()))
+            continue
+        src = key[0]
+        count = 0
+        for ident in idents:
+            by_file = external.get(ident)
+            if by_file is None:
+                by_file = external[ident] = table.external_refs(ident)
+            count += by_file.get(src, 0)
+        if len(idents) == 1:
+            (best,) = idents
+            top: tuple[str, ...] = (best,)
+            weight = idents[best]
+        else:
+            top = tuple(
+                n for n, _ in sorted(idents.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_IDENTS]
+            )
+            weight = sum(idents[i] for i in sorted(idents))
+        edges.append(
+            Edge(src, key[1], count, len(idents), float(weight), imported.get(key, 0), top)
         )
-        for src, dst in sorted(refs.keys() | imported.keys())
-    )
+    return tuple(edges)

@@ -24,7 +24,7 @@ from .terms import STOP_WORDS, fold, split_identifier
 
 log = logging.getLogger(__name__)
 
-LEXICAL_VERSION = "3"
+LEXICAL_VERSION = "4"
 #: Field order in postings and lengths.
 FIELDS = ("path", "names", "docs", "body")
 #: BM25F field weights: a term in the file's path or a definition's name says more about what
@@ -133,13 +133,12 @@ class _SqliteStore:
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('lexical', ?)", (LEXICAL_VERSION,))
         conn.execute(
             "CREATE TABLE IF NOT EXISTS lexdocs (path TEXT PRIMARY KEY, key TEXT, lp INTEGER,"
-            " ln INTEGER, ld INTEGER, lb INTEGER)"
+            " ln INTEGER, ld INTEGER, lb INTEGER, terms TEXT)"
         )
         conn.execute(
             "CREATE TABLE IF NOT EXISTS postings (term TEXT, path TEXT, tp INTEGER, tn INTEGER,"
             " td INTEGER, tb INTEGER, PRIMARY KEY (term, path)) WITHOUT ROWID"
         )
-        conn.execute("CREATE INDEX IF NOT EXISTS postings_path ON postings (path)")
 
     def known(self) -> dict[str, tuple[str, tuple[int, ...]]]:
         return {
@@ -148,19 +147,28 @@ class _SqliteStore:
         }
 
     def replace(self, items: list[tuple[str, str, FileTerms]]) -> None:
+        """Replace the postings of ``items``' files: the old rows are found through the term list
+        kept with each file (no second index to maintain), the new ones inserted in key order."""
         if not items:
             return
+        paths = [path for path, _, _ in items]
         self.conn.execute("BEGIN")
         try:
-            for path, key, ft in items:
-                self.conn.execute("DELETE FROM postings WHERE path=?", (path,))
-                self.conn.executemany(
-                    "INSERT INTO postings VALUES (?,?,?,?,?,?)",
-                    [(t, path, *tfs) for t, tfs in ft.postings.items()],
-                )
-                self.conn.execute(
-                    "INSERT OR REPLACE INTO lexdocs VALUES (?,?,?,?,?,?)", (path, key, *ft.lengths)
-                )
+            old: list[tuple[str, str]] = []
+            for i in range(0, len(paths), 500):
+                chunk = paths[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                for path, terms in self.conn.execute(
+                    f"SELECT path, terms FROM lexdocs WHERE path IN ({marks})", chunk
+                ):
+                    old.extend((t, path) for t in (terms or "").split())
+            self.conn.executemany("DELETE FROM postings WHERE term=? AND path=?", old)
+            rows = sorted((t, path, *tfs) for path, _, ft in items for t, tfs in ft.postings.items())
+            self.conn.executemany("INSERT INTO postings VALUES (?,?,?,?,?,?)", rows)
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO lexdocs VALUES (?,?,?,?,?,?,?)",
+                [(path, key, *ft.lengths, " ".join(ft.postings)) for path, key, ft in items],
+            )
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
