@@ -575,3 +575,16 @@ def test_corrupt_ast_context_is_rebuilt(repo):
         m2 = mapper(repo)
         pack = m2.generate_context_pack_sync("k2", "save", ["app/memory.py"], "coding")
         assert m2.last_ast_context == "built" and pack.files
+
+
+def test_ast_context_file_round_trip(repo, tmp_path):
+    from repomapper.pack.context import load_ast_context, save_ast_context
+
+    ctx = mapper(repo).refresh_ast_context_sync()
+    path = tmp_path / "ast.json"
+    save_ast_context(path, ctx)
+    again = load_ast_context(path, ctx.git_sha, ctx.file_set, 3600)
+    assert again is not None and again.files == ctx.files
+    assert load_ast_context(path, "other", ctx.file_set, 3600) is None
+    assert load_ast_context(path, ctx.git_sha, "other", 3600) is None
+    assert load_ast_context(path, ctx.git_sha, ctx.file_set, 0) is None
