@@ -40,8 +40,15 @@ sys.path.insert(0, str(HERE.parent))
 from repomapper.graphview import build_repo_graph, render_graph, write_graph  # noqa: E402
 from repomapper.repomap import RepoMap  # noqa: E402
 
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def render_times(page: Path, repeats: int, screenshot: Path | None) -> dict:
@@ -49,11 +56,19 @@ def render_times(page: Path, repeats: int, screenshot: Path | None) -> dict:
 
     times, refused, errors, nodes, edges = [], [], [], None, None
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=shutil.which("chromium") or "/usr/bin/chromium", args=ARGS)
+        browser = p.chromium.launch(
+            executable_path=shutil.which("chromium") or "/usr/bin/chromium", args=ARGS
+        )
         for i in range(repeats):
             ctx = browser.new_context(viewport={"width": 1400, "height": 900})
-            ctx.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file:")
-                      else (refused.append(r.request.url), r.abort()))
+            ctx.route(
+                "**/*",
+                lambda r: (
+                    r.continue_()
+                    if r.request.url.startswith("file:")
+                    else (refused.append(r.request.url), r.abort())
+                ),
+            )
             pg = ctx.new_page()
             pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             pg.on("pageerror", lambda e: errors.append(str(e)))
@@ -67,7 +82,13 @@ def render_times(page: Path, repeats: int, screenshot: Path | None) -> dict:
                 pg.screenshot(path=str(screenshot))
             ctx.close()
         browser.close()
-    return {"render_s": times, "nodes_drawn": nodes, "edges_drawn": edges, "refused": refused, "errors": errors}
+    return {
+        "render_s": times,
+        "nodes_drawn": nodes,
+        "edges_drawn": edges,
+        "refused": refused,
+        "errors": errors,
+    }
 
 
 def synthetic(n: int):
@@ -80,26 +101,46 @@ def synthetic(n: int):
     files = []
     for i in range(n):
         path = f"pkg{i % 7}/mod{(i // 7) % 40}/sub{(i // 280) % 9}/file_{i}.py"
-        defs = tuple(Definition(f"func_{i}_{k}", "function", 1 + 5 * k) for k in range(rnd.randint(0, 12)))
-        files.append(FileNode(path, rnd.random() ** 4, "python", "python_ast", defs, (0,) if i % 97 == 0 else ()))
+        defs = tuple(
+            Definition(f"func_{i}_{k}", "function", 1 + 5 * k) for k in range(rnd.randint(0, 12))
+        )
+        files.append(
+            FileNode(
+                path, rnd.random() ** 4, "python", "python_ast", defs, (0,) if i % 97 == 0 else ()
+            )
+        )
     files.sort(key=lambda f: f.path)
     paths = [f.path for f in files]
     edges = {}
     for _ in range(3 * n):
         a, b = rnd.randrange(n), rnd.randrange(n)
         if a != b:
-            edges[(paths[a], paths[b])] = Edge(paths[a], paths[b], 3, 1, rnd.random(), rnd.randint(0, 1), ("name",))
-    return RepoGraph(f"synthetic{n}", tuple(files), tuple(edges[k] for k in sorted(edges)), (1024,), (1000,))
+            edges[(paths[a], paths[b])] = Edge(
+                paths[a], paths[b], 3, 1, rnd.random(), rnd.randint(0, 1), ("name",)
+            )
+    return RepoGraph(
+        f"synthetic{n}", tuple(files), tuple(edges[k] for k in sorted(edges)), (1024,), (1000,)
+    )
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--root", type=Path, help="the repository (default: the benchmark corpus --corpus)")
-    ap.add_argument("--corpus", default="django", help="a corpus of benchmarks/corpora.py, fetched on first use")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--root", type=Path, help="the repository (default: the benchmark corpus --corpus)"
+    )
+    ap.add_argument(
+        "--corpus", default="django", help="a corpus of benchmarks/corpora.py, fetched on first use"
+    )
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--screenshot", type=Path)
-    ap.add_argument("--output", type=Path, help="append the results, as a markdown section, to this file")
-    ap.add_argument("--synthetic", type=int, metavar="N", help="measure the page of a generated N-file view")
+    ap.add_argument(
+        "--output", type=Path, help="append the results, as a markdown section, to this file"
+    )
+    ap.add_argument(
+        "--synthetic", type=int, metavar="N", help="measure the page of a generated N-file view"
+    )
     args = ap.parse_args()
     if args.synthetic:
         rg = synthetic(args.synthetic)
@@ -110,11 +151,13 @@ def main() -> int:
             out = Path(td) / "page.html"
             out.write_text(page, encoding="utf-8")
             browser = render_times(out, args.repeats, args.screenshot)
-        text = (f"### synthetic: {len(rg.files)} files, {len(rg.edges)} edges\n\n"
-                f"Page written from the view in {compute:.3f} s, {len(page.encode()) / 1e6:.2f} MB; headless Chromium "
-                f"draws it in {statistics.median(browser['render_s']):.3f} s (median of {args.repeats}): "
-                f"{browser['nodes_drawn']} nodes, {browser['edges_drawn']} edges; requests refused: "
-                f"{len(browser['refused'])}; console errors: {len(browser['errors'])}. {note or ''}\n")
+        text = (
+            f"### synthetic: {len(rg.files)} files, {len(rg.edges)} edges\n\n"
+            f"Page written from the view in {compute:.3f} s, {len(page.encode()) / 1e6:.2f} MB; headless Chromium "
+            f"draws it in {statistics.median(browser['render_s']):.3f} s (median of {args.repeats}): "
+            f"{browser['nodes_drawn']} nodes, {browser['edges_drawn']} edges; requests refused: "
+            f"{len(browser['refused'])}; console errors: {len(browser['errors'])}. {note or ''}\n"
+        )
         print(text)
         if args.output:
             with args.output.open("a", encoding="utf-8") as fh:
@@ -149,14 +192,34 @@ def main() -> int:
         cli = []
         for _ in range(args.repeats):
             t = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "repomapper.cli", "graph", str(root), "--cache-dir", str(cache),
-                            "-o", str(Path(td) / "cli.html")], check=True, capture_output=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "repomapper.cli",
+                    "graph",
+                    str(root),
+                    "--cache-dir",
+                    str(cache),
+                    "-o",
+                    str(Path(td) / "cli.html"),
+                ],
+                check=True,
+                capture_output=True,
+            )
             cli.append(time.perf_counter() - t)
         browser = render_times(out, args.repeats, args.screenshot)
         results = {
-            "root": str(root), "files": len(rg.files), "edges": len(rg.edges), "note": note,
-            "page_bytes": len(page.encode("utf-8")), "map_cold_s": cold_map, "compute_s": compute,
-            "written_warm_s": written, "cli_warm_s": cli, **browser,
+            "root": str(root),
+            "files": len(rg.files),
+            "edges": len(rg.edges),
+            "note": note,
+            "page_bytes": len(page.encode("utf-8")),
+            "map_cold_s": cold_map,
+            "compute_s": compute,
+            "written_warm_s": written,
+            "cli_warm_s": cli,
+            **browser,
             "machine": f"{platform.machine()}, {platform.python_version()}",
         }
     med = statistics.median

@@ -30,8 +30,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from repomapper.model import SourceFile, Tag
-from repomapper.plugins import python_ast, python_libcst
-from repomapper.plugins.python_libcst_scopes import module_name
+from repomapper.plugins.python import ast_backend as python_ast
+from repomapper.plugins.python import libcst_backend as python_libcst
+from repomapper.plugins.python.libcst_scopes import module_name
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache"

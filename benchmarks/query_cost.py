@@ -35,7 +35,16 @@ TASKS = [
 def cli(root: Path, cache: Path, *args: str) -> float:
     started = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "repomapper.cli", "map", str(root), "--cache-dir", str(cache), *args],
+        [
+            sys.executable,
+            "-m",
+            "repomapper.cli",
+            "map",
+            str(root),
+            "--cache-dir",
+            str(cache),
+            *args,
+        ],
         check=True,
         capture_output=True,
     )
@@ -52,7 +61,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="repomapper-qc-") as tmp:
         cache = Path(tmp)
         rows.append(("cold map (fills the tag cache)", cli(root, cache, "-t", "1024")))
-        rows.append(("first task map (fills the lexical index)", cli(root, cache, "-t", "1024", "--task", "index warm-up")))
+        rows.append(
+            (
+                "first task map (fills the lexical index)",
+                cli(root, cache, "-t", "1024", "--task", "index warm-up"),
+            )
+        )
         warm = [cli(root, cache, "-t", "1024") for _ in range(args.repeat)]
         rows.append(("warm map, memoised (CLI)", statistics.median(warm)))
         fresh = [cli(root, cache, "-t", str(2000 + i)) for i in range(args.repeat)]

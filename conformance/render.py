@@ -83,6 +83,7 @@ def render_text(report: ConformanceReport, width: int = 140) -> str:
         "imports P/R",
         "attr mismatches",
         "properties",
+        "klines/s",
         "status",
     ):
         table.add_column(column, no_wrap=True)
@@ -96,6 +97,7 @@ def render_text(report: ConformanceReport, width: int = 140) -> str:
             _pr(r.check("imports")),
             _attributes(r),
             _properties(r),
+            "-" if r.lines_per_second is None else f"{r.lines_per_second / 1000:.0f}",
             "PASS" if r.ok else "FAIL",
         )
     if report.results:

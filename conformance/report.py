@@ -155,6 +155,9 @@ class LanguageResult:
     checks: tuple[CheckResult, ...]
     properties: tuple[PropertyResult, ...]
     errors: tuple[str, ...] = ()
+    #: extraction speed (tags and imports) on the fixtures, repeated to a few hundred lines;
+    #: informative only, never a pass/fail bar (that is the linear_time property)
+    lines_per_second: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -189,6 +192,7 @@ class LanguageResult:
             "errors": list(self.errors),
             "checks": [c.to_dict() for c in self.checks],
             "properties": [p.to_dict() for p in self.properties],
+            "lines_per_second": self.lines_per_second,
         }
 
 

@@ -30,7 +30,8 @@ from .properties import DEFAULT_EXAMPLES, PropertyResult, run_properties
 from .report import CheckResult, ConformanceReport, LanguageResult, Problem, evaluate_check
 from .scoring import CHECKS, TALLY_CHECKS, Score, score_file
 from .subject import Subject, describe_exception
-from .thresholds import OVERRIDES, Override, threshold_for
+from .thresholds import FALLBACK_LANGUAGES, OVERRIDES, Override, threshold_for
+from .timing import extraction_speed
 
 log = logging.getLogger(__name__)
 
@@ -57,9 +58,16 @@ def handles(info: BackendInfo, language: str, files: Sequence[FixtureFile]) -> l
 
 
 def plan_for(
-    name: str, info: BackendInfo, corpora: Sequence[Corpus], language: str | None = None
+    name: str,
+    info: BackendInfo,
+    corpora: Sequence[Corpus],
+    language: str | None = None,
+    fallback_skipped: list[str] | None = None,
 ) -> list[Plan]:
+    """What ``name`` is run on; a fallback's languages outside :data:`FALLBACK_LANGUAGES` are
+    appended to ``fallback_skipped`` instead."""
     by_language: dict[str, list[FixtureFile]] = {}
+    held_to = FALLBACK_LANGUAGES.get(name) if "*" in info.extensions else None
     for corpus in corpora:
         if corpus.owner is not None and corpus.owner != name:
             continue
@@ -67,6 +75,10 @@ def plan_for(
             if language is not None and normalize_language(lang) != normalize_language(language):
                 continue
             chosen = handles(info, lang, corpus.files(lang))
+            if chosen and held_to is not None and normalize_language(lang) not in held_to:
+                if fallback_skipped is not None:
+                    fallback_skipped.append(normalize_language(lang))
+                continue
             if chosen:
                 by_language.setdefault(normalize_language(lang), []).extend(chosen)
     return [Plan(name, lang, tuple(fs)) for lang, fs in sorted(by_language.items())]
@@ -198,6 +210,7 @@ def check_language(
     if properties:
         path = Path(plan.files[0].rel_path).name
         props = run_properties(subject, path, _distinct(sources), examples)
+    speed = extraction_speed(subject, sources) if properties and not extraction.errors else None
     return LanguageResult(
         plugin=plan.plugin,
         language=plan.language,
@@ -205,6 +218,7 @@ def check_language(
         checks=tuple(checks),
         properties=tuple(props),
         errors=tuple(errors),
+        lines_per_second=speed,
     )
 
 
@@ -248,6 +262,30 @@ def corpora_for(fixtures_dir: Path | str | Sequence[Path | str] | None) -> list[
     return corpora
 
 
+def _uncovered(corpora: Sequence[Corpus], covered: set[str], language: str | None) -> list[Problem]:
+    """A note per fixture language no installed backend claims (its grammar is missing)."""
+    missing = sorted(
+        {
+            normalize_language(lang)
+            for corpus in corpora
+            if corpus.owner is None
+            for lang in corpus.languages()
+            if language is None or normalize_language(lang) == normalize_language(language)
+        }
+        - covered
+    )
+    if not missing:
+        return []
+    return [
+        Problem(
+            "*",
+            "skipped (no installed backend claims their fixtures; install the grammar, "
+            "see `repomapper plugins`): " + ", ".join(missing),
+            fatal=False,
+        )
+    ]
+
+
 def run_conformance(
     plugin_set: PluginSet,
     plugin: str | None = None,
@@ -281,6 +319,7 @@ def run_conformance(
         names = sorted(plugin_set.infos)
         problems.extend(Problem(n, f"failed to load: {e}") for n, e in sorted(load_errors.items()))
     results: list[LanguageResult] = []
+    covered: set[str] = set()
     origins = [c.origin for c in corpora]
     for name in names:
         info = plugin_set.infos[name]
@@ -297,7 +336,21 @@ def run_conformance(
         if shipped is not None:
             own.append(shipped)
             origins.append(shipped.origin)
-        plans = plan_for(name, info, own, language)
+        fallback_skipped: list[str] = []
+        plans = plan_for(name, info, own, language, fallback_skipped)
+        if fallback_skipped:
+            problems.append(
+                Problem(
+                    name,
+                    "fallback not checked on "
+                    + ", ".join(sorted(set(fallback_skipped)))
+                    + " (a dedicated backend serves them; see FALLBACK_LANGUAGES)",
+                    fatal=False,
+                )
+            )
+        covered.update(p.language for p in plans)
+        if not plans and fallback_skipped:
+            continue
         if not plans:
             if language is None:
                 problems.append(
@@ -321,7 +374,10 @@ def run_conformance(
         for plan in plans:
             log.info("conformance: %s on %s (%d files)", name, plan.language, len(plan.files))
             results.append(check_language(subject, plan, examples, properties, overrides))
-    if not results and not any(p.fatal for p in problems):
+    if plugin is None:
+        problems.extend(_uncovered(corpora, covered, language))
+    # a second Python backend checked alongside the default finds nothing under --language go
+    if not results and not any(p.fatal for p in problems) and (plugin is None or explicit):
         problems.append(Problem("*", "nothing was checked (no plugin and fixture matched)"))
     return ConformanceReport(
         results=tuple(results),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import tempfile
 import time
@@ -22,6 +23,34 @@ def _cost(subject: Subject, source: SourceFile) -> float:
     subject.tags(source)
     subject.imports(source)
     return time.perf_counter() - start
+
+
+def extraction_speed(
+    subject: Subject, sources: list[SourceFile], min_lines: int = LINEAR_MIN_LINES
+) -> float | None:
+    """Lines per second the subject extracts (tags and imports) from ``sources``, each repeated
+    to at least ``min_lines`` lines; best of three. ``None`` when it crashes or there is nothing."""
+    total_lines = 0
+    best = 0.0
+    logging.disable(logging.WARNING)  # repeated fixtures may not parse cleanly: not news here
+    try:
+        for source in sources:
+            lines = source.data.count(b"\n") or 1
+            copies = max(1, math.ceil(min_lines / lines))
+            data = source.data * copies
+            total_lines += lines * copies
+            # a fresh path each time: a backend's memo of the last file must not answer
+            best += min(
+                _cost(subject, SourceFile(source.root, f"speed{i}/{source.path}", data))
+                for i in range(3)
+            )
+    except Exception:
+        return None
+    finally:
+        logging.disable(logging.NOTSET)
+    if not total_lines or best <= 0:
+        return None
+    return total_lines / best
 
 
 def check_linear_time(

@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -24,19 +26,61 @@ _FAULT_CODES = ("backend_crashed", "backend_timeout", "backend_error", "backend_
 
 
 class _StderrHandler(logging.Handler):
-    """Writes to whatever ``sys.stderr`` is at the time (tests swap it), one line per record."""
+    """Writes to whatever ``sys.stderr`` is at the time (tests swap it), one line per record.
+
+    A command that prints diagnostics holds warnings until it ends (:meth:`print_held`): most
+    of them also become diagnostics, which the command prints with their codes, and a warning
+    is printed once. Other commands (``mcp``: its stderr is the server's log) print them live.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hold = True
+        self.held: list[logging.LogRecord] = []
+        self.printed: list[str] = []  # what the command itself wrote on stderr
 
     def emit(self, record: logging.LogRecord) -> None:
+        if self.hold and record.levelno == logging.WARNING:
+            self.held.append(record)
+            return
+        self.write(self.format(record))
+
+    def write(self, line: str) -> None:
+        self.printed.append(line)
         with contextlib.suppress(ValueError, OSError):
-            sys.stderr.write(f"repomapper: {self.format(record)}\n")
+            sys.stderr.write(f"repomapper: {line}\n")
+
+    def print_held(self) -> None:
+        """Print the held warnings that no line of the command already said."""
+        held, self.held = self.held, []
+        for record in held:
+            line = self.format(record)
+            if not any(line in said or record.getMessage() in said for said in self.printed):
+                self.write(line)
+        self.printed = []
 
 
 _HANDLER = _StderrHandler()
+_VERBOSE = [0]
+
+
+def _hold_warnings() -> None:
+    """For a command that prints its diagnostics: a warning that became one is said once."""
+    _HANDLER.hold = True
+
+
+def _err(line: str) -> None:
+    """One ``repomapper: ...`` line on stderr, remembered so a held warning is not repeated."""
+    _HANDLER.write(line)
 
 
 def _setup_logging(verbose: int) -> None:
+    _VERBOSE[0] = verbose
     level = logging.WARNING if verbose == 1 else logging.DEBUG if verbose > 1 else logging.ERROR
     _HANDLER.setLevel(level)
+    _HANDLER.hold = False  # map, tags, imports and graph hold warnings (see _hold_warnings)
+    _HANDLER.held, _HANDLER.printed = [], []
+    click.get_current_context().call_on_close(_HANDLER.print_held)
     root = logging.getLogger()
     if _HANDLER not in root.handlers:
         root.addHandler(_HANDLER)
@@ -47,8 +91,32 @@ def _setup_logging(verbose: int) -> None:
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> None:
-    click.echo(f"repomapper: error: {message}", err=True)
+    _err(f"error: {message}")
     sys.exit(code)
+
+
+def _check_numbers(**values: tuple[int | None, int]) -> None:
+    """Refuse a nonsensical number in one line (exit 2): ``name=(value, minimum)``, None skipped."""
+    for name, (value, minimum) in values.items():
+        if value is not None and value < minimum:
+            _fail(f"--{name.replace('_', '-')} must be at least {minimum} (got {value})")
+
+
+def _from_cwd(names: Sequence[str]) -> list[str]:
+    """Files named on the command line, resolved against the current directory (as every CLI
+    does) into absolute paths; the map says when one is outside the repository."""
+    return [os.path.abspath(n) for n in names]
+
+
+def _read_task_file(name: str | None) -> str | None:
+    if name is None:
+        return None
+    try:
+        with click.open_file(name, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError as exc:
+        _fail(f"--task-file {name}: cannot read: {exc.strerror or exc}")
+    return None
 
 
 def _plugin_set(
@@ -83,9 +151,7 @@ def _cap_jobs(jobs: int | None) -> int | None:
     from .extract import default_jobs
 
     if jobs is not None and jobs > default_jobs():
-        click.echo(
-            f"repomapper: --jobs {jobs} capped at {default_jobs()} (the CPU count)", err=True
-        )
+        _err(f"--jobs {jobs} capped at {default_jobs()} (the CPU count)")
         return default_jobs()
     return jobs
 
@@ -113,14 +179,60 @@ def plugin_options(f):
     return f
 
 
-def _summary(diags: Sequence[Diagnostic]) -> list[str]:
+def _summary(diags: Sequence[Diagnostic], everything: bool = False) -> list[str]:
+    """The diagnostics worth a line: errors and warnings; with -v (or ``everything``) every
+    one, with its paths."""
+    verbose = _VERBOSE[0] > 0 or everything
     lines = []
     for d in diags:
-        if d.severity == "info" and d.code not in ("no_backend",):
+        if d.severity == "info" and not verbose:
             continue
         where = f"{d.path}: " if d.path else ""
         lines.append(f"{d.severity}: [{d.code}] {where}{d.message}")
+        if verbose:
+            lines.extend(f"  {p}" for p in d.paths)
     return lines
+
+
+#: Why files were not mapped, as the summary line words it; the first three are skipped before
+#: extraction (so they are not in ``files_total``).
+_SKIP_LABELS = (
+    ("too_large", "over the size limit"),
+    ("symlink_outside_root", "symlinked outside the repository"),
+    ("unsafe_path", "with unusable names"),
+    ("no_backend", "without a backend"),
+    ("backend_unavailable", "with an unavailable backend"),
+    ("binary", "binary"),
+    ("minified", "minified"),
+)
+_SKIPPED_BEFORE_EXTRACTION = 3
+
+
+def _coverage_line(result, said_more: bool) -> str:
+    """``mapped 120 of 150 files; 20 without a backend, 10 over the size limit; -v for the list``."""
+    from .contract.envelope import diagnostic_file_count
+
+    mapped = int(result.extra.get("files_mapped", 0))
+    parts, before, after = [], 0, 0
+    for i, (code, label) in enumerate(_SKIP_LABELS):
+        n = diagnostic_file_count(result.diagnostics, code)
+        if n:
+            parts.append(f"{n} {label}")
+            if i < _SKIPPED_BEFORE_EXTRACTION:
+                before += n
+            else:
+                after += n
+    failed = result.files_total - mapped - after
+    if failed > 0:
+        parts.append(f"{failed} unreadable or failed (see the warnings)")
+    line = f"mapped {mapped} of {result.files_total + before} files"
+    if result.map:
+        line += f" ({result.files_covered} shown within {result.budget} tokens)"
+    if parts:
+        line += "; " + ", ".join(parts)
+    if (parts or said_more) and not _VERBOSE[0]:
+        line += "; -v for the list"
+    return line
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -134,7 +246,7 @@ def main(verbose: int) -> None:
 
 
 @main.command("map")
-@click.argument("root", default=".", type=click.Path(path_type=Path))
+@click.argument("root", default=".", type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--tokens", "-t", default=1024, show_default=True, type=int, help="Token budget (a hard cap)."
 )
@@ -142,9 +254,14 @@ def main(verbose: int) -> None:
     "--chat",
     multiple=True,
     metavar="FILE",
-    help="A file in the chat: boosts what it references; left out of the map.",
+    help="A file in the chat (relative to here): boosts what it references; left out of the map.",
 )
-@click.option("--mention-file", multiple=True, metavar="FILE", help="A file the user mentioned.")
+@click.option(
+    "--mention-file",
+    multiple=True,
+    metavar="FILE",
+    help="A file the user mentioned (relative to here).",
+)
 @click.option(
     "--mention-ident", multiple=True, metavar="NAME", help="An identifier the user mentioned."
 )
@@ -155,7 +272,6 @@ def main(verbose: int) -> None:
 )
 @click.option(
     "--task-file",
-    type=click.File("r", encoding="utf-8", errors="replace"),
     metavar="FILE",
     help="Read the task description from FILE ('-' for standard input).",
 )
@@ -174,7 +290,7 @@ def main(verbose: int) -> None:
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
 @click.option(
     "--cache-dir",
-    type=click.Path(path_type=Path),
+    type=click.Path(path_type=Path, readable=False),
     help="Where the tag cache lives (default: the user cache directory).",
 )
 @click.option(
@@ -215,37 +331,43 @@ def map_command(
     no_entry_points,
     block,
 ) -> None:
-    """Print a ranked map of ROOT (default: the current directory) within a token budget."""
+    """Print a ranked map of ROOT (default: the current directory) within a token budget.
+
+    Files given to --chat and --mention-file are relative to the current directory."""
     import time
 
     from .repomap import RepoMap
+    from .timings import StageTimer
 
-    if tokens < 1:
-        _fail(f"--tokens must be at least 1 (got {tokens})")
-    if jobs is not None and jobs < 1:
-        _fail(f"--jobs must be at least 1 (got {jobs})")
+    _hold_warnings()
+    _check_numbers(tokens=(tokens, 1), jobs=(jobs, 1), max_file_size=(max_file_size, 1))
     jobs = _cap_jobs(jobs)
     started = time.perf_counter()
     if task_file is not None:
-        task = "\n".join(filter(None, [task, task_file.read()]))
+        task = "\n".join(filter(None, [task, _read_task_file(task_file)]))
+    chat, mention_file = _from_cwd(chat), _from_cwd(mention_file)
+    timer = StageTimer()
     if fmt == "json":
-        _map_json(
-            root,
-            tokens,
-            chat,
-            mention_file,
-            mention_ident,
-            task,
-            include,
-            exclude,
-            no_cache,
-            cache_dir,
-            jobs,
-            max_file_size,
-            _plugin_set(python_backend, no_entry_points, block, plugin_timeout),
-        )
-        if timings:
-            click.echo(f"repomapper: {time.perf_counter() - started:.3f}s", err=True)
+        try:
+            _map_json(
+                root,
+                tokens,
+                chat,
+                mention_file,
+                mention_ident,
+                task,
+                include,
+                exclude,
+                no_cache,
+                cache_dir,
+                jobs,
+                max_file_size,
+                _plugin_set(python_backend, no_entry_points, block, plugin_timeout),
+                timer,
+            )
+        finally:
+            if timings:
+                _print_timings(time.perf_counter() - started, timer, timer.counts)
         return
     progress = StderrProgress("mapping")
     try:
@@ -260,6 +382,7 @@ def map_command(
             jobs=jobs,
             progress=progress,
             plugins=_plugin_set(python_backend, no_entry_points, block, plugin_timeout),
+            timer=timer,
         )
         result = rm.map(
             chat_files=chat,
@@ -271,16 +394,31 @@ def map_command(
         _fail(str(exc))
     finally:
         progress.close()
-    if timings:
-        click.echo(f"repomapper: {time.perf_counter() - started:.3f}s, {rm.last_stats}", err=True)
     if result.map:
         click.echo(result.map, nl=not result.map.endswith("\n"))
-    for line in _summary(result.diagnostics):
-        click.echo(f"repomapper: {line}", err=True)
+    lines = _summary(result.diagnostics)
+    for line in lines:
+        _err(line)
+    _err(_coverage_line(result, bool(lines)))
+    if timings:
+        _print_timings(time.perf_counter() - started, timer, rm.last_stats)
     if not result.map:
-        if not _summary(result.diagnostics):
-            click.echo("repomapper: the map is empty", err=True)
+        if not lines:
+            _err("the map is empty")
         sys.exit(EXIT_NOTHING_MAPPED)
+
+
+def _print_timings(total: float, timer, stats: dict[str, int] | None) -> None:
+    stages = timer.describe()
+    _err(f"timings: {stages + '; ' if stages else ''}total {total:.3f}s")
+    if stats:
+        cached, extracted = stats.get("cached", 0), stats.get("extracted", 0)
+        line = f"cache: {cached} of {cached + extracted} file(s) from the tag cache, {extracted} extracted"
+        if stats.get("memoised"):
+            line += "; the map was replayed from the cache (nothing ranked or rendered)"
+        elif stats.get("reused"):
+            line += "; the last extraction was reused"
+        _err(line)
 
 
 def _map_json(
@@ -297,6 +435,7 @@ def _map_json(
     jobs,
     max_file_size,
     plugins: PluginSet,
+    timer,
 ) -> None:
     """``map --format json``: the repo.map contract's envelope (see repomapper.contract), built
     from the options. Exit 0 ok, 1 empty or a non-input error, 2 invalid input."""
@@ -324,18 +463,19 @@ def _map_json(
                 jobs=jobs,
                 plugins=plugins,
                 progress=progress,
+                timer=timer,
             ),
         )
     finally:
         progress.close()
     click.echo(answer.to_json())
     if answer.outcome == "error":
-        click.echo(f"repomapper: error: [{answer.reason.code}] {answer.reason.message}", err=True)
+        _err(f"error: [{answer.reason.code}] {answer.reason.message}")
         sys.exit(EXIT_USAGE if answer.reason.code == "invalid_input" else EXIT_NOTHING_MAPPED)
     for line in _summary(answer.diagnostics):
-        click.echo(f"repomapper: {line}", err=True)
+        _err(line)
     if answer.outcome == "empty":
-        click.echo(f"repomapper: empty: [{answer.reason.code}] {answer.reason.message}", err=True)
+        _err(f"empty: [{answer.reason.code}] {answer.reason.message}")
         sys.exit(EXIT_NOTHING_MAPPED)
 
 
@@ -382,6 +522,15 @@ def _extract_paths(
 def _emit_records(
     paths, fmt, python_backend, no_entry_points, block, no_cache, what: str, plugin_timeout=None
 ) -> None:
+    """Print the records; exit 0 when some file was extracted (files without a backend are
+    diagnostics, not failures), 1 when none could be or a plugin failed on a file (crash,
+    time-out, invalid output), 2 for bad input."""
+    from .repomap import summarise
+
+    _hold_warnings()
+
+    handled = total = 0
+    diagnostics: list[Diagnostic] = []
     failed = False
     try:
         for prefix, entries, extractions, diags in _extract_paths(
@@ -391,6 +540,11 @@ def _emit_records(
                 ex = extractions.get(entry.path)
                 if ex is None:
                     continue
+                total += 1
+                handled += ex.plugin is not None
+                failed = failed or (
+                    ex.plugin is None and any(d.code in _FAULT_CODES for d in ex.diagnostics)
+                )
                 records = ex.tags if what == "tags" else ex.imports
                 for rec in records:
                     d = rec.to_dict()
@@ -408,31 +562,27 @@ def _emit_records(
                         click.echo(
                             f"{d['path']}:{d['line']}\t{'.' * d['level']}{d['source']}\t{names}"
                         )
-                for diag in ex.diagnostics:
-                    if diag.severity != "info" or diag.code == "no_backend":
-                        click.echo(
-                            f"repomapper: {diag.severity}: [{diag.code}] {prefix}{entry.path}: {diag.message}",
-                            err=True,
-                        )
-                        failed = (
-                            failed
-                            or diag.code in ("no_backend", "backend_unavailable")
-                            or (ex.plugin is None and diag.code in _FAULT_CODES)
-                        )
-            for diag in diags:
-                where = f"{diag.path}: " if diag.path else ""
-                click.echo(
-                    f"repomapper: {diag.severity}: [{diag.code}] {where}{diag.message}", err=True
+                diagnostics.extend(
+                    replace(diag, path=prefix + (diag.path or entry.path))
+                    for diag in ex.diagnostics
                 )
-                failed = failed or diag.severity == "error"
+            diagnostics.extend(replace(d, path=prefix + d.path) if d.path else d for d in diags)
+            failed = failed or any(d.severity == "error" for d in diags)
     except (DiscoveryError, GlobError) as exc:
         _fail(str(exc))
-    if failed:
+    for line in _summary(summarise(diagnostics), everything=handled == 0):
+        _err(line)
+    if handled < total:
+        line = (
+            f"{what} from {handled} of {total} files; {total - handled} without a backend or failed"
+        )
+        _err(line + ("" if _VERBOSE[0] or handled == 0 else "; -v for the list"))
+    if failed or handled == 0:
         sys.exit(EXIT_NOTHING_MAPPED)
 
 
 @main.command("tags")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
@@ -449,7 +599,7 @@ def tags_command(
 
 
 @main.command("imports")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
@@ -517,12 +667,16 @@ def plugins_command(fmt, python_backend, no_entry_points, block) -> None:
 
 
 @main.command("mcp")
-@click.argument("root", required=False, type=click.Path(path_type=Path))
+@click.argument("root", required=False, type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--no-watch", is_flag=True, help="Do not watch the tree; re-list it on every call instead."
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
-@click.option("--cache-dir", type=click.Path(path_type=Path), help="Where the tag cache lives.")
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path, readable=False),
+    help="Where the tag cache lives.",
+)
 @click.option(
     "--python-backend", type=click.Choice(sorted(PYTHON_BACKENDS)), default="ast", show_default=True
 )
@@ -554,7 +708,7 @@ def mcp_command(
 
 
 @main.command("graph")
-@click.argument("root", default=".", type=click.Path(path_type=Path))
+@click.argument("root", default=".", type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--task",
     metavar="TEXT",
@@ -562,11 +716,15 @@ def mcp_command(
 )
 @click.option(
     "--task-file",
-    type=click.File("r", encoding="utf-8", errors="replace"),
     metavar="FILE",
     help="Read the task description from FILE ('-' for standard input).",
 )
-@click.option("--chat", multiple=True, metavar="FILE", help="A file in the chat (as for `map`).")
+@click.option(
+    "--chat",
+    multiple=True,
+    metavar="FILE",
+    help="A file in the chat (as for `map`; relative to here).",
+)
 @click.option(
     "--format",
     "fmt",
@@ -578,7 +736,7 @@ def mcp_command(
 @click.option(
     "--output",
     "-o",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(path_type=Path, readable=False, dir_okay=False),
     help="Write here instead of standard output.",
 )
 @click.option(
@@ -605,7 +763,11 @@ def mcp_command(
     "--exclude", multiple=True, metavar="GLOB", help="Do not map files matching this glob."
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
-@click.option("--cache-dir", type=click.Path(path_type=Path), help="Where the tag cache lives.")
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path, readable=False),
+    help="Where the tag cache lives.",
+)
 @click.option(
     "--jobs",
     "-j",
@@ -635,16 +797,14 @@ def graph_command(
 ) -> None:
     """Write the ranked file graph of ROOT: an explorer page, or DOT, GraphML or JSON."""
     from .graphview import GraphLibraryMissing, write_graph
+
+    _hold_warnings()
     from .repomap import RepoMap
 
     budgets = tuple(budgets) or (1024,)
-    if any(b < 1 for b in budgets):
-        _fail(f"--tokens must be at least 1 (got {min(budgets)})")
-    if max_nodes < 0:
-        _fail(f"--max-nodes must be 0 (no limit) or more (got {max_nodes})")
-    if jobs is not None and jobs < 1:
-        _fail(f"--jobs must be at least 1 (got {jobs})")
+    _check_numbers(tokens=(min(budgets), 1), max_nodes=(max_nodes, 0), jobs=(jobs, 1))
     jobs = _cap_jobs(jobs)
+    chat = _from_cwd(chat)
     progress = StderrProgress("graph")
     try:
         rm = RepoMap(
@@ -659,7 +819,7 @@ def graph_command(
             plugins=_plugin_set(python_backend, no_entry_points, block),
         )
         if task_file is not None:
-            task = "\n".join(filter(None, [task, task_file.read()]))
+            task = "\n".join(filter(None, [task, _read_task_file(task_file)]))
         result = write_graph(
             rm,
             fmt,
@@ -676,7 +836,7 @@ def graph_command(
     finally:
         progress.close()
     for line in result.diagnostics:
-        click.echo(f"repomapper: {line}", err=True)
+        _err(line)
     if not result.files:
         _fail(
             "no file could be mapped, so there is no graph (see the diagnostics above)",

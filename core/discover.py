@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import stat
 import subprocess
 from collections.abc import Sequence
@@ -153,17 +154,43 @@ def stat_entry(root: Path, rel: str, max_file_size: int) -> FileEntry | Diagnost
 
 def check_root(root: Path) -> Path:
     """Resolve and validate the root, with a one-line reason when it cannot be used."""
-    if not root.exists():
-        raise DiscoveryError(f"{root}: no such directory")
-    if not root.is_dir():
-        raise DiscoveryError(f"{root}: not a directory")
-    if not os.access(root, os.R_OK | os.X_OK):
-        raise DiscoveryError(f"{root}: permission denied")
-    return root.resolve()
+    shown = printable_name(str(root))
+    try:
+        if not root.exists():
+            raise DiscoveryError(f"{shown}: no such directory")
+        if not root.is_dir():
+            raise DiscoveryError(f"{shown}: not a directory")
+        if not os.access(root, os.R_OK | os.X_OK):
+            raise DiscoveryError(f"{shown}: permission denied (cannot list it)")
+        return root.resolve(strict=True)
+    except OSError as exc:  # the current directory was deleted, a symlink loop, ...
+        raise DiscoveryError(f"{shown}: cannot be used: {exc.strerror or exc}") from exc
 
 
-def _git_files(root: Path) -> list[str] | None:
+#: git's warning for a folder it cannot list (LC_ALL=C keeps it in English)
+_GIT_UNREADABLE = re.compile(r"^warning: could not open directory '(.*)': (.*)$")
+
+
+def unreadable_dir(rel: str, why: str) -> Diagnostic:
+    """The diagnostic for a folder that cannot be listed: its files are not mapped."""
+    rel = rel.rstrip("/") + "/"
+    return Diagnostic(
+        "unreadable", f"cannot list this folder ({why}); its files are not mapped", rel
+    )
+
+
+def _git_unreadable(stderr: bytes) -> list[Diagnostic]:
+    out = []
+    for line in stderr.decode("utf-8", "surrogateescape").splitlines():
+        m = _GIT_UNREADABLE.match(line.strip())
+        if m:
+            out.append(unreadable_dir(printable_name(m.group(1)), m.group(2)))
+    return out
+
+
+def _git_files(root: Path, diags: list[Diagnostic] | None = None) -> list[str] | None:
     """Tracked plus untracked-but-not-ignored files, relative to ``root``; None outside git.
+    Folders git cannot list are added to ``diags``.
 
     The repository's own configuration must not run anything: fsmonitor hooks are disabled.
     """
@@ -175,13 +202,20 @@ def _git_files(root: Path) -> list[str] | None:
             capture_output=True,
             timeout=GIT_TIMEOUT,
             check=False,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"},
+            env={
+                **os.environ,
+                "GIT_OPTIONAL_LOCKS": "0",
+                "GIT_TERMINAL_PROMPT": "0",
+                "LC_ALL": "C",
+            },
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         log.debug("git unavailable: %s", exc)
         return None
     if proc.returncode != 0:
         return None
+    if diags is not None:
+        diags.extend(_git_unreadable(proc.stderr))
     names = [n.decode("utf-8", "surrogateescape") for n in proc.stdout.split(b"\0") if n]
     if not names and _ignored_by_enclosing_repo(root):
         return None  # the root lies in an ignored folder of some repository: walk it instead
@@ -202,9 +236,17 @@ def _ignored_by_enclosing_repo(root: Path) -> bool:
     return proc.returncode == 0
 
 
-def _walk_files(root: Path) -> list[str]:
-    """Every file under root, honouring .gitignore files at every level (git's semantics)."""
+def _walk_files(root: Path, diags: list[Diagnostic] | None = None) -> list[str]:
+    """Every file under root, honouring .gitignore files at every level (git's semantics).
+    Folders that cannot be listed are added to ``diags``."""
     found: list[str] = []
+
+    def unlistable(exc: OSError) -> None:
+        where = os.path.relpath(exc.filename, root) if exc.filename else "."
+        rel = "." if where == "." else where.replace(os.sep, "/")
+        if diags is not None:
+            diags.append(unreadable_dir(printable_name(rel), exc.strerror or str(exc)))
+
     specs: list[
         tuple[str, pathspec.GitIgnoreSpec]
     ] = []  # (dir prefix, spec) along the current path
@@ -220,7 +262,7 @@ def _walk_files(root: Path) -> list[str]:
                 return decision
         return False
 
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unlistable, followlinks=False):
         rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
         rel_dir = "" if rel_dir == "." else rel_dir
         prefix = f"{rel_dir}/" if rel_dir else ""
@@ -261,11 +303,11 @@ def discover(
     root = check_root(root)
     include_spec = compile_globs(include, "--include")
     exclude_spec = compile_globs(exclude, "--exclude")
-    names = _git_files(root) if use_git else None
+    diags: list[Diagnostic] = []
+    names = _git_files(root, diags) if use_git else None
     source = "git" if names is not None else "walk"
     if names is None:
-        names = _walk_files(root)
-    diags: list[Diagnostic] = []
+        names = _walk_files(root, diags)
     entries: list[FileEntry] = []
     for rel in names:
         if include_spec is not None and not include_spec.match_file(rel):

@@ -254,7 +254,9 @@ class Diagnostic:
     Codes are stable strings an agent can branch on, for example ``parse_error``,
     ``decode_error``, ``binary``, ``too_large``, ``minified``, ``symlink_outside_root``,
     ``unreadable``, ``no_backend``, ``backend_unavailable``, ``backend_error``,
-    ``cache_unavailable``, ``no_files_matched``, ``nothing_to_map``, ``estimated_tokens``.
+    ``cache_unavailable``, ``no_files_matched``, ``nothing_to_map``, ``estimated_tokens``,
+    ``outside_root``. ``unreadable`` with a path ending in ``/`` is a folder that could not be
+    listed (its files are not in ``files_total``).
     """
 
     code: str

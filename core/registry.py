@@ -30,10 +30,10 @@ ENV_PLUGINS = "REPOMAPPER_PLUGINS"
 #: order matters: pluggy calls the last registered first, so entry-point plugins (registered after
 #: these) take precedence over every built-in.
 BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
-    ("python_ast", "repomapper.plugins.python_ast"),
-    ("python_libcst", "repomapper.plugins.python_libcst"),
+    ("python_ast", "repomapper.plugins.python.ast_backend"),
+    ("python_libcst", "repomapper.plugins.python.libcst_backend"),
     ("treesitter", "repomapper.plugins.treesitter"),
-    ("ctags", "repomapper.plugins.ctags"),
+    ("ctags", "repomapper.plugins.ctags.backend"),
 )
 
 #: Python backends selectable with ``--python-backend``; the others are blocked.

@@ -43,7 +43,8 @@ class SourceLines:
         lines = self._lines.get(path)
         if lines is None:
             try:
-                text = (self.root / path).read_text("utf-8", errors="replace")
+                # utf-8-sig: a byte-order mark is not part of the first line
+                text = (self.root / path).read_text("utf-8-sig", errors="replace")
                 lines = text.splitlines()
             except OSError as exc:
                 log.warning("%s: cannot read for rendering: %s", path, exc)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
 from collections import Counter, defaultdict
@@ -12,17 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .cache import TagCache, open_cache
-from .discover import (
-    DEFAULT_MAX_FILE_SIZE,
-    FileEntry,
-    check_root,
-    discover,
-    stat_entry,
-)
+from .diagnostics import MAX_LISTED_PATHS, SUMMARISED, summarise
+from .discover import DEFAULT_MAX_FILE_SIZE, FileEntry, check_root, discover
 from .extract import Extractor, ProgressFn
 from .graph import SymbolTable, build_graph
 from .index import RepoIndex
 from .isolation.supervisor import UNSETTLED
+from .memo import MAP_VERSION, map_digest, remember, replay
 from .model import (
     Diagnostic,
     FileExtraction,
@@ -32,12 +26,14 @@ from .model import (
     RankedSymbol,
     Reason,
 )
+from .paths import entries_for, relative_to_root
 from .rank import factor_graph, pagerank, personalization, rank_definitions, stable
 from .ranked import RankedRepository, map_items
 from .registry import PluginConfig, PluginSet
 from .relevance import LexicalIndex, parse_task, rank_task
 from .relevance.query import MAX_TASK_CHARS
 from .render import Item, MapRenderer, SourceLines, fill_budget
+from .timings import StageTimer
 from .tokens import TokenCounter, as_counter
 
 if TYPE_CHECKING:
@@ -45,18 +41,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Per-file diagnostic codes summarised into one diagnostic per code (with the paths listed).
-SUMMARISED = {
-    "no_backend": "{n} file(s) have no backend for their type (extensions: {ext})",
-    "binary": "{n} binary file(s) skipped",
-    "minified": "{n} minified file(s) skipped",
-    "too_large": "{n} file(s) over the size limit skipped",
-    "backend_unavailable": "{n} file(s) could not be mapped because their backend is unavailable: {detail}",
-    "symlink_outside_root": "{n} symlink(s) leading outside the repository skipped",
-}
-MAX_LISTED_PATHS = 50
-#: Bump when ranking or rendering changes: memoised maps of older versions are not replayed.
-MAP_VERSION = "3"
+__all__ = ["MAP_VERSION", "MAX_LISTED_PATHS", "SUMMARISED", "RepoMap", "summarise"]
+
 MAX_RANKED_SYMBOLS = 200
 
 
@@ -86,9 +72,14 @@ class RepoMap:
         repo_content_prefix: str | None = None,
         map_mul_no_files: float = 1.0,
         plugin_timeout: float | None = None,
+        timer: StageTimer | None = None,
     ):
         if map_tokens < 1:
             raise ValueError(f"map_tokens must be at least 1 (got {map_tokens})")
+        if max_file_size < 0:
+            raise ValueError(f"max_file_size must be 0 or more (got {max_file_size})")
+        if jobs is not None and jobs < 1:
+            raise ValueError(f"jobs must be at least 1 (got {jobs})")
         self.root = check_root(Path(root))
         self.map_tokens = int(map_tokens)
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
@@ -110,6 +101,8 @@ class RepoMap:
         self._extracted: tuple[tuple, dict] | None = None
         self._graph: tuple[tuple, tuple] | None = None
         self.last_stats: dict[str, int] = {}
+        #: seconds per stage of the last :meth:`map` or :meth:`rank` call
+        self.timer = timer or StageTimer()
 
     # -- pieces ------------------------------------------------------------------------------
     @property
@@ -124,40 +117,12 @@ class RepoMap:
             self._cache = None
 
     def _relative(self, name: str | os.PathLike[str]) -> str | None:
-        p = Path(name)
-        if not p.is_absolute():
-            p = self.root / p
-        try:
-            rel = (
-                p.resolve().relative_to(self.root)
-                if not p.is_symlink()
-                else p.absolute().relative_to(self.root)
-            )
-        except (ValueError, OSError):
-            return None
-        return rel.as_posix()
+        return relative_to_root(self.root, name)
 
     def _entries_for(
         self, names: Iterable[str | os.PathLike[str]], diags: list[Diagnostic]
     ) -> list[FileEntry]:
-        entries: dict[str, FileEntry] = {}
-        for name in names:
-            rel = self._relative(name)
-            if rel is None:
-                diags.append(
-                    Diagnostic("outside_root", "not inside the repository root; ignored", str(name))
-                )
-                continue
-            found = stat_entry(self.root, rel, self.max_file_size)
-            if isinstance(found, FileEntry):
-                entries[rel] = found
-            elif found is not None:
-                diags.append(found)
-            elif os.path.lexists(self.root / rel):
-                diags.append(Diagnostic("not_a_file", "not a regular file; ignored", rel))
-            else:
-                diags.append(Diagnostic("unreadable", "no such file", rel))
-        return [entries[k] for k in sorted(entries)]
+        return entries_for(self.root, names, self.max_file_size, diags)
 
     def collect(
         self, paths: Sequence[str | os.PathLike[str]] | None = None
@@ -258,21 +223,26 @@ class RepoMap:
         signals off (for measuring what each adds).
         """
         diags: list[Diagnostic] = []
-        extractor, entries, all_entries, chat, seen = self._prepare(chat_files, other_files, diags)
+        self.timer.reset()
+        with self.timer.stage("discover"):
+            extractor, entries, all_entries, chat, seen = self._prepare(
+                chat_files, other_files, diags
+            )
         extractions = self._extract(extractor, all_entries)
-        return self._rank_extracted(
-            extractor,
-            entries,
-            all_entries,
-            extractions,
-            chat,
-            seen,
-            diags,
-            mentioned_fnames,
-            mentioned_idents,
-            task,
-            frozenset(disabled_signals),
-        )
+        with self.timer.stage("rank"):
+            return self._rank_extracted(
+                extractor,
+                entries,
+                all_entries,
+                extractions,
+                chat,
+                seen,
+                diags,
+                mentioned_fnames,
+                mentioned_idents,
+                task,
+                frozenset(disabled_signals),
+            )
 
     def _rank_extracted(
         self,
@@ -293,7 +263,20 @@ class RepoMap:
         for ex in extractions.values():
             diags.extend(ex.diagnostics)
         mapped = {p: ex for p, ex in extractions.items() if ex.plugin is not None}
-        mentioned_f = frozenset(filter(None, (self._relative(f) for f in (mentioned_fnames or ()))))
+        mentioned_f = set()
+        for f in mentioned_fnames or ():
+            rel = self._relative(f)
+            if rel is None:
+                diags.append(
+                    Diagnostic(
+                        "outside_root",
+                        f"mentioned file is not inside the repository {self.root}; ignored",
+                        str(f),
+                    )
+                )
+            else:
+                mentioned_f.add(rel)
+        mentioned_f = frozenset(mentioned_f)
         mentioned_i = frozenset(mentioned_idents or ())
         table, graph, prior, defs, by_file, imports = self._graph_state(
             extractions, mapped, chat, mentioned_f, mentioned_i
@@ -375,28 +358,29 @@ class RepoMap:
     ) -> dict[str, FileSymbols]:
         """The extracted files; a long-lived object reuses its last extraction while no file's
         key (path, mtime, size, backends) changed."""
-        keys = tuple(extractor.key(e) for e in entries)
-        if self._extracted is not None and self._extracted[0] == keys:
-            self.last_stats = {"cached": len(entries), "extracted": 0, "reused": len(entries)}
-            return self._extracted[1]
-        if self._extracted is not None:  # only the files whose key changed are looked up again
-            old_keys, old = {k.path: k for k in self._extracted[0]}, self._extracted[1]
-            same = {
-                e.path
-                for e, k in zip(entries, keys, strict=True)
-                if old_keys.get(e.path) == k and e.path in old
-            }
-            changed = [e for e in entries if e.path not in same]
-            fresh = extractor.run(self.root, changed)
-            extractions = {}
-            for e in entries:
-                found = old.get(e.path) if e.path in same else fresh.get(e.path)
-                if found is not None:
-                    extractions[e.path] = found
-            self.last_stats = {**extractor.stats, "reused": len(entries) - len(changed)}
-        else:
-            extractions = extractor.run(self.root, entries)
-            self.last_stats = dict(extractor.stats)
+        with self.timer.stage("extract"):
+            keys = tuple(extractor.key(e) for e in entries)
+            if self._extracted is not None and self._extracted[0] == keys:
+                self.last_stats = {"cached": len(entries), "extracted": 0, "reused": len(entries)}
+                return self._extracted[1]
+            if self._extracted is not None:  # only the files whose key changed are looked up again
+                old_keys, old = {k.path: k for k in self._extracted[0]}, self._extracted[1]
+                same = {
+                    e.path
+                    for e, k in zip(entries, keys, strict=True)
+                    if old_keys.get(e.path) == k and e.path in old
+                }
+                changed = [e for e in entries if e.path not in same]
+                fresh = extractor.run(self.root, changed)
+                extractions = {}
+                for e in entries:
+                    found = old.get(e.path) if e.path in same else fresh.get(e.path)
+                    if found is not None:
+                        extractions[e.path] = found
+                self.last_stats = {**extractor.stats, "reused": len(entries) - len(changed)}
+            else:
+                extractions = extractor.run(self.root, entries)
+                self.last_stats = dict(extractor.stats)
         # an extraction touched by a crash, a time-out or a disabled plugin is not reused
         unsettled = any(d.code in UNSETTLED for d in extractor.diagnostics) or any(
             d.code in UNSETTLED for ex in extractions.values() for d in ex.diagnostics
@@ -411,9 +395,10 @@ class RepoMap:
         key = (id(extractions), chat, mentioned_f, mentioned_i)
         if self._graph is not None and self._graph[0] == key:
             return self._graph[1]
-        table = SymbolTable.build(mapped, RepoIndex(self.root, mapped))
-        imports = self.resolve_imports(mapped)
-        graph = factor_graph(mapped, table, imports, chat, mentioned_i)
+        with self.timer.stage("graph"):
+            table = SymbolTable.build(mapped, RepoIndex(self.root, mapped))
+            imports = self.resolve_imports(mapped)
+            graph = factor_graph(mapped, table, imports, chat, mentioned_i)
         prior = pagerank(graph, personalization(mapped, chat, mentioned_f, mentioned_i))
         defs = rank_definitions(graph, table, prior, mentioned_i)
         by_file: dict[str, list[tuple[str, float]]] = defaultdict(list)
@@ -451,46 +436,52 @@ class RepoMap:
         mentioned_fnames: Iterable[str] | None = None,
         mentioned_idents: Iterable[str] | None = None,
         task: str | None = None,
+        *,
+        force_refresh: bool = False,
     ) -> MapResult:
         """Rank (see :meth:`rank`) and render the map within the budget.
 
         ``task`` is a task description in words: the relevance model ranks files and symbols
-        for it, and the map follows that ranking.
+        for it, and the map follows that ranking. A map whose inputs are unchanged is replayed
+        from the cache; ``force_refresh`` ranks and renders it again (and stores the new one).
         """
         diags: list[Diagnostic] = []
-        extractor, entries, all_entries, chat, seen = self._prepare(chat_files, other_files, diags)
-        digest = self._digest(
-            extractor, all_entries, diags, chat, mentioned_fnames, mentioned_idents, task
-        )
-        memo = self.cache.get_map(digest) if self.use_cache else None
-        if memo is not None:
-            try:
+        self.timer.reset()
+        with self.timer.stage("discover"):
+            extractor, entries, all_entries, chat, seen = self._prepare(
+                chat_files, other_files, diags
+            )
+        with self.timer.stage("memo"):
+            digest = map_digest(
+                self, extractor, all_entries, diags, chat, mentioned_fnames, mentioned_idents, task
+            )
+            memo = replay(self.cache, digest) if self.use_cache and not force_refresh else None
+            if memo is not None:
                 self.last_stats = {"cached": len(all_entries), "extracted": 0, "memoised": 1}
-                return MapResult.from_dict(json.loads(memo))
-            except (ValueError, KeyError, TypeError) as exc:
-                log.debug("memoised map unreadable: %s", exc)
+                self.timer.counts = dict(self.last_stats)
+                return memo
+        if force_refresh:
+            self._graph = None
         extractions = self._extract(extractor, all_entries)
-        ranked = self._rank_extracted(
-            extractor,
-            entries,
-            all_entries,
-            extractions,
-            chat,
-            seen,
-            diags,
-            mentioned_fnames,
-            mentioned_idents,
-            task,
-            frozenset(),
-        )
-        result = self.render(ranked)
-        # a map that reports a cache problem or an unsettled extraction is not replayed: the next
-        # run may not have the problem
-        if self.use_cache and not any(
-            d.code in ("cache_unavailable", "cache_rebuilt") or d.code in UNSETTLED
-            for d in result.diagnostics
-        ):
-            self.cache.put_map(digest, json.dumps(result.to_dict(), ensure_ascii=False))
+        with self.timer.stage("rank"):
+            ranked = self._rank_extracted(
+                extractor,
+                entries,
+                all_entries,
+                extractions,
+                chat,
+                seen,
+                diags,
+                mentioned_fnames,
+                mentioned_idents,
+                task,
+                frozenset(),
+            )
+        with self.timer.stage("render"):
+            result = self.render(ranked)
+        self.timer.counts = dict(self.last_stats)
+        if self.use_cache:
+            remember(self.cache, digest, result)
         return result
 
     def render(self, ranked: RankedRepository, budget: int | None = None) -> MapResult:
@@ -519,7 +510,7 @@ class RepoMap:
         diags = list(ranked.diagnostics)
         if not text:
             anything = next(iter(map_items(ranked)), None) is not None
-            diags.extend(self._explain(ranked.entries, mapped, anything, budget))
+            diags.extend(self._explain(ranked.entries, mapped, anything, budget, diags))
         if not self.counter.exact:
             diags.append(
                 Diagnostic(
@@ -542,44 +533,6 @@ class RepoMap:
             chat_files=tuple(sorted(chat)),
             extra={"files_mapped": len(mapped), "files_seen": ranked.seen},
         )
-
-    def _digest(
-        self,
-        extractor: Extractor,
-        entries: Sequence[FileEntry],
-        diags: Sequence[Diagnostic],
-        chat: frozenset[str],
-        mentioned_fnames,
-        mentioned_idents,
-        task: str | None,
-    ) -> str:
-        """Everything a map depends on: when it is unchanged, the memoised result is replayed
-        and no graph, ranking or rendering work is done."""
-        h = hashlib.sha256()
-        inputs = {
-            "version": MAP_VERSION,
-            "budget": self.map_tokens,
-            "mul": self.map_mul_no_files,
-            "prefix": self.repo_content_prefix,
-            "counter": self.counter.name,
-            "include": self.include,
-            "exclude": self.exclude,
-            "max_file_size": self.max_file_size,
-            "chat": sorted(chat),
-            "mentioned_fnames": sorted(set(mentioned_fnames or ())),
-            "mentioned_idents": sorted(set(mentioned_idents or ())),
-            "task": task or "",
-            "diagnostics": [d.to_dict() for d in diags],
-        }
-        h.update(json.dumps(inputs, sort_keys=True, default=str).encode())
-        for e in entries:
-            k = extractor.key(e)
-            h.update(
-                f"\0{k.path}\0{k.mtime_ns}\0{k.size}\0{k.fingerprint}".encode(
-                    "utf-8", "surrogateescape"
-                )
-            )
-        return h.hexdigest()
 
     def _ranked_symbols(self, ranked: RankedRepository) -> tuple[RankedSymbol, ...]:
         """The first symbols in the map's own order (so the list agrees with the map)."""
@@ -609,9 +562,21 @@ class RepoMap:
                 break
         return tuple(out[:MAX_RANKED_SYMBOLS])
 
-    def _explain(self, entries, mapped, anything: bool, budget) -> list[Diagnostic]:
+    def _explain(self, entries, mapped, anything: bool, budget, diags=()) -> list[Diagnostic]:
         """Never a silent empty map: say why there is nothing, or why less than expected."""
         if not entries:
+            unlisted = sorted(
+                d.path for d in diags if d.code == "unreadable" and (d.path or "").endswith("/")
+            )
+            if unlisted:
+                return [
+                    Diagnostic(
+                        "unreadable",
+                        f"no file could be listed under {self.root}: {len(unlisted)} folder(s) "
+                        f"cannot be read ({', '.join(unlisted[:5])})",
+                        severity="error",
+                    )
+                ]
             pats = ""
             if self.include or self.exclude:
                 pats = f" (include: {list(self.include)}, exclude: {list(self.exclude)})"
@@ -654,43 +619,18 @@ class RepoMap:
         mentioned_idents: Iterable[str] | None = None,
         force_refresh: bool = False,
     ) -> str | None:
-        """Aider-compatible: the map text, or ``None`` when there is nothing to show."""
-        result = self.map(chat_files, other_files, mentioned_fnames, mentioned_idents)
+        """Aider-compatible: the map text, or ``None`` when there is nothing to show.
+
+        ``force_refresh`` does not replay a memoised map: ranking and rendering run again.
+        """
+        result = self.map(
+            chat_files,
+            other_files,
+            mentioned_fnames,
+            mentioned_idents,
+            force_refresh=force_refresh,
+        )
         for d in result.diagnostics:
             if d.severity == "error":
                 log.warning("%s", d.message)
         return result.map or None
-
-
-def summarise(diags: Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
-    """Per-file diagnostics of the common kinds become one diagnostic per kind listing paths."""
-    grouped: dict[str, list[Diagnostic]] = defaultdict(list)
-    out: list[Diagnostic] = []
-    for d in dict.fromkeys(diags):
-        if d.code in SUMMARISED and d.path is not None:
-            grouped[d.code].append(d)
-        else:
-            out.append(d)
-    for code in sorted(grouped):
-        group = grouped[code]
-        paths = sorted({d.path for d in group if d.path})
-        exts = Counter(Path(p).suffix or Path(p).name for p in paths)
-        ext = ", ".join(
-            f"{e} ({n})" for e, n in sorted(exts.items(), key=lambda x: (-x[1], x[0]))[:10]
-        )
-        detail = sorted({d.message for d in group})[0]
-        listed = paths if code == "backend_unavailable" else paths[:MAX_LISTED_PATHS]
-        severity = "warning" if code in ("backend_unavailable", "symlink_outside_root") else "info"
-        message = SUMMARISED[code].format(n=len(paths), ext=ext, detail=detail)
-        if len(listed) < len(paths):
-            message += f"; first {len(listed)} listed"
-        out.append(Diagnostic(code, message, None, severity, tuple(listed)))
-    out.sort(
-        key=lambda d: (
-            {"error": 0, "warning": 1, "info": 2}.get(d.severity, 3),
-            d.code,
-            d.path or "",
-            d.message,
-        )
-    )
-    return tuple(out)

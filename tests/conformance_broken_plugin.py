@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from repomapper.hookspecs import hookimpl
 from repomapper.model import BackendInfo, Capability, Import, SourceFile, Tag
-from repomapper.plugins import python_ast
+from repomapper.plugins.python import ast_backend as python_ast
 
 FAULTS = ("off_by_one", "missing_imports", "crash_on_empty")
 NAME = "python_broken"

@@ -39,7 +39,9 @@ def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
 def git(root: Path, *args: str) -> None:
     subprocess.run(
         ["git", "-c", "user.email=t@example.invalid", "-c", "user.name=t", *args],
-        cwd=root, check=True, capture_output=True,
+        cwd=root,
+        check=True,
+        capture_output=True,
     )
 
 

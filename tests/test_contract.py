@@ -354,7 +354,7 @@ def test_cli_json_is_the_envelope(pyrepo, make_tree):
 
 def test_missing_ctags_is_explained_with_the_install_command(make_tree):
     """The helmdeck failure: ctags absent gave an empty success ten times. Now: a reason and a fix."""
-    root = make_tree({"a.lua": "function hello()\n  return 1\nend\n"})
+    root = make_tree({"a.pl": "sub hello {\n  return 1;\n}\n"})  # a type only ctags maps
     env = {**os.environ, "REPOMAPPER_CTAGS": str(root / "no-such-ctags")}
     proc = subprocess.run(
         [sys.executable, "-m", "repomapper.cli", "map", str(root), "--format", "json"],

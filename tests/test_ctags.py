@@ -18,11 +18,12 @@ from hypothesis import strategies as st
 
 from repomapper.index import RepoIndex
 from repomapper.model import Import, SourceFile, Tag
-from repomapper.plugins import ctags
-from repomapper.plugins.ctags_detect import ENV_CTAGS, NOT_CODE_LANGUAGES, LanguageMap, detect
-from repomapper.plugins.ctags_kinds import (
+from repomapper.plugins.ctags import backend as ctags
+from repomapper.plugins.ctags.detect import ENV_CTAGS, NOT_CODE_LANGUAGES, LanguageMap, detect
+from repomapper.plugins.ctags.kinds import (
     ImportCollector,
     SourceLines,
+    declared_kind,
     dotted_scope,
     make_signature,
     pattern_text,
@@ -134,7 +135,9 @@ def test_missing_binary_is_reported_once_and_hooks_step_aside(monkeypatch, caplo
 
 @POSIX
 def test_exuberant_ctags_is_rejected(monkeypatch, tmp_path):
-    fake = fake_ctags(tmp_path, 'echo "Exuberant Ctags 5.8, Copyright (C) 1996-2009 Darren Hiebert"\n')
+    fake = fake_ctags(
+        tmp_path, 'echo "Exuberant Ctags 5.8, Copyright (C) 1996-2009 Darren Hiebert"\n'
+    )
     monkeypatch.setenv(ENV_CTAGS, str(fake))
     ctags.reset_detection()
     info = ctags.backend_info()
@@ -173,15 +176,22 @@ def test_backend_info_declares_languages_and_maps():
 def test_ctags_is_asked_last():
     plugins = PluginSet(PluginConfig(load_entry_points=False))
     for hook in ("extract_tags", "extract_imports", "resolve_import"):
-        impls = [i for i in getattr(plugins.pm.hook, hook).get_hookimpls() if i.plugin_name == "ctags"]
+        impls = [
+            i for i in getattr(plugins.pm.hook, hook).get_hookimpls() if i.plugin_name == "ctags"
+        ]
         assert len(impls) == 1 and impls[0].trylast, hook
 
 
 # -- the language map -----------------------------------------------------------------------------
 def test_language_map_follows_ctags_rules():
     lm = LanguageMap(
-        {"c": ("C",), "h": ("C++", "ObjectiveC"), "C": ("C++",), "xml": ("Ant", "XML"),
-         "txt": ("Txt2tags",)},
+        {
+            "c": ("C",),
+            "h": ("C++", "ObjectiveC"),
+            "C": ("C++",),
+            "xml": ("Ant", "XML"),
+            "txt": ("Txt2tags",),
+        },
         (("[Mm]akefile", "Make"), ("pom.xml", "Maven2"), ("CMakeLists.txt", "CMake")),
     )
     assert lm.language_of("src/a.c") == "C"
@@ -206,25 +216,65 @@ def test_language_map_follows_ctags_rules():
 @needs_ctags
 def test_language_map_agrees_with_ctags_print_language(tmp_path):
     names = [
-        "a.rs", "B.RS", "c.h", "d.m", "e.xml", "f.pm", "g.s", "h.S", "k.C", "x.ino", "x.pde",
-        "Makefile", "makefile", "GNUmakefile", "Makefile.in", "Makefile.am", "CMakeLists.txt",
-        "pom.xml", "x.c.in", "x.in", "Rakefile", "Gemfile", "a.cjs", "x.tar.gz", "LICENSE",
-        ".gdbinit", "Kconfig.debug", "x.lds.S", "a.txt", "a.rb", "a.java", "a.py", "a.go",
+        "a.rs",
+        "B.RS",
+        "c.h",
+        "d.m",
+        "e.xml",
+        "f.pm",
+        "g.s",
+        "h.S",
+        "k.C",
+        "x.ino",
+        "x.pde",
+        "Makefile",
+        "makefile",
+        "GNUmakefile",
+        "Makefile.in",
+        "Makefile.am",
+        "CMakeLists.txt",
+        "pom.xml",
+        "x.c.in",
+        "x.in",
+        "Rakefile",
+        "Gemfile",
+        "a.cjs",
+        "x.tar.gz",
+        "LICENSE",
+        ".gdbinit",
+        "Kconfig.debug",
+        "x.lds.S",
+        "a.txt",
+        "a.rb",
+        "a.java",
+        "a.py",
+        "a.go",
     ]
     for name in names:
         (tmp_path / name).write_text("\n")
     install = detect()
     done = subprocess.run(
-        [install.path, "--options=NONE", *install.map_options, "--print-language",
-         *(f"./{n}" for n in names)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=30, check=True,
+        [
+            install.path,
+            "--options=NONE",
+            *install.map_options,
+            "--print-language",
+            *(f"./{n}" for n in names),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
     )
     printed = dict(line.rsplit(": ", 1) for line in done.stdout.splitlines() if ": " in line)
     for name in names:
         expected = printed.get(f"./{name}", "NONE")
         if expected in NOT_CODE_LANGUAGES:  # prose and configuration are deliberately left out
             expected = "NONE"
-        assert install.language_map.language_of(name) == (None if expected == "NONE" else expected), name
+        assert install.language_map.language_of(name) == (
+            None if expected == "NONE" else expected
+        ), name
 
 
 # -- extraction -----------------------------------------------------------------------------------
@@ -353,8 +403,18 @@ def test_every_definition_is_well_formed():
         lines = src.text().splitlines()
         tags = ctags.extract_tags(src)
         assert tags, rel
-        assert tags == sorted(tags, key=lambda t: (t.start_line, t.kind, t.name, t.end_line,
-                                                   t.scope, t.symbol_kind, t.signature or ""))
+        assert tags == sorted(
+            tags,
+            key=lambda t: (
+                t.start_line,
+                t.kind,
+                t.name,
+                t.end_line,
+                t.scope,
+                t.symbol_kind,
+                t.signature or "",
+            ),
+        )
         for tag in tags:
             assert tag.file_path == rel and tag.kind == "def"
             assert 1 <= tag.start_line <= tag.end_line <= len(lines), tag
@@ -438,8 +498,10 @@ def test_file_name_with_newline_is_skipped(tmp_path, caplog):
 def test_file_names_that_look_like_options_are_files(tmp_path):
     for name in ("-R.rs", "--options=x.rs", "--version.rs"):
         (tmp_path / name).write_text("fn looks_like_an_option() {}\n")
-    sources = [SourceFile(tmp_path, n, (tmp_path / n).read_bytes())
-               for n in ("-R.rs", "--options=x.rs", "--version.rs")]
+    sources = [
+        SourceFile(tmp_path, n, (tmp_path / n).read_bytes())
+        for n in ("-R.rs", "--options=x.rs", "--version.rs")
+    ]
     ctags.prepare_batch(sources)
     for src in sources:
         assert [t.name for t in ctags.extract_tags(src)] == ["looks_like_an_option"]
@@ -451,7 +513,11 @@ def test_repository_ctags_options_are_never_read():
     # Without --options=NONE, ctags run in the fixture directory obeys its .ctags.d ...
     naive = subprocess.run(
         [install.path, "--output-format=json", "-f", "-", "c/main.c", "rust/shapes.rs"],
-        cwd=FIXTURES, capture_output=True, text=True, timeout=30, check=False,
+        cwd=FIXTURES,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
     )
     assert "EVIL_" in naive.stdout
     # ... but the backend never lets it.
@@ -465,13 +531,17 @@ def test_repository_ctags_options_are_never_read():
 
 
 @needs_ctags
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.one_of(
-    st.binary(max_size=400),
-    st.text(alphabet="fnstructimplpub (){}<>;:&'\"\\/\n\t\r\x00é#![]", max_size=300).map(
-        lambda s: s.encode("utf-8", "surrogatepass")
-    ),
-))
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    data=st.one_of(
+        st.binary(max_size=400),
+        st.text(alphabet="fnstructimplpub (){}<>;:&'\"\\/\n\t\r\x00é#![]", max_size=300).map(
+            lambda s: s.encode("utf-8", "surrogatepass")
+        ),
+    )
+)
 def test_arbitrary_bytes_never_raise(tmp_path, data):
     src = SourceFile(tmp_path, "fuzz.rs", data)
     tags = ctags.extract_tags(src)
@@ -486,12 +556,15 @@ def test_arbitrary_bytes_never_raise(tmp_path, data):
 # -- failures of ctags itself (fake binaries) --------------------------------------------------------
 @POSIX
 def test_a_crash_costs_only_the_file_that_caused_it(monkeypatch, tmp_path, caplog):
-    body = FAKE_UNIVERSAL + """\
+    body = (
+        FAKE_UNIVERSAL
+        + """\
 while read f; do
   case "$f" in *crash*) exit 3;; esac
   printf '{"_type": "tag", "name": "ok", "path": "%s", "line": 1, "kind": "function", "roles": "def"}\\n' "$f"
 done
 """
+    )
     monkeypatch.setenv(ENV_CTAGS, str(fake_ctags(tmp_path, body)))
     ctags.reset_detection()
     caplog.set_level(logging.WARNING)
@@ -525,7 +598,9 @@ def _index(*files: str) -> RepoIndex:
 
 
 def test_resolve_c_includes():
-    index = _index("src/main.c", "src/util.h", "include/api.h", "lib/x/util.h", "a/dup.h", "b/dup.h")
+    index = _index(
+        "src/main.c", "src/util.h", "include/api.h", "lib/x/util.h", "a/dup.h", "b/dup.h"
+    )
 
     def r(src: str, rel: bool) -> list[str]:
         return ctags.resolve(Import("src/main.c", src, is_relative=rel), index, "C", (".c",))
@@ -539,8 +614,12 @@ def test_resolve_c_includes():
 
 def test_resolve_dotted_and_path_imports():
     index = _index(
-        "src/main/java/com/example/Shapes.java", "src/main/java/com/example/Util.java",
-        "src/main/java/com/example/sub/Deep.java", "app.rb", "lib/helpers.rb", "lib/Foo/Bar.pm",
+        "src/main/java/com/example/Shapes.java",
+        "src/main/java/com/example/Util.java",
+        "src/main/java/com/example/sub/Deep.java",
+        "app.rb",
+        "lib/helpers.rb",
+        "lib/Foo/Bar.pm",
     )
 
     def java(spec: str) -> list[str]:
@@ -549,8 +628,10 @@ def test_resolve_dotted_and_path_imports():
 
     assert java("com.example.Shapes") == ["src/main/java/com/example/Shapes.java"]
     assert java("com.example.Shapes.area") == ["src/main/java/com/example/Shapes.java"]  # static
-    assert java("com.example.*") == ["src/main/java/com/example/Shapes.java",
-                                     "src/main/java/com/example/Util.java"]
+    assert java("com.example.*") == [
+        "src/main/java/com/example/Shapes.java",
+        "src/main/java/com/example/Util.java",
+    ]
     assert java("java.util.List") == []
 
     def ruby(spec: str, rel: bool) -> list[str]:
@@ -561,8 +642,12 @@ def test_resolve_dotted_and_path_imports():
     assert ruby("json", False) == []
     perl = ctags.resolve(Import("app.pl", "Foo::Bar"), index, "Perl", (".pm", ".pl"))
     assert perl == ["lib/Foo/Bar.pm"]
-    assert ctags.resolve(Import("app.rb", "../../etc/passwd", is_relative=True), index, "Ruby",
-                         (".rb",)) == []
+    assert (
+        ctags.resolve(
+            Import("app.rb", "../../etc/passwd", is_relative=True), index, "Ruby", (".rb",)
+        )
+        == []
+    )
 
 
 @needs_ctags
@@ -582,21 +667,27 @@ def test_resolve_import_hook_on_fixtures():
 
 @needs_ctags
 def test_python_imports_with_names_aliases_and_levels(tmp_path):
-    src = SourceFile.from_text("pkg/mod.py", (
-        "import os.path\n"
-        "import xml.etree.ElementTree as ET\n"
-        "from collections import OrderedDict, defaultdict as dd\n"
-        "from ..core.models import (\n"
-        "    Model,\n"
-        "    Field as ModelField,\n"
-        ")\n"
-        "from . import sibling\n"
-        "class Shape:\n"
-        "    def area(self):\n"
-        "        return 0\n"
-    ), tmp_path)
-    got = [(i.source, i.names, i.aliases, i.alias, i.level, i.is_relative, i.line_number)
-           for i in ctags.extract_imports(src)]
+    src = SourceFile.from_text(
+        "pkg/mod.py",
+        (
+            "import os.path\n"
+            "import xml.etree.ElementTree as ET\n"
+            "from collections import OrderedDict, defaultdict as dd\n"
+            "from ..core.models import (\n"
+            "    Model,\n"
+            "    Field as ModelField,\n"
+            ")\n"
+            "from . import sibling\n"
+            "class Shape:\n"
+            "    def area(self):\n"
+            "        return 0\n"
+        ),
+        tmp_path,
+    )
+    got = [
+        (i.source, i.names, i.aliases, i.alias, i.level, i.is_relative, i.line_number)
+        for i in ctags.extract_imports(src)
+    ]
     assert got == [
         ("os.path", (), (), None, 0, False, 1),
         ("xml.etree.ElementTree", (), (), "ET", 0, False, 2),
@@ -606,7 +697,8 @@ def test_python_imports_with_names_aliases_and_levels(tmp_path):
     ]
     tags = ctags.extract_tags(src)  # aliases are not definitions; a Python member is a method
     assert [(t.name, t.symbol_kind, t.scope) for t in tags] == [
-        ("Shape", "class", ""), ("area", "method", "Shape"),
+        ("Shape", "class", ""),
+        ("area", "method", "Shape"),
     ]
     index = RepoIndex(tmp_path, ["pkg/mod.py", "pkg/sibling.py", "core/models.py"])
     resolved = [ctags.resolve_import(i, index) for i in ctags.extract_imports(src)]
@@ -615,19 +707,23 @@ def test_python_imports_with_names_aliases_and_levels(tmp_path):
 
 @needs_ctags
 def test_go_scopes_drop_the_package(tmp_path):
-    src = SourceFile.from_text("shapes/shapes.go", (
-        "package shapes\n"
-        "\n"
-        "import str \"strings\"\n"
-        "\n"
-        "type Point struct {\n"
-        "\tX, Y float64\n"
-        "}\n"
-        "\n"
-        "func (p Point) Norm() float64 { return p.X }\n"
-        "\n"
-        "func Upper(s string) string { return str.ToUpper(s) }\n"
-    ), tmp_path)
+    src = SourceFile.from_text(
+        "shapes/shapes.go",
+        (
+            "package shapes\n"
+            "\n"
+            'import str "strings"\n'
+            "\n"
+            "type Point struct {\n"
+            "\tX, Y float64\n"
+            "}\n"
+            "\n"
+            "func (p Point) Norm() float64 { return p.X }\n"
+            "\n"
+            "func Upper(s string) string { return str.ToUpper(s) }\n"
+        ),
+        tmp_path,
+    )
     d = {(t.scope, t.name): t.symbol_kind for t in ctags.extract_tags(src)}
     assert d[("", "Point")] == "class" and d[("Point", "X")] == "field"
     assert d[("Point", "Norm")] == "method" and d[("", "Upper")] == "function"
@@ -638,11 +734,15 @@ def test_go_scopes_drop_the_package(tmp_path):
 
 @needs_ctags
 def test_names_ctags_gets_wrong_are_dropped(tmp_path):
-    src = SourceFile.from_text("x.c", (
-        "int größe(void) { return 1; }\n"  # ctags's C parser says 'e'
-        "#define SQUARE(x) ((x) * (x))\n"
-        "#define LIMIT 10\n"
-    ), tmp_path)
+    src = SourceFile.from_text(
+        "x.c",
+        (
+            "int größe(void) { return 1; }\n"  # ctags's C parser says 'e'
+            "#define SQUARE(x) ((x) * (x))\n"
+            "#define LIMIT 10\n"
+        ),
+        tmp_path,
+    )
     assert [(t.name, t.symbol_kind) for t in ctags.extract_tags(src)] == [
         ("SQUARE", "function"),  # a macro with parameters is function-like
         ("LIMIT", "constant"),
@@ -654,11 +754,29 @@ def test_import_collector_folds_names_and_aliases():
     c = ImportCollector("a.py")
     records = [
         {"name": "typing", "kind": "module", "roles": "namespace", "line": 6, "language": "Python"},
-        {"name": "Any", "kind": "unknown", "roles": "imported", "scope": "typing",
-         "scopeKind": "module", "line": 7},
-        {"name": "Optional", "kind": "unknown", "roles": "indirectlyImported", "scope": "typing",
-         "scopeKind": "module", "line": 8},
-        {"name": "Opt", "kind": "unknown", "roles": "def", "nameref": "unknown:Optional", "line": 8},
+        {
+            "name": "Any",
+            "kind": "unknown",
+            "roles": "imported",
+            "scope": "typing",
+            "scopeKind": "module",
+            "line": 7,
+        },
+        {
+            "name": "Optional",
+            "kind": "unknown",
+            "roles": "indirectlyImported",
+            "scope": "typing",
+            "scopeKind": "module",
+            "line": 8,
+        },
+        {
+            "name": "Opt",
+            "kind": "unknown",
+            "roles": "def",
+            "nameref": "unknown:Optional",
+            "line": 8,
+        },
         {"name": "util.h", "kind": "header", "roles": "local", "line": 1, "language": "C"},
         {"name": "stdio.h", "kind": "header", "roles": "system", "line": 2, "language": "C"},
         {"name": "x", "kind": "macro", "roles": "undef", "line": 3},
@@ -698,7 +816,10 @@ def test_kind_scope_and_signature_mapping():
     assert dotted_scope("A\\B") == "A.B" and dotted_scope("") == ""
     assert pattern_text(r"/^int a\/b = \\x;$/") == r"int a/b = \x;"
     assert make_signature("  pub fn area(&self) -> f64 {", "area") == "pub fn area(&self) -> f64"
-    assert make_signature("fn long(", "long", "(a: i32, b: i32) -> i32") == "fn long(a: i32, b: i32) -> i32"
+    assert (
+        make_signature("fn long(", "long", "(a: i32, b: i32) -> i32")
+        == "fn long(a: i32, b: i32) -> i32"
+    )
     assert len(make_signature("x = " + "1" * 1000, "x")) == 240
 
 
@@ -721,3 +842,59 @@ def test_env_var_may_name_a_binary_on_path(monkeypatch, tmp_path):
     assert install.available and install.path == str(tmp_path / "my-ctags")
     assert install.version == "9.9.9" and install.languages == ("Rust",)
     assert install.language_map.language_of("x.rs") == "Rust"
+
+
+def test_unknown_kinds_are_definitions_only_by_an_unambiguous_declaring_keyword():
+    assert declared_kind("(defclass shapes-circle ()", "shapes-circle") == "class"
+    assert declared_kind("  (cl-defmethod area ((c circle))", "area") == "method"
+    assert declared_kind("(defconstant +max-sides+ 12)", "+max-sides+") == "constant"
+    assert declared_kind("(my-define-thing widget)", "widget") is None  # unknown keyword
+    assert declared_kind("(defclass widget-base ()", "widget") is None  # not the whole name
+    assert declared_kind("x = 1", "x") is None
+
+
+@needs_ctags
+def test_emacs_lisp_defclass_and_lisp_macros_are_mapped(tmp_path):
+    src = SourceFile.from_text(
+        "shapes.el",
+        (
+            "(defclass shapes-circle ()\n"
+            "  ((radius :initarg :radius)))\n"
+            "(defmacro shapes-twice (x) x)\n"
+            "(defun shapes-area (c) c)\n"
+        ),
+        tmp_path,
+    )
+    got = {(t.name, t.symbol_kind, t.start_line) for t in ctags.extract_tags(src)}
+    assert got == {
+        ("shapes-circle", "class", 1),
+        ("shapes-twice", "function", 3),
+        ("shapes-area", "function", 4),
+    }
+
+
+@needs_ctags
+def test_java_properties_are_code_and_their_keys_definitions(tmp_path):
+    assert "JavaProperties" not in NOT_CODE_LANGUAGES
+    src = SourceFile.from_text("app.properties", "db.url=jdbc:x\nserver.port: 8080\n", tmp_path)
+    got = [(t.name, t.symbol_kind, t.start_line) for t in ctags.extract_tags(src)]
+    assert got == [("db.url", "constant", 1), ("server.port", "constant", 2)]
+
+
+@needs_ctags
+def test_udev_rules_are_code_through_a_defined_ctags_language(tmp_path):
+    assert "UdevRules" in detect().languages
+    src = SourceFile.from_text(
+        "99-x.rules",
+        (
+            '# comment ENV{NOT_THIS}="1"\n'
+            'SUBSYSTEM=="usb", ENV{SHAPES_DEVICE}="1"\n'
+            'ENV{SHAPES_DEVICE}=="1", GOTO="shapes_end"\n'
+            'LABEL="shapes_end"\n'
+        ),
+        tmp_path,
+    )
+    got = [(t.name, t.symbol_kind, t.start_line) for t in ctags.extract_tags(src)]
+    assert ("SHAPES_DEVICE", "variable", 2) in got
+    assert ("shapes_end", "constant", 4) in got
+    assert not [g for g in got if g[2] in (1, 3)]  # comments and matches (==) define nothing

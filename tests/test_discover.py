@@ -11,17 +11,19 @@ def paths(d):
 
 
 def test_walk_applies_nested_gitignores(make_tree):
-    root = make_tree({
-        ".gitignore": "*.log\nbuild/\n",
-        "a.py": "x = 1\n",
-        "debug.log": "x\n",
-        "build/out.py": "x\n",
-        "pkg/.gitignore": "secret.py\n!keep.log\n",
-        "pkg/secret.py": "x\n",
-        "pkg/mod.py": "x\n",
-        "pkg/keep.log": "x\n",
-        "node_modules/dep/index.js": "x\n",
-    })
+    root = make_tree(
+        {
+            ".gitignore": "*.log\nbuild/\n",
+            "a.py": "x = 1\n",
+            "debug.log": "x\n",
+            "build/out.py": "x\n",
+            "pkg/.gitignore": "secret.py\n!keep.log\n",
+            "pkg/secret.py": "x\n",
+            "pkg/mod.py": "x\n",
+            "pkg/keep.log": "x\n",
+            "node_modules/dep/index.js": "x\n",
+        }
+    )
     d = discover(root, use_git=False)
     assert d.source == "walk"
     assert paths(d) == [".gitignore", "a.py", "pkg/.gitignore", "pkg/keep.log", "pkg/mod.py"]
@@ -53,9 +55,19 @@ def test_git_fsmonitor_from_repository_config_is_never_run(make_tree, tmp_path):
 
 def test_include_exclude_globs_with_double_star(make_tree):
     root = make_tree({"src/a.py": "", "src/deep/b.py": "", "src/c.go": "", "docs/x.py": ""})
-    assert paths(discover(root, include=["**/*.py"], use_git=False)) == ["docs/x.py", "src/a.py", "src/deep/b.py"]
-    assert paths(discover(root, include=["*.py"], exclude=["docs/**"], use_git=False)) == ["src/a.py", "src/deep/b.py"]
-    assert paths(discover(root, include=["src/**"], exclude=["*.go"], use_git=False)) == ["src/a.py", "src/deep/b.py"]
+    assert paths(discover(root, include=["**/*.py"], use_git=False)) == [
+        "docs/x.py",
+        "src/a.py",
+        "src/deep/b.py",
+    ]
+    assert paths(discover(root, include=["*.py"], exclude=["docs/**"], use_git=False)) == [
+        "src/a.py",
+        "src/deep/b.py",
+    ]
+    assert paths(discover(root, include=["src/**"], exclude=["*.go"], use_git=False)) == [
+        "src/a.py",
+        "src/deep/b.py",
+    ]
 
 
 @pytest.mark.parametrize("bad", ["a" * 2000, "*.py\n*.js", "x\x00y"])
@@ -115,7 +127,9 @@ def test_unsafe_file_names_are_skipped_with_a_printable_reason(make_tree):
 
 
 def test_a_root_inside_an_ignored_folder_is_walked(make_tree):
-    outer = make_tree({".gitignore": "cache/\n", "cache/corpus/a.py": "x = 1\n", "cache/corpus/b.py": "y = 2\n"})
+    outer = make_tree(
+        {".gitignore": "cache/\n", "cache/corpus/a.py": "x = 1\n", "cache/corpus/b.py": "y = 2\n"}
+    )
     git(outer, "init", "-q")
     d = discover(outer / "cache" / "corpus")
     assert d.source == "walk"

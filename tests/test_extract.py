@@ -17,8 +17,15 @@ def make_plugin(name, ext, tags_fn, available=True, imports_fn=None):
 
     @hookimpl
     def backend_info():
-        return BackendInfo(name, "1", (name,), (ext,), ("definitions",), available=available,
-                           detail="" if available else "install the frobnicator")
+        return BackendInfo(
+            name,
+            "1",
+            (name,),
+            (ext,),
+            ("definitions",),
+            available=available,
+            detail="" if available else "install the frobnicator",
+        )
 
     @hookimpl
     def extract_tags(source):
@@ -27,6 +34,7 @@ def make_plugin(name, ext, tags_fn, available=True, imports_fn=None):
     mod.backend_info = backend_info
     mod.extract_tags = extract_tags
     if imports_fn:
+
         @hookimpl
         def extract_imports(source):
             return imports_fn(source)
@@ -63,21 +71,30 @@ def test_crashing_backend_is_a_diagnostic_and_the_next_backend_answers():
         return [Tag(source.path, 1, 1, "thing", DEF, "function")]
 
     # registered later = asked first
-    ps = plugin_set(("fallback", make_plugin("fallback", ".zz", ok)), ("crashy", make_plugin("crashy", ".zz", boom)))
+    ps = plugin_set(
+        ("fallback", make_plugin("fallback", ".zz", ok)),
+        ("crashy", make_plugin("crashy", ".zz", boom)),
+    )
     ex = extract_source(ps, SourceFile.from_text("a.zz", "thing\n"))
     assert ex.plugin == "fallback"
     assert [t.name for t in ex.tags if t.kind == DEF] == ["thing"]
-    assert any(d.code == "backend_error" and "ZeroDivisionError" in d.message for d in ex.diagnostics)
+    assert any(
+        d.code == "backend_error" and "ZeroDivisionError" in d.message for d in ex.diagnostics
+    )
 
 
 def test_backend_warnings_become_diagnostics():
     def warn(source):
-        logging.getLogger("thirdparty").warning("%s: odd construct", source.path, extra={"code": "parse_error"})
+        logging.getLogger("thirdparty").warning(
+            "%s: odd construct", source.path, extra={"code": "parse_error"}
+        )
         return []
 
     ps = plugin_set(("warner", make_plugin("warner", ".zz", warn)))
     ex = extract_source(ps, SourceFile.from_text("a.zz", ""))
-    assert [(d.code, d.message, d.path) for d in ex.diagnostics] == [("parse_error", "odd construct", "a.zz")]
+    assert [(d.code, d.message, d.path) for d in ex.diagnostics] == [
+        ("parse_error", "odd construct", "a.zz")
+    ]
 
 
 def test_definitions_without_references_are_backfilled_from_tokens():

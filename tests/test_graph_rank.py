@@ -24,10 +24,17 @@ def weights(graph, src, dst):
     return sorted(out)
 
 
-@pytest.mark.parametrize("ident,expected", [
-    ("process_data", True), ("processData", True), ("process-data", True),
-    ("process", False), ("PROCESSDATA", False), ("short_x", False),
-])
+@pytest.mark.parametrize(
+    "ident,expected",
+    [
+        ("process_data", True),
+        ("processData", True),
+        ("process-data", True),
+        ("process", False),
+        ("PROCESSDATA", False),
+        ("short_x", False),
+    ],
+)
 def test_well_named(ident, expected):
     assert is_well_named(ident) is expected
 
@@ -49,7 +56,9 @@ def test_edge_weights_follow_reference_counts_and_chat():
     }
     table = SymbolTable.build(files)
     g = build_graph(files, table, {}, chat_files=frozenset({"main.py"}))
-    assert weights(g, "main.py", "utils.py") == [("process_data", pytest.approx(10 * 50 * math.sqrt(4)))]
+    assert weights(g, "main.py", "utils.py") == [
+        ("process_data", pytest.approx(10 * 50 * math.sqrt(4)))
+    ]
     assert weights(g, "other.py", "utils.py") == [("process_data", pytest.approx(10.0))]
 
 
@@ -69,8 +78,13 @@ def test_targets_narrow_edges_to_the_resolved_definer():
     files = {
         "pkg/mod.py": ex("pkg/mod.py", defs=["run_task"]),
         "other/mod2.py": ex("other/mod2.py", defs=["run_task"]),
-        "user.py": FileSymbols.from_extraction(FileExtraction(
-            "user.py", (Tag("user.py", 3, 3, "run_task", REF, "call", target="pkg.mod.run_task"),), plugin="t")),
+        "user.py": FileSymbols.from_extraction(
+            FileExtraction(
+                "user.py",
+                (Tag("user.py", 3, 3, "run_task", REF, "call", target="pkg.mod.run_task"),),
+                plugin="t",
+            )
+        ),
     }
     index = RepoIndex(".", files)
     g = build_graph(files, SymbolTable.build(files, index), {})
@@ -79,7 +93,9 @@ def test_targets_narrow_edges_to_the_resolved_definer():
 
 def test_personalization_scheme():
     files = ["main.py", "src/utils.py", "setup.py", "x.py"]
-    p = personalization(files, frozenset({"main.py"}), frozenset({"src/utils.py"}), frozenset({"setup"}))
+    p = personalization(
+        files, frozenset({"main.py"}), frozenset({"src/utils.py"}), frozenset({"setup"})
+    )
     assert p == {"main.py": 25.0, "src/utils.py": 25.0, "setup.py": 25.0}
     # a mentioned identifier names a file by its stem or name, not by a directory it is in
     p = personalization(files, frozenset(), frozenset(), frozenset({"src", "x.py"}))
@@ -128,8 +144,15 @@ def _random_repo(seed):
     files = {}
     for f in range(12):
         path = f"pkg/f{f}.py"
-        files[path] = ex(path, defs=rnd.sample(names, rnd.randint(0, 4)), refs=rnd.choices(names, k=rnd.randint(0, 12)))
-    imports = {f"pkg/f{rnd.randrange(12)}.py": {f"pkg/f{rnd.randrange(12)}.py": rnd.randint(1, 3)} for _ in range(6)}
+        files[path] = ex(
+            path,
+            defs=rnd.sample(names, rnd.randint(0, 4)),
+            refs=rnd.choices(names, k=rnd.randint(0, 12)),
+        )
+    imports = {
+        f"pkg/f{rnd.randrange(12)}.py": {f"pkg/f{rnd.randrange(12)}.py": rnd.randint(1, 3)}
+        for _ in range(6)
+    }
     return files, imports
 
 
@@ -141,14 +164,22 @@ def test_factored_pagerank_equals_networkx_on_the_explicit_graph(seed):
     mentioned = frozenset({"name_4"})
     pers = personalization(files, chat, frozenset(), mentioned)
     explicit = build_graph(files, table, imports, chat, mentioned)
-    expected = nx.pagerank(explicit, weight="weight", personalization=pers or None,
-                           dangling=pers or None, tol=1e-12, max_iter=1000)
+    expected = nx.pagerank(
+        explicit,
+        weight="weight",
+        personalization=pers or None,
+        dangling=pers or None,
+        tol=1e-12,
+        max_iter=1000,
+    )
     got = pagerank(factor_graph(files, table, imports, chat, mentioned), pers)
     for f in files:
         assert got[f] == pytest.approx(expected[f], rel=1e-5, abs=1e-7)
     # and the per-identifier distribution matches the explicit edges
     fg = factor_graph(files, table, imports, chat, mentioned)
-    ranking = dict(((f, i), r) for f, i, r in rank_definitions(fg, table, expected, mentioned).definitions)
+    ranking = dict(
+        ((f, i), r) for f, i, r in rank_definitions(fg, table, expected, mentioned).definitions
+    )
     manual = {}
     for src in explicit.nodes:
         out = list(explicit.out_edges(src, keys=True, data=True))

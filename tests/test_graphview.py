@@ -275,7 +275,8 @@ def test_identifiers_xml_cannot_carry_still_export(rg):
         assert any("bad\ufffdname" in d["idents"] for _, _, d in parsed.edges(data=True))
 
 
-def test_cli_task_file_and_chat_rank_as_map_does(repo):
+def test_cli_task_file_and_chat_rank_as_map_does(repo, monkeypatch):
+    monkeypatch.chdir(repo)  # --chat is relative to the current directory
     runner = CliRunner()
     task = "Order totals are wrong: fix make_order_helper"
     r = runner.invoke(

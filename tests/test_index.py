@@ -2,10 +2,18 @@ from pathlib import Path
 
 from repomapper.index import RepoIndex
 from repomapper.model import Import
-from repomapper.plugins.python_common import resolve_python_import
+from repomapper.plugins.python.common import resolve_python_import
 
-FILES = ["src/pkg/__init__.py", "src/pkg/mod.py", "src/pkg/sub/__init__.py", "src/pkg/sub/deep.py",
-         "tools/mod.py", "web/lib/util.ts", "web/lib/index.ts", "web/app.ts"]
+FILES = [
+    "src/pkg/__init__.py",
+    "src/pkg/mod.py",
+    "src/pkg/sub/__init__.py",
+    "src/pkg/sub/deep.py",
+    "tools/mod.py",
+    "web/lib/util.ts",
+    "web/lib/index.ts",
+    "web/app.ts",
+]
 INDEX = RepoIndex(Path("."), FILES)
 
 

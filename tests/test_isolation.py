@@ -130,7 +130,7 @@ def test_a_plugin_claiming_every_file_is_a_fallback(mixed, baseline, monkeypatch
     ex = extract_all(mixed, ps)
     assert others(ex) == baseline
     assert ex["data/thing.foo"].plugin == "foo"
-    order = ps.candidates("lib/x.lua")  # a type only ctags names: ctags first, foo after it
+    order = ps.candidates("lib/x.pl")  # a type only ctags names: ctags first, foo after it
     assert order.index("ctags") < order.index("foo")
 
 

@@ -296,7 +296,7 @@ def test_bad_root_and_missing_sdk(tmp_path):
 
 def test_missing_backend_is_explained_over_mcp(tmp_path, make_tree):
     """helmdeck's failure through the MCP tools: ctags absent. The answer says so and how to fix it."""
-    root = make_tree({"init.lua": "function hello()\n  return 1\nend\n"})
+    root = make_tree({"init.pl": "sub hello {\n  return 1;\n}\n"})  # a type only ctags maps
 
     async def scenario(s, call):
         err, data, _ = await call("repo_map", {})
@@ -308,7 +308,7 @@ def test_missing_backend_is_explained_over_mcp(tmp_path, make_tree):
             "universal-ctags" in data["reason"]["install"]
             and data["counts"]["files_backend_unavailable"] == 1
         )
-        err, data, _ = await call("file_outline", {"path": "init.lua"})
+        err, data, _ = await call("file_outline", {"path": "init.pl"})
         assert not err and data["total"] == 0 and "backend_unavailable" in data["message"]
         return True
 

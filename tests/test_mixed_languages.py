@@ -1,11 +1,11 @@
-"""One graph across backends: Python (ast), TypeScript and Go (tree-sitter), Lua (ctags)."""
+"""One graph across backends: Python (ast), TypeScript and Go (tree-sitter), Perl (ctags)."""
 
 import shutil
 
 import pytest
 
 from repomapper import RepoMap
-from repomapper.plugins.ctags_detect import ENV_CTAGS, detect, reset_detection
+from repomapper.plugins.ctags.detect import ENV_CTAGS, detect, reset_detection
 from tests.conftest import FIXTURES
 
 needs_ctags = pytest.mark.skipif(not detect().available, reason="universal-ctags is not installed")
@@ -14,7 +14,7 @@ PAIRS = {  # user -> the file whose definitions it uses, one pair per language
     "py/billing/api.py": "py/billing/invoice.py",
     "web/src/usersPage.ts": "web/src/httpClient.ts",
     "go/cmd/server/main.go": "go/internal/store/store.go",
-    "scripts/deploy.lua": "scripts/deploy_tools.lua",
+    "scripts/deploy.pl": "scripts/deploy_tools.pm",
 }
 
 
@@ -42,7 +42,7 @@ def test_each_language_is_served_by_its_backend(mixed):
     assert plugins["py/billing/api.py"] == "python_ast"
     assert plugins["web/src/usersPage.ts"] == "treesitter"
     assert plugins["go/cmd/server/main.go"] == "treesitter"
-    assert plugins["scripts/deploy.lua"] == "ctags"
+    assert plugins["scripts/deploy.pl"] == "ctags"
 
 
 @needs_ctags
@@ -60,8 +60,12 @@ def test_edges_inside_each_language_and_the_rank_order_they_give(mixed):
     rank = {f.path: i for i, f in enumerate(result.ranked_files)}
     for user, used in PAIRS.items():
         assert rank[used] < rank[user], f"{used} should outrank {user}"
-    for expected in ("class InvoiceBuilder:", "export class HttpClient {", "type OrderStore struct {",
-                     "function M.render_manifest(name)"):
+    for expected in (
+        "class InvoiceBuilder:",
+        "export class HttpClient {",
+        "type OrderStore struct {",
+        "sub render_manifest {",
+    ):
         assert expected in result.map
 
 
@@ -72,5 +76,5 @@ def test_without_ctags_the_rest_still_maps_and_the_unmapped_files_are_listed(mix
     assert "type OrderStore struct {" in result.map
     unavailable = [d for d in result.diagnostics if d.code == "backend_unavailable"]
     assert len(unavailable) == 1
-    assert unavailable[0].paths == ("scripts/deploy.lua", "scripts/deploy_tools.lua")
+    assert unavailable[0].paths == ("scripts/deploy.pl", "scripts/deploy_tools.pm")
     assert "apt-get install -y universal-ctags" in unavailable[0].message

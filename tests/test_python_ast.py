@@ -2,7 +2,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from repomapper.model import DEF, REF, SourceFile
-from repomapper.plugins import python_ast
+from repomapper.plugins.python import ast_backend as python_ast
 
 SAMPLE = '''\
 import os, sys as system
@@ -35,7 +35,11 @@ def tags_of(text, path="a/b.py"):
 
 
 def defs(text):
-    return {(t.name, t.symbol_kind, t.start_line, t.end_line, t.scope) for t in tags_of(text) if t.kind == DEF}
+    return {
+        (t.name, t.symbol_kind, t.start_line, t.end_line, t.scope)
+        for t in tags_of(text)
+        if t.kind == DEF
+    }
 
 
 def test_definitions_with_kinds_lines_and_scopes():
@@ -78,7 +82,9 @@ def test_builtin_names_bound_by_import_are_references():
 
 def test_imports_every_form():
     imps = python_ast.extract_imports(SourceFile.from_text("a/b.py", SAMPLE))
-    got = [(i.source, i.names, i.is_relative, i.level, i.line_number, i.aliases, i.alias) for i in imps]
+    got = [
+        (i.source, i.names, i.is_relative, i.level, i.line_number, i.aliases, i.alias) for i in imps
+    ]
     assert got == [
         ("os", (), False, 0, 1, (), None),
         ("sys", (), False, 0, 1, (), "system"),

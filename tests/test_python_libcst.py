@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 
 from repomapper.index import RepoIndex
 from repomapper.model import Import, SourceFile, Tag
-from repomapper.plugins import python_ast, python_libcst
-from repomapper.plugins.python_libcst_lines import line_spans, position_spans
-from repomapper.plugins.python_libcst_scopes import module_name
+from repomapper.plugins.python import ast_backend as python_ast
+from repomapper.plugins.python import libcst_backend as python_libcst
+from repomapper.plugins.python.libcst_lines import line_spans, position_spans
+from repomapper.plugins.python.libcst_scopes import module_name
 from repomapper.registry import PluginConfig, PluginSet
 
 FIXTURES = Path(__file__).parent / "fixtures" / "libcst"
@@ -51,8 +52,16 @@ def text(path: str, code: str) -> SourceFile:
 def defs(tags: list[Tag] | None) -> list[tuple]:
     assert tags is not None
     return [
-        (t.name, t.kind, str(t.symbol_kind), t.start_line, t.end_line, t.scope, t.signature,
-         t.docstring)
+        (
+            t.name,
+            t.kind,
+            str(t.symbol_kind),
+            t.start_line,
+            t.end_line,
+            t.scope,
+            t.signature,
+            t.docstring,
+        )
         for t in tags
         if t.is_def
     ]
@@ -347,7 +356,7 @@ def test_bad_input_warns_and_returns_nothing(caplog, path, data, code):
 
 def _check_bad_input(caplog, path, data, code):
     source = SourceFile(Path("."), path, data)
-    with caplog.at_level(logging.WARNING, logger="repomapper.plugins.python_libcst"):
+    with caplog.at_level(logging.WARNING, logger="repomapper.plugins.python.libcst_backend"):
         assert python_libcst.extract_tags(source) == []
         assert python_libcst.extract_imports(source) == []
     assert warning_codes(caplog) == [code]  # logged once: the failure is memoised too
@@ -372,7 +381,7 @@ def warning_codes(caplog) -> list[str | None]:
 )
 def test_too_deep_for_libcst_falls_back_to_ast(caplog, code):
     source = text("deep.py", code)
-    with caplog.at_level(logging.WARNING, logger="repomapper.plugins.python_libcst"):
+    with caplog.at_level(logging.WARNING, logger="repomapper.plugins.python.libcst_backend"):
         tags = python_libcst.extract_tags(source)
         imports = python_libcst.extract_imports(source)
     assert warning_codes(caplog) == ["too_deep"]
@@ -387,7 +396,7 @@ def test_unexpected_libcst_failure_falls_back_to_ast(caplog, monkeypatch):
 
     monkeypatch.setattr(python_libcst, "analyse", broken)
     source = load("pkg/user.py")
-    with caplog.at_level(logging.WARNING, logger="repomapper.plugins.python_libcst"):
+    with caplog.at_level(logging.WARNING, logger="repomapper.plugins.python.libcst_backend"):
         tags = python_libcst.extract_tags(source)
     assert warning_codes(caplog) == ["backend_error"]
     assert tags == python_ast.extract_tags(source)
@@ -400,7 +409,7 @@ def test_broken_libcst_install_falls_back_to_ast(caplog, monkeypatch):
 
     monkeypatch.setattr(python_libcst, "_libcst", broken)
     source = load("pkg/mod.py")
-    with caplog.at_level(logging.WARNING, logger="repomapper.plugins.python_libcst"):
+    with caplog.at_level(logging.WARNING, logger="repomapper.plugins.python.libcst_backend"):
         tags = python_libcst.extract_tags(source)
     assert warning_codes(caplog) == ["backend_error"]
     assert tags == python_ast.extract_tags(source)
@@ -409,7 +418,7 @@ def test_broken_libcst_install_falls_back_to_ast(caplog, monkeypatch):
 def test_libcst_is_imported_on_first_use_only():
     code = (
         "import sys\n"
-        "from repomapper.plugins import python_libcst as p\n"
+        "from repomapper.plugins.python import libcst_backend as p\n"
         "assert p.backend_info().available\n"
         "assert 'libcst' not in sys.modules, 'imported too early'\n"
         "from repomapper.model import SourceFile\n"
@@ -427,11 +436,34 @@ def test_latin1_cookie_is_honoured():
 
 
 PYTHONISH = st.lists(
-    st.sampled_from([
-        "def f(a, b=1):", "class C(B):", "    return a", "    pass", "import os", "from . import x",
-        "x = (", ")", "self.m()", "lambda: 0", "@dec", "async def g():", "    await h()", "\t",
-        "'''", "#", "\\", "[", "]", "if x:", "else:", "f(*a, **k)", "global q", "y: int = 2",
-    ]),
+    st.sampled_from(
+        [
+            "def f(a, b=1):",
+            "class C(B):",
+            "    return a",
+            "    pass",
+            "import os",
+            "from . import x",
+            "x = (",
+            ")",
+            "self.m()",
+            "lambda: 0",
+            "@dec",
+            "async def g():",
+            "    await h()",
+            "\t",
+            "'''",
+            "#",
+            "\\",
+            "[",
+            "]",
+            "if x:",
+            "else:",
+            "f(*a, **k)",
+            "global q",
+            "y: int = 2",
+        ]
+    ),
     max_size=12,
 ).map("\n".join)
 

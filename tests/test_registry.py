@@ -6,7 +6,7 @@ import pytest
 from repomapper.model import SourceFile
 from repomapper.registry import PluginConfig, PluginSet
 
-PLUGIN_SOURCE = '''
+PLUGIN_SOURCE = """
 from repomapper.hookspecs import hookimpl
 from repomapper.model import BackendInfo, Tag
 
@@ -17,7 +17,7 @@ def backend_info():
 @hookimpl
 def extract_tags(source):
     return [Tag(source.path, 1, 1, "from_{name}", "def", "function")]
-'''
+"""
 
 
 @pytest.fixture
@@ -28,10 +28,12 @@ def installed_plugin(tmp_path, monkeypatch):
     dist = tmp_path / f"{name}-1.0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text(textwrap.dedent(f"""
+    (dist / "entry_points.txt").write_text(
+        textwrap.dedent(f"""
         [repomapper]
         {name} = {name}_plugin
-    """))
+    """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delenv("REPOMAPPER_NO_ENTRY_POINTS", raising=False)
     yield name
@@ -48,7 +50,9 @@ def test_builtins_are_registered_by_name():
 def test_entry_point_plugins_take_precedence_over_builtins(installed_plugin):
     ps = PluginSet(PluginConfig())
     assert ps.candidates("a.py")[:2] == (installed_plugin, "python_ast")
-    name, tags = ps.call_first("extract_tags", ps.candidates("a.py"), source=SourceFile.from_text("a.py", "x=1"))
+    name, tags = ps.call_first(
+        "extract_tags", ps.candidates("a.py"), source=SourceFile.from_text("a.py", "x=1")
+    )
     assert name == installed_plugin and tags[0].name == f"from_{installed_plugin}"
 
 

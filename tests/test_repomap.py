@@ -1,5 +1,6 @@
 import shutil
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,8 +21,10 @@ def test_map_of_fixture_repo_ranks_the_core_and_stays_in_budget(pyrepo, tmp_path
 
 def test_get_repo_map_mirrors_aider(pyrepo):
     rm = RepoMap(pyrepo, map_tokens=1024, use_cache=False)
-    text = rm.get_repo_map(chat_files=[str(pyrepo / "shop/orders.py")],
-                           other_files=[str(p) for p in sorted(pyrepo.rglob("*.py"))])
+    text = rm.get_repo_map(
+        chat_files=[str(pyrepo / "shop/orders.py")],
+        other_files=[str(p) for p in sorted(pyrepo.rglob("*.py"))],
+    )
     assert "shop/orders.py" not in text
     assert "shop/catalog.py:" in text
 
@@ -70,12 +73,20 @@ def test_budget_is_a_hard_cap(budget):
     assert default_counter().count(r.map) == r.tokens
 
 
-_names = st.sampled_from(["alpha_handler", "beta", "GammaService", "_delta", "epsilon_value", "zeta"])
+_names = st.sampled_from(
+    ["alpha_handler", "beta", "GammaService", "_delta", "epsilon_value", "zeta"]
+)
 
 
 @settings(max_examples=10)
-@given(st.lists(st.tuples(st.lists(_names, max_size=3), st.lists(_names, max_size=5)), min_size=1, max_size=6),
-       st.integers(min_value=20, max_value=400))
+@given(
+    st.lists(
+        st.tuples(st.lists(_names, max_size=3), st.lists(_names, max_size=5)),
+        min_size=1,
+        max_size=6,
+    ),
+    st.integers(min_value=20, max_value=400),
+)
 def test_maps_are_deterministic_for_any_repository(tmp_path_factory, files, budget):
     root = tmp_path_factory.mktemp("gen")
     for i, (defs, refs) in enumerate(files):
@@ -97,10 +108,50 @@ def test_explicit_files_get_the_same_checks_as_discovered_ones(pyrepo, tmp_path)
     secret.write_text("def leaked_secret_function():\n    pass\n")
     os.symlink(secret, pyrepo / "escape.py")
     rm = RepoMap(pyrepo, 2000, use_cache=False)
-    r = rm.map(chat_files=["escape.py"], other_files=["escape.py", "shop/money.py", "missing.py", "shop"])
+    r = rm.map(
+        chat_files=["escape.py"], other_files=["escape.py", "shop/money.py", "missing.py", "shop"]
+    )
     codes = {(d.code, d.path) for d in r.diagnostics}
     escaped = [d for d in r.diagnostics if d.code == "symlink_outside_root"]
     assert escaped and escaped[0].paths == ("escape.py",)
     assert ("unreadable", "missing.py") in codes and ("not_a_file", "shop") in codes
     assert "leaked_secret_function" not in r.map
     assert [f.path for f in r.ranked_files] == ["shop/money.py"]
+
+
+def test_force_refresh_ranks_again_instead_of_replaying(pyrepo, tmp_path, monkeypatch):
+    rm = RepoMap(pyrepo, 512, cache_dir=tmp_path / "c")
+    first = rm.get_repo_map()
+    assert rm.get_repo_map() == first and rm.last_stats.get("memoised") == 1
+    rendered = []
+    real = RepoMap.render
+    monkeypatch.setattr(RepoMap, "render", lambda self, *a: rendered.append(1) or real(self, *a))
+    assert rm.get_repo_map(force_refresh=True) == first
+    assert rendered == [1] and "memoised" not in rm.last_stats
+    assert rm.get_repo_map() == first and rendered == [1]  # the refreshed map is memoised again
+
+
+def test_nonsensical_numbers_are_refused(pyrepo):
+    for kwargs in ({"max_file_size": -1}, {"jobs": 0}, {"map_tokens": 0}):
+        with pytest.raises(ValueError, match=next(iter(kwargs))):
+            RepoMap(pyrepo, **{"map_tokens": 10, **kwargs})
+
+
+def test_stage_timer_counts_nested_stages_once():
+    import time
+
+    from repomapper.timings import StageTimer
+
+    t = StageTimer()
+    start = time.perf_counter()
+    with t.stage("rank"):
+        time.sleep(0.01)
+        with t.stage("graph"):
+            time.sleep(0.02)
+    elapsed = time.perf_counter() - start
+    assert [s for s, _ in t.ordered()] == ["graph", "rank"]
+    assert t.seconds["graph"] >= 0.02 and t.seconds["rank"] >= 0.01
+    assert t.seconds["graph"] + t.seconds["rank"] <= elapsed  # the inner stage is not counted twice
+    assert t.describe().startswith("graph 0.0")
+    t.reset()
+    assert t.describe() == ""

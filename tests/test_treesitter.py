@@ -27,8 +27,11 @@ def text(path: str, source: str) -> SourceFile:
 
 def defs(source: SourceFile) -> list[tuple[str, str, int, int, str]]:
     """(name, symbol_kind, start_line, end_line, scope) of every definition, in output order."""
-    return [(t.name, t.symbol_kind, t.start_line, t.end_line, t.scope)
-            for t in backend.extract_tags(source) if t.is_def]
+    return [
+        (t.name, t.symbol_kind, t.start_line, t.end_line, t.scope)
+        for t in backend.extract_tags(source)
+        if t.is_def
+    ]
 
 
 def def_named(source: SourceFile, qualified: str):
@@ -46,11 +49,14 @@ def ref_lines(source: SourceFile, name: str) -> set[int]:
 
 
 def imports(source: SourceFile) -> list[tuple]:
-    return [(i.line_number, i.source, i.names, i.aliases, i.alias, i.is_relative)
-            for i in backend.extract_imports(source)]
+    return [
+        (i.line_number, i.source, i.names, i.aliases, i.alias, i.is_relative)
+        for i in backend.extract_imports(source)
+    ]
 
 
 # -- declaration --------------------------------------------------------------------------------
+
 
 def test_backend_info_lists_installed_languages_and_never_python():
     info = backend.backend_info()
@@ -108,23 +114,39 @@ def test_files_that_are_not_ours_are_declined():
 @pytest.fixture
 def fresh_discovery():
     """Discovery results are cached per process; clear them around a test that changes them."""
+
     def clear():
-        for fn in (languages.available_specs, languages.missing_specs, languages.grammar_versions,
-                   languages.extension_map, backend._backend_info):
+        for fn in (
+            languages.available_specs,
+            languages.missing_specs,
+            languages.grammar_versions,
+            languages.extension_map,
+            languages.pack_status,
+            languages._pack_bindings,
+            backend._backend_info,
+        ):
             fn.cache_clear()
+
     clear()
     yield
     clear()
 
 
 def test_languages_without_grammar_are_not_claimed(monkeypatch, fresh_discovery):
-    ghost = languages.LanguageSpec("ghostlang", "tree_sitter_ghostlang_not_installed", "language",
-                                   (".ghost",), ("go",), "go", "tree-sitter-ghostlang")
+    ghost = languages.LanguageSpec(
+        "ghostlang",
+        "tree_sitter_ghostlang_not_installed",
+        "language",
+        (".ghost",),
+        ("go",),
+        "go",
+        "tree-sitter-ghostlang",
+    )
     monkeypatch.setattr(languages, "SPECS", (*languages.SPECS, ghost))
     info = backend.backend_info()
     assert "ghostlang" not in info.languages
     assert ".ghost" not in info.extensions
-    assert "missing: " in info.detail and "ghostlang" in info.detail
+    assert "missing " in info.detail and "ghostlang" in info.detail
     assert backend.extract_tags(text("x.ghost", "func f() {}")) is None
     assert backend.extract_imports(text("x.ghost", "")) is None
 
@@ -133,8 +155,9 @@ def test_incompatible_grammar_is_skipped_with_a_warning(monkeypatch, caplog):
     import tree_sitter
 
     go = next(s for s in languages.SPECS if s.name == "go")
-    spec = languages.LanguageSpec("go-abi-probe", go.module, go.function, (), go.tags, go.imports,
-                                  go.distribution)
+    spec = languages.LanguageSpec(
+        "go-abi-probe", go.module, go.function, (), go.tags, go.imports, go.distribution
+    )
     monkeypatch.setattr(tree_sitter, "LANGUAGE_VERSION", 1)
     monkeypatch.setattr(tree_sitter, "MIN_COMPATIBLE_LANGUAGE_VERSION", 1)
     monkeypatch.delitem(languages._grammars, spec.name, raising=False)
@@ -158,7 +181,8 @@ def test_every_shipped_query_compiles_for_installed_grammars(caplog):
             languages._grammars.pop(spec.name, None)
             grammar = languages.load_grammar(spec)
             assert grammar is not None, spec.name
-            assert grammar.imports_query is not None, spec.name
+            has_imports = (languages.QUERY_DIR / f"{spec.imports}-imports.scm").is_file()
+            assert (grammar.imports_query is not None) == has_imports, spec.name
     assert not [r for r in caplog.records if getattr(r, "code", None) == "query_error"]
 
 
@@ -174,16 +198,22 @@ def test_queries_are_compiled_once_per_language():
 def test_pattern_splitting_keeps_captures_and_predicates_with_their_pattern():
     query = '; comment (not a pattern)\n(a) @x\n((b) @y (#eq? @y "(")) (c (d)) @z\n[(e) (f)] @w\n'
     assert languages.split_patterns(query) == [
-        "(a) @x", '((b) @y (#eq? @y "("))', "(c (d)) @z", "[(e) (f)] @w"]
+        "(a) @x",
+        '((b) @y (#eq? @y "("))',
+        "(c (d)) @z",
+        "[(e) (f)] @w",
+    ]
 
 
 def test_patterns_a_grammar_rejects_are_dropped_and_the_rest_kept(caplog):
     import tree_sitter
 
     grammar = languages.load_grammar(languages.spec_for_path("a.go"))
-    query_text = ("(function_declaration name: (identifier) @name) @definition.function\n"
-                  "(no_such_node) @reference.name\n"
-                  "(type_identifier) @reference.type\n")
+    query_text = (
+        "(function_declaration name: (identifier) @name) @definition.function\n"
+        "(no_such_node) @reference.name\n"
+        "(type_identifier) @reference.type\n"
+    )
     with caplog.at_level(logging.WARNING):
         query = languages.compile_query(tree_sitter, grammar.language, query_text, "probe")
     assert query is not None and query.pattern_count == 2
@@ -211,6 +241,7 @@ def test_file_is_parsed_once_for_tags_and_imports(monkeypatch):
 
 
 # -- TypeScript ------------------------------------------------------------------------------
+
 
 def test_typescript_definitions_with_kinds_lines_and_scopes():
     assert defs(load("ts_project/src/models/user.ts")) == [
@@ -248,16 +279,22 @@ def test_typescript_signatures_are_one_line_headers():
     assert def_named(user, "Named").signature == "export interface Named"
     assert def_named(user, "UserId").signature == "export type UserId = string"
     assert def_named(user, "Role").signature == "export enum Role"
-    assert def_named(user, "User.constructor").signature == \
-        "constructor(public name: string, readonly id: UserId)"
+    assert (
+        def_named(user, "User.constructor").signature
+        == "constructor(public name: string, readonly id: UserId)"
+    )
     shape = load("ts_project/src/models/shape.ts")
     assert def_named(shape, "Shape").signature == "export abstract class Shape"
     assert def_named(shape, "Shape.area").signature == "abstract area(): number"
     services = load("ts_project/src/services/index.ts")
-    assert def_named(services, "createService").signature == \
-        "export const createService = (prefix: string) =>"
-    assert def_named(services, "findUser").signature == \
-        "export function findUser(users: User[], name: string): User | undefined"
+    assert (
+        def_named(services, "createService").signature
+        == "export const createService = (prefix: string) =>"
+    )
+    assert (
+        def_named(services, "findUser").signature
+        == "export function findUser(users: User[], name: string): User | undefined"
+    )
 
 
 def test_typescript_docstrings_from_jsdoc_and_line_comments():
@@ -292,17 +329,28 @@ def test_typescript_references():
     assert ref_lines(user, "Shape") == {22, 34}
     index = load("ts_project/src/index.ts")
     found = refs(index)
-    assert {("Person", "call"), ("formatName", "call"), ("slugify", "call"),
-            ("createService", "call"), ("add", "call"), ("Named", "type")} <= found
+    assert {
+        ("Person", "call"),
+        ("formatName", "call"),
+        ("slugify", "call"),
+        ("createService", "call"),
+        ("add", "call"),
+        ("Named", "type"),
+    } <= found
     # a definition's own name is not a reference to it
     assert not any(t.name == "main" for t in backend.extract_tags(index) if not t.is_def)
     assert ref_lines(user, "Named") == {21}  # implements Named, not the interface's own name
 
 
 def test_namespaces_scope_their_members():
-    src = text("ns.ts", "namespace Geo {\n  export function dist() {}\n  export const R = 6371;\n}\n")
-    assert defs(src) == [("Geo", "module", 1, 4, ""), ("dist", "function", 2, 2, "Geo"),
-                         ("R", "constant", 3, 3, "Geo")]
+    src = text(
+        "ns.ts", "namespace Geo {\n  export function dist() {}\n  export const R = 6371;\n}\n"
+    )
+    assert defs(src) == [
+        ("Geo", "module", 1, 4, ""),
+        ("dist", "function", 2, 2, "Geo"),
+        ("R", "constant", 3, 3, "Geo"),
+    ]
 
 
 def test_typescript_imports():
@@ -320,17 +368,23 @@ def test_typescript_imports():
 
 
 def test_typescript_import_equals_require_and_export_star_as():
-    src = text("a.ts", 'import fs = require("fs");\nexport * as geo from "./geo";\n'
-                       "import type { T } from './types';\n")
+    src = text(
+        "a.ts",
+        'import fs = require("fs");\nexport * as geo from "./geo";\n'
+        "import type { T } from './types';\n",
+    )
     assert imports(src) == [
         (1, "fs", (), (), "fs", False),
         (2, "./geo", ("*",), (None,), "geo", True),
         (3, "./types", ("T",), (None,), None, True),
     ]
-    assert all(isinstance(i, Import) and i.file_path == "a.ts" for i in backend.extract_imports(src))
+    assert all(
+        isinstance(i, Import) and i.file_path == "a.ts" for i in backend.extract_imports(src)
+    )
 
 
 # -- TSX and JavaScript -----------------------------------------------------------------------
+
 
 def test_tsx_components_and_jsx_references():
     button = load("ts_project/src/components/Button.tsx")
@@ -373,14 +427,19 @@ def test_javascript_definitions_requires_and_exports():
 
 
 def test_jsx_in_js_files():
-    src = text("App.jsx", "export default function App() {\n  return <Layout><Card /></Layout>;\n}\n")
+    src = text(
+        "App.jsx", "export default function App() {\n  return <Layout><Card /></Layout>;\n}\n"
+    )
     assert defs(src) == [("App", "function", 1, 3, "")]
     assert {("Layout", "call"), ("Card", "call")} <= refs(src)
 
 
 def test_dynamic_import_and_side_effect_import_in_js():
-    src = text("a.mjs", 'import "./setup.mjs";\nconst m = await import("./mod.mjs");\n'
-                        "const t = require(`./tpl`);\nconst n = require(name);\n")
+    src = text(
+        "a.mjs",
+        'import "./setup.mjs";\nconst m = await import("./mod.mjs");\n'
+        "const t = require(`./tpl`);\nconst n = require(name);\n",
+    )
     assert imports(src) == [
         (1, "./setup.mjs", (), (), None, True),
         (2, "./mod.mjs", (), (), None, True),
@@ -389,6 +448,7 @@ def test_dynamic_import_and_side_effect_import_in_js():
 
 
 # -- Go ---------------------------------------------------------------------------------------
+
 
 def test_go_definitions_methods_and_grouped_consts():
     store = load("go_project/internal/store/store.go")
@@ -437,8 +497,15 @@ def test_go_structs_interfaces_and_multi_name_fields():
 def test_go_references_selector_calls_and_types():
     main = load("go_project/cmd/shop/main.go")
     found = refs(main)
-    assert {("New", "call"), ("Add", "call"), ("Println", "call"), ("ToUpper", "call"),
-            ("Amount", "call"), ("Item", "type"), ("Total", "call")} <= found
+    assert {
+        ("New", "call"),
+        ("Add", "call"),
+        ("Println", "call"),
+        ("ToUpper", "call"),
+        ("Amount", "call"),
+        ("Item", "type"),
+        ("Total", "call"),
+    } <= found
     assert ref_lines(main, "Add") == {15}
 
 
@@ -455,9 +522,12 @@ def test_go_grouped_imports_with_aliases_dot_and_blank():
 
 
 def test_go_generic_receivers_and_single_line_groups():
-    src = text("g.go", "package g\n\ntype List[T any] struct{ items []T }\n\n"
-                       "func (l *List[T]) Push(v T) { l.items = append(l.items, v) }\n"
-                       "var (\n\tA = 1\n\tB = 2\n)\n")
+    src = text(
+        "g.go",
+        "package g\n\ntype List[T any] struct{ items []T }\n\n"
+        "func (l *List[T]) Push(v T) { l.items = append(l.items, v) }\n"
+        "var (\n\tA = 1\n\tB = 2\n)\n",
+    )
     assert defs(src) == [
         ("List", "class", 3, 3, ""),
         ("items", "field", 3, 3, "List"),
@@ -468,6 +538,7 @@ def test_go_generic_receivers_and_single_line_groups():
 
 
 # -- further languages (optional grammar wheels) -------------------------------------------------
+
 
 def test_rust_items_impl_scopes_and_uses():
     pytest.importorskip("tree_sitter_rust")
@@ -534,8 +605,11 @@ def test_c_and_cpp():
     assert defs(c) == [("area", "function", 6, 8, ""), ("counter", "variable", 10, 10, "")]
     assert def_named(c, "area").docstring == "Area of a rectangle."
     assert def_named(c, "area").signature == "int area(const struct rect *r)"
-    assert imports(c) == [(1, "stdio.h", (), (), None, False), (2, "geometry.h", (), (), None, True),
-                          (3, "include/config.h", (), (), None, True)]
+    assert imports(c) == [
+        (1, "stdio.h", (), (), None, False),
+        (2, "geometry.h", (), (), None, True),
+        (3, "include/config.h", (), (), None, True),
+    ]
     header = load("misc/src/geometry.h")  # .h is parsed as C++ when that grammar is installed
     assert defs(header) == [
         ("MAX_SIDE", "constant", 1, 1, ""),
@@ -572,8 +646,10 @@ def test_csharp_ruby_and_php():
         ("Run", "method", 12, 12, "App.Services.IService"),
     ]
     assert def_named(cs, "App.Services.Service").docstring == "Does the work."
-    assert imports(cs) == [(1, "System", (), (), None, False),
-                           (2, "App.Models", (), (), "Models", False)]
+    assert imports(cs) == [
+        (1, "System", (), (), None, False),
+        (2, "App.Models", (), (), "Models", False),
+    ]
     rb = load("misc/lib/tools/format.rb")
     assert defs(rb) == [
         ("Tools", "module", 4, 18, ""),
@@ -604,24 +680,31 @@ def test_csharp_ruby_and_php():
 
 # -- bad input ----------------------------------------------------------------------------------
 
+
 def test_syntax_errors_still_yield_what_parsed(caplog):
-    src = text("broken.ts", "export function ok(a: number) { return a; }\n"
-                            "class Broken {\n  method( {\n}\n"
-                            "export const after = 1;\n")
+    src = text(
+        "broken.ts",
+        "export function ok(a: number) { return a; }\n"
+        "class Broken {\n  method( {\n}\n"
+        "export const after = 1;\n",
+    )
     with caplog.at_level(logging.WARNING):
         found = defs(src)
     assert ("ok", "function", 1, 1, "") in found
-    assert any(getattr(r, "code", None) == "parse_error" and getattr(r, "path", None) == "broken.ts"
-               for r in caplog.records)
+    assert any(
+        getattr(r, "code", None) == "parse_error" and getattr(r, "path", None) == "broken.ts"
+        for r in caplog.records
+    )
 
 
 def test_invalid_utf8_and_null_bytes(caplog):
-    data = b"package p\n\n// caf\xe9 \xff\xfe\nfunc F\x00x() {}\n\nfunc G() string { return \"\xc3\x28\" }\n"
+    data = b'package p\n\n// caf\xe9 \xff\xfe\nfunc F\x00x() {}\n\nfunc G() string { return "\xc3\x28" }\n'
     with caplog.at_level(logging.WARNING):
         tags = backend.extract_tags(SourceFile(Path("."), "bad.go", data))
         backend.extract_imports(SourceFile(Path("."), "bad.go", data))
-    assert ("G", "function", 6, 6, "") in [(t.name, t.symbol_kind, t.start_line, t.end_line, t.scope)
-                                           for t in tags if t.is_def]
+    assert ("G", "function", 6, 6, "") in [
+        (t.name, t.symbol_kind, t.start_line, t.end_line, t.scope) for t in tags if t.is_def
+    ]
     assert any(getattr(r, "code", None) == "decode_error" for r in caplog.records)
     name_with_replacement = text("u.ts", "")  # decoding never raises: names carry U+FFFD instead
     assert backend.extract_tags(name_with_replacement) == []
@@ -636,33 +719,50 @@ def test_empty_and_whitespace_files():
         assert backend.extract_tags(text(path, "\n\n   \n")) == []
 
 
-@pytest.mark.parametrize("path,data", [
-    ("deep.js", b"x = " + b"[" * 3000 + b"]" * 3000 + b";\n"),
-    ("deep.ts", b"function f() {" * 2000),
-    ("deep.go", b"package p\nfunc f() {" + b"{" * 3000 + b"}" * 3000 + b"}\n"),
-    ("deep2.js", b"const v = " + b"a + " * 3000 + b"1;\nfunction after() {}\n"),
-])
+@pytest.mark.parametrize(
+    "path,data",
+    [
+        ("deep.js", b"x = " + b"[" * 3000 + b"]" * 3000 + b";\n"),
+        ("deep.ts", b"function f() {" * 2000),
+        ("deep.go", b"package p\nfunc f() {" + b"{" * 3000 + b"}" * 3000 + b"}\n"),
+        ("deep2.js", b"const v = " + b"a + " * 3000 + b"1;\nfunction after() {}\n"),
+    ],
+)
 def test_deeply_nested_code_does_not_raise(path, data):
     tags = backend.extract_tags(SourceFile(Path("."), path, data))
     backend.extract_imports(SourceFile(Path("."), path, data))
     assert isinstance(tags, list)
     if path == "deep2.js":
-        assert ("after", "function", 2, 2, "") in [(t.name, t.symbol_kind, t.start_line,
-                                                    t.end_line, t.scope) for t in tags if t.is_def]
+        assert ("after", "function", 2, 2, "") in [
+            (t.name, t.symbol_kind, t.start_line, t.end_line, t.scope) for t in tags if t.is_def
+        ]
 
 
 def test_output_is_deterministic_and_sorted():
-    for rel in ("ts_project/src/models/user.ts", "go_project/internal/store/store.go",
-                "ts_project/src/legacy.js"):
+    for rel in (
+        "ts_project/src/models/user.ts",
+        "go_project/internal/store/store.go",
+        "ts_project/src/legacy.js",
+    ):
         src = load(rel)
         parsing.clear_memo()
         first = backend.extract_tags(src)
         parsing.clear_memo()
         second = backend.extract_tags(SourceFile(src.root, src.path, bytes(src.data)))
         assert first == second
-        assert first == sorted(first, key=lambda t: (t.start_line, t.kind, t.name, t.end_line,
-                                                     t.scope, t.symbol_kind, t.signature or "",
-                                                     t.docstring or ""))
+        assert first == sorted(
+            first,
+            key=lambda t: (
+                t.start_line,
+                t.kind,
+                t.name,
+                t.end_line,
+                t.scope,
+                t.symbol_kind,
+                t.signature or "",
+                t.docstring or "",
+            ),
+        )
         assert len(set(first)) == len(first)
 
 
@@ -671,7 +771,9 @@ def test_signatures_are_single_lines_capped_at_240():
     src = text("long.ts", f"export function huge(\n  {long_params}\n) {{\n  return 1;\n}}\n")
     (tag,) = [t for t in backend.extract_tags(src) if t.is_def]
     assert tag.signature is not None and len(tag.signature) <= 240
-    assert "\n" not in tag.signature and tag.signature.startswith("export function huge( p0: number")
+    assert "\n" not in tag.signature and tag.signature.startswith(
+        "export function huge( p0: number"
+    )
     assert (tag.start_line, tag.end_line) == (1, 5)
 
 
@@ -679,11 +781,11 @@ SAMPLES = {
     "s.ts": "export class A<T> { m(x: T): void { f(x); } }\ninterface I { a: string }\n",
     "s.tsx": "export const C = () => <div><B x={1} /></div>;\n",
     "s.js": "const x = require('./x');\nfunction f(a) { return new X(a); }\n",
-    "s.go": "package p\nimport \"fmt\"\ntype S struct{ A int }\nfunc (s *S) M() { fmt.Println(s.A) }\n",
+    "s.go": 'package p\nimport "fmt"\ntype S struct{ A int }\nfunc (s *S) M() { fmt.Println(s.A) }\n',
     "s.rs": "use a::b;\nstruct S { a: i32 }\nimpl S { fn m(&self) {} }\n",
     "s.java": "import a.B;\nclass A { void m() { new B().c(); } }\n",
     "s.rb": "require 'x'\nclass A < B\n  def m; end\nend\n",
-    "s.c": "#include \"a.h\"\nstruct s { int a; };\nint f(void) { return g(); }\n",
+    "s.c": '#include "a.h"\nstruct s { int a; };\nint f(void) { return g(); }\n',
     "s.cpp": "namespace n { class A { void m(); }; }\nvoid n::A::m() {}\n",
     "s.cs": "using A;\nnamespace N { class C { void M() { F(); } } }\n",
     "s.php": "<?php\nuse A\\B;\nclass C { function m() { f(); } }\n",
@@ -739,7 +841,76 @@ def test_arbitrary_text_never_raises(path, source):
 def test_mutated_source_never_raises(path, data):
     base = SAMPLES[path]
     cut = data.draw(st.integers(0, len(base)))
-    insert = data.draw(st.text(alphabet=st.sampled_from(list("{}()[]<>;:\"'`/*\n \t.=,#$@\\")),
-                               max_size=8))
+    insert = data.draw(
+        st.text(alphabet=st.sampled_from(list("{}()[]<>;:\"'`/*\n \t.=,#$@\\")), max_size=8)
+    )
     parsing.clear_memo()
     _check_contract(text(path, base[:cut] + insert + base[cut:]))
+
+
+def test_language_pack_1x_is_refused(monkeypatch, fresh_discovery):
+    real_version = languages.metadata.version
+
+    def version(dist):
+        return "1.2.0" if dist == languages.PACK_DISTRIBUTION else real_version(dist)
+
+    monkeypatch.setattr(languages, "_installed", lambda module: bool(module))
+    monkeypatch.setattr(languages.metadata, "version", version)
+    found, why = languages.pack_status()
+    assert found is None and "downloads grammars at run time" in why
+    assert languages._pack_bindings() == frozenset()
+    pack_only = [s for s in languages.SPECS if s.extra == "langpack"]
+    assert pack_only and all(languages.grammar_source(s) is None for s in pack_only)
+
+
+def test_plugins_detail_names_found_and_missing_grammars_per_extra(monkeypatch, fresh_discovery):
+    monkeypatch.setattr(
+        languages, "grammar_source", lambda spec: "wheel" if spec.extra == "core" else None
+    )
+    detail = backend.backend_info().detail
+    assert "extra core: found typescript, tsx, javascript, go" in detail
+    assert "extra languages: found none; missing rust, java" in detail
+    assert "(pip install 'repomapper[languages]')" in detail
+    assert "extra langpack: found none; missing chatito" in detail
+
+
+@pytest.mark.parametrize(
+    ("path", "content", "served"),
+    [
+        (
+            "Widget.m",
+            "#import <Foundation/Foundation.h>\n@interface Widget : NSObject\n@end\n",
+            False,
+        ),
+        ("widget.m", "function w = widget(x)\nw = x;\nend\n", True),
+        ("vec.cl", "__kernel void add(__global float* a) {}\n", False),
+        ("shapes.cl", "(defun area (r) (* pi r r))\n", True),
+        ("main.d", "main.o: main.c util.h \\\n  defs.h\n", False),
+        ("app.d", "module app;\nvoid main() {}\n", True),
+    ],
+)
+def test_files_of_another_language_sharing_the_extension_are_declined(path, content, served):
+    spec = languages.spec_for_path(path)
+    if spec is None:
+        pytest.skip(f"no installed grammar claims {path}")
+    tags = backend.extract_tags(text(path, content))
+    assert (tags is not None) == served, path
+
+
+def test_queries_fit_every_pack_grammar_a_spec_may_fall_back_to():
+    pytest.importorskip(languages.PACK_MODULE)
+    if languages.pack_status()[0] is None:
+        pytest.skip(languages.pack_status()[1])
+    import importlib
+
+    import tree_sitter
+
+    pack = importlib.import_module(languages.PACK_MODULE)
+    for spec in languages.SPECS:
+        if not spec.pack:
+            continue
+        language = tree_sitter.Language(pack.get_binding(spec.pack))
+        for kind, fragments in (("tags", spec.tags), ("imports", (spec.imports,))):
+            text = "\n".join(languages._read_query(f"{f}-{kind}.scm") for f in fragments)
+            if text.strip():
+                tree_sitter.Query(language, text)  # raises on a pattern the grammar rejects

@@ -31,11 +31,14 @@ def resolve(index: RepoIndex, importer: str, source: str, **kw) -> list[str] | N
 def resolved_imports(index: RepoIndex, rel: str) -> dict[str, list[str]]:
     """Every import of ``rel`` (extracted by the backend) -> what it resolves to."""
     source = SourceFile(index.root, rel, (index.root / rel).read_bytes())
-    return {f"{imp.line_number}:{imp.source}": backend.resolve_import(imp, index)
-            for imp in backend.extract_imports(source)}
+    return {
+        f"{imp.line_number}:{imp.source}": backend.resolve_import(imp, index)
+        for imp in backend.extract_imports(source)
+    }
 
 
 # -- TypeScript / JavaScript ----------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def ts_index() -> RepoIndex:
@@ -87,7 +90,9 @@ def test_exact_file_wins_over_probing(tmp_path):
 
 def test_baseurl_without_paths(tmp_path):
     (tmp_path / "web").mkdir()
-    (tmp_path / "web" / "jsconfig.json").write_text(json.dumps({"compilerOptions": {"baseUrl": "src"}}))
+    (tmp_path / "web" / "jsconfig.json").write_text(
+        json.dumps({"compilerOptions": {"baseUrl": "src"}})
+    )
     index = RepoIndex(tmp_path, ["web/src/app/main.js", "web/src/lib/api.js", "web/jsconfig.json"])
     assert resolve(index, "web/src/app/main.js", "lib/api") == ["web/src/lib/api.js"]
     assert resolve(index, "web/src/app/main.js", "lodash") == []
@@ -95,7 +100,8 @@ def test_baseurl_without_paths(tmp_path):
 
 def test_tsconfig_extends_and_path_priority(tmp_path):
     (tmp_path / "tsconfig.base.json").write_text(
-        '{"compilerOptions": {"baseUrl": "./", "paths": {"@/*": ["src/*"], "@/x/*": ["other/*"]}}}')
+        '{"compilerOptions": {"baseUrl": "./", "paths": {"@/*": ["src/*"], "@/x/*": ["other/*"]}}}'
+    )
     (tmp_path / "tsconfig.json").write_text('{"extends": "./tsconfig.base", "include": ["src"]}')
     index = RepoIndex(tmp_path, ["src/a.ts", "src/x/b.ts", "other/b.ts"])
     assert resolve(index, "src/a.ts", "@/x/b") == ["other/b.ts"]  # the longest prefix wins
@@ -121,6 +127,7 @@ def test_jsonc_comments_and_trailing_commas_are_stripped():
 
 # -- Go ---------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def go_index() -> RepoIndex:
     return project_index("go_project")
@@ -144,7 +151,14 @@ def test_go_module_root_package_and_nested_modules(tmp_path):
     (tmp_path / "go.mod").write_text('module "example.org/root" // quoted\n')
     (tmp_path / "tools").mkdir()
     (tmp_path / "tools" / "go.mod").write_text("module example.org/tools\n")
-    files = ["go.mod", "root.go", "root_test.go", "tools/go.mod", "tools/gen/gen.go", "tools/main.go"]
+    files = [
+        "go.mod",
+        "root.go",
+        "root_test.go",
+        "tools/go.mod",
+        "tools/gen/gen.go",
+        "tools/main.go",
+    ]
     index = RepoIndex(tmp_path, files)
     assert resolve(index, "tools/main.go", "example.org/root") == ["root.go"]
     assert resolve(index, "root.go", "example.org/tools/gen") == ["tools/gen/gen.go"]
@@ -186,12 +200,14 @@ def test_go_mod_is_read_once_per_index(go_index, monkeypatch):
 
 # -- not ours ---------------------------------------------------------------------------------------
 
+
 def test_files_of_other_languages_are_not_resolved_here(ts_index):
     assert resolve(ts_index, "pkg/mod.py", "os") is None
     assert resolve(ts_index, "README.md", "./x") is None
 
 
 # -- further languages --------------------------------------------------------------------------------
+
 
 def test_rust_mod_and_crate_paths():
     pytest.importorskip("tree_sitter_rust")
@@ -207,20 +223,31 @@ def test_rust_mod_and_crate_paths():
 
 def test_rust_super_self_and_nested_modules(tmp_path):
     pytest.importorskip("tree_sitter_rust")
-    files = ["src/main.rs", "src/net/mod.rs", "src/net/http/client.rs", "src/net/http.rs",
-             "src/net/tls.rs", "src/config.rs"]
+    files = [
+        "src/main.rs",
+        "src/net/mod.rs",
+        "src/net/http/client.rs",
+        "src/net/http.rs",
+        "src/net/tls.rs",
+        "src/config.rs",
+    ]
     index = RepoIndex(tmp_path, files)
     client = "src/net/http/client.rs"
-    assert resolve(index, client, "super::super", names=("tls",), is_relative=True) == \
-        ["src/net/tls.rs"]
-    assert resolve(index, client, "super::super::super", names=("config",), is_relative=True) == \
-        ["src/config.rs"]
-    assert resolve(index, "src/net/mod.rs", "self", names=("http",), is_relative=True) == \
-        ["src/net/http.rs"]
-    assert resolve(index, "src/net/http.rs", "self::client", names=("Client",),
-                   is_relative=True) == [client]
-    assert resolve(index, "src/main.rs", "crate::net::http", names=("Client",),
-                   is_relative=True) == ["src/net/http.rs"]
+    assert resolve(index, client, "super::super", names=("tls",), is_relative=True) == [
+        "src/net/tls.rs"
+    ]
+    assert resolve(index, client, "super::super::super", names=("config",), is_relative=True) == [
+        "src/config.rs"
+    ]
+    assert resolve(index, "src/net/mod.rs", "self", names=("http",), is_relative=True) == [
+        "src/net/http.rs"
+    ]
+    assert resolve(
+        index, "src/net/http.rs", "self::client", names=("Client",), is_relative=True
+    ) == [client]
+    assert resolve(
+        index, "src/main.rs", "crate::net::http", names=("Client",), is_relative=True
+    ) == ["src/net/http.rs"]
     assert resolve(index, "src/main.rs", "serde", names=("Deserialize",)) == []
 
 

@@ -30,6 +30,8 @@ class MapOptions:
     jobs: int | None = None
     plugins: PluginSet | None = None
     progress: Callable[..., Any] | None = None
+    #: a :class:`~repomapper.timings.StageTimer` to record the stages in (``--timings``)
+    timer: Any = None
 
 
 def make_repomap(request: MapRequest, options: MapOptions | None = None):
@@ -48,6 +50,7 @@ def make_repomap(request: MapRequest, options: MapOptions | None = None):
         max_file_size=o.max_file_size,
         jobs=o.jobs,
         progress=o.progress,
+        timer=o.timer,
     )
 
 
@@ -165,10 +168,18 @@ def classify(result: MapResult, req: MapRequest, plugins: PluginSet) -> Reason |
         where = (
             f"include_globs {list(req.include_globs)}" if req.include_globs else "no include_globs"
         )
+        unlisted = sum(
+            d.code == "unreadable" and (d.path or "").endswith("/") for d in result.diagnostics
+        )
         return Reason(
             "no_files_matched",
             f"no file to map under {req.clone_path}: {seen} file(s) seen, {where}"
-            + (f", languages {list(req.languages)}" if req.languages else ""),
+            + (f", languages {list(req.languages)}" if req.languages else "")
+            + (
+                f"; {unlisted} folder(s) could not be listed (see the diagnostics)"
+                if unlisted
+                else ""
+            ),
         )
     if mapped == 0:
         unavailable = envelope.diagnostic_file_count(result.diagnostics, "backend_unavailable")

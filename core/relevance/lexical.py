@@ -163,7 +163,9 @@ class _SqliteStore:
                 ):
                     old.extend((t, path) for t in (terms or "").split())
             self.conn.executemany("DELETE FROM postings WHERE term=? AND path=?", old)
-            rows = sorted((t, path, *tfs) for path, _, ft in items for t, tfs in ft.postings.items())
+            rows = sorted(
+                (t, path, *tfs) for path, _, ft in items for t, tfs in ft.postings.items()
+            )
             self.conn.executemany("INSERT INTO postings VALUES (?,?,?,?,?,?)", rows)
             self.conn.executemany(
                 "INSERT OR REPLACE INTO lexdocs VALUES (?,?,?,?,?,?,?)",

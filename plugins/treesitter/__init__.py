@@ -1,5 +1,7 @@
-"""The tree-sitter backend: TypeScript, TSX, JavaScript and Go, plus Rust, Java, Ruby, C, C++, C#
-and PHP when their grammar wheels are installed (the ``languages`` extra).
+"""The tree-sitter backend: TypeScript, TSX, JavaScript and Go with every install; about thirty
+more languages when their grammar wheels are installed (the ``languages`` extra) or come from
+``tree-sitter-language-pack`` below 1.0 (the ``langpack`` extra). ``docs/languages.md`` lists
+them, generated from :data:`.languages.SPECS` and the conformance run.
 
 Each language has our own queries (``queries/<language>-tags.scm`` and ``-imports.scm``) for
 definitions (with end lines, one-line signatures, scopes and doc comments), references and
@@ -21,8 +23,9 @@ from .extract import collect_tags
 from .imports import collect_imports
 from .languages import (
     available_specs,
+    extras_report,
     grammar_versions,
-    missing_specs,
+    pack_status,
     queries_digest,
     tree_sitter_version,
 )
@@ -34,12 +37,32 @@ log = logging.getLogger(__name__)
 NAME = "treesitter"
 #: Changes whenever the queries or the tree-sitter runtime change (it keys the tag cache); the
 #: declared version also carries a hash of the installed grammars' versions.
-VERSION = f"1.0-ts{tree_sitter_version() or 'none'}-q{queries_digest()}"
+VERSION = f"1.1-ts{tree_sitter_version() or 'none'}-q{queries_digest()}"
 
-CAPABILITIES = tuple(c.value for c in (
-    Capability.DEFINITIONS, Capability.REFERENCES, Capability.IMPORTS, Capability.END_LINES,
-    Capability.SIGNATURES, Capability.SCOPES, Capability.DOCSTRINGS,
-))
+CAPABILITIES = tuple(
+    c.value
+    for c in (
+        Capability.DEFINITIONS,
+        Capability.REFERENCES,
+        Capability.IMPORTS,
+        Capability.END_LINES,
+        Capability.SIGNATURES,
+        Capability.SCOPES,
+        Capability.DOCSTRINGS,
+    )
+)
+
+
+def _extra_line(extra: str, found: list[str], missing: list[str]) -> str:
+    """``extra languages: found a, b; missing c (pip install 'repomapper[languages]')``."""
+    text = f"extra {extra}: found {', '.join(found) or 'none'}"
+    if missing:
+        text += f"; missing {', '.join(missing)}"
+        if extra != "core":
+            text += f" (pip install 'repomapper[{extra}]')"
+        if extra == "langpack" and pack_status()[1]:
+            text += f" [{pack_status()[1]}]"
+    return text
 
 
 @cache
@@ -59,10 +82,8 @@ def _backend_info() -> BackendInfo:
         detail = "no tree-sitter grammar is installed"
     else:
         detail = "grammars: " + ", ".join(f"{name} {version}" for name, version in versions)
-    missing = missing_specs()
-    if missing and tree_sitter_version() is not None:
-        detail += "; missing: " + ", ".join(s.name for s in missing)
-        detail += " (pip install 'repomapper[languages]')"
+    if tree_sitter_version() is not None:
+        detail += "; " + "; ".join(_extra_line(*row) for row in extras_report())
     return BackendInfo(
         name=NAME,
         version=f"{VERSION}-g{grammar_hash}",

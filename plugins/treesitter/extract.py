@@ -20,19 +20,33 @@ from typing import Any
 
 from repomapper.model import DEF, REF, Tag
 
-from .parsing import Parsed
+from .parsing import PLACEHOLDER, Parsed
 from .snippets import declaration_wrapper, docstring, effective_end_row, node_text, signature
 
 #: Kinds that enclose other definitions (and so appear in their scope).
-CONTAINER_KINDS = frozenset({
-    "class", "interface", "enum", "module", "namespace", "impl", "function", "method", "struct",
-    "trait", "object",
-})
+CONTAINER_KINDS = frozenset(
+    {
+        "class",
+        "interface",
+        "enum",
+        "module",
+        "namespace",
+        "impl",
+        "function",
+        "method",
+        "struct",
+        "trait",
+        "object",
+    }
+)
 #: A function directly inside one of these is a method.
 CLASS_LIKE = frozenset({"class", "interface", "impl", "trait", "struct", "enum", "object"})
 #: Names declared inside a function or method body are locals, not definitions.
 LOCAL_KINDS = frozenset({"variable", "constant"})
 FUNCTION_KINDS = frozenset({"function", "method"})
+#: Grammars where a function's body is the signature's next sibling, not its child (Dart).
+DETACHED_BODIES = frozenset({"function_body"})
+SIGNATURE_WRAPPERS = frozenset({"method_signature"})
 _REF_PRIORITY = {"call": 0, "type": 1, "attribute": 2, "name": 3}
 _MAX_NAME = 200
 _SCOPE_CUT = re.compile(r"[<\[( ]")
@@ -65,7 +79,12 @@ def clean_scope(text: str) -> str:
 
 
 def _valid_name(name: str) -> bool:
-    return bool(name) and len(name) <= _MAX_NAME and _SPACE.search(name) is None
+    return (
+        bool(name)
+        and len(name) <= _MAX_NAME
+        and _SPACE.search(name) is None
+        and PLACEHOLDER not in name
+    )
 
 
 def collect_tags(parsed: Parsed) -> list[Tag]:
@@ -82,7 +101,7 @@ def collect_tags(parsed: Parsed) -> list[Tag]:
     for pattern_index, caps in cursor.matches(parsed.tree.root_node):
         for cap, nodes in caps.items():
             if cap.startswith("definition."):
-                kind = cap[len("definition."):]
+                kind = cap[len("definition.") :]
                 receiver = caps.get("receiver", [None])[0]
                 for name_node in caps.get("name", ()):
                     key = (name_node.start_byte, name_node.end_byte)
@@ -91,9 +110,9 @@ def collect_tags(parsed: Parsed) -> list[Tag]:
                         defs[key] = (pattern_index, kind, nodes[0], name_node, receiver)
             elif cap.startswith("scope."):
                 names = caps.get("name")
-                scopes.append((cap[len("scope."):], nodes[0], names[0] if names else None))
+                scopes.append((cap[len("scope.") :], nodes[0], names[0] if names else None))
             elif cap.startswith("reference."):
-                kind = cap[len("reference."):]
+                kind = cap[len("reference.") :]
                 ref_nodes.extend((n, kind) for n in nodes)
 
     entries: list[_Entry] = []
@@ -125,7 +144,9 @@ def collect_tags(parsed: Parsed) -> list[Tag]:
 
     # names of definitions and of named scopes are not references (a Rust ``impl`` type is)
     not_refs = set(defs)
-    not_refs.update((n.start_byte, n.end_byte) for k, _, n in scopes if n is not None and k != "impl")
+    not_refs.update(
+        (n.start_byte, n.end_byte) for k, _, n in scopes if n is not None and k != "impl"
+    )
     refs: dict[tuple[int, str], str] = {}
     for node, kind in ref_nodes:
         if (node.start_byte, node.end_byte) in not_refs:
@@ -137,14 +158,28 @@ def collect_tags(parsed: Parsed) -> list[Tag]:
         seen = refs.get(key)
         if seen is None or _REF_PRIORITY.get(kind, 9) < _REF_PRIORITY.get(seen, 9):
             refs[key] = kind
-    tags.update(Tag(path, line, line, name, REF, kind, "", None, None)
-                for (line, name), kind in refs.items())
-    return sorted(tags, key=lambda t: (t.start_line, t.kind, t.name, t.end_line, t.scope,
-                                       t.symbol_kind, t.signature or "", t.docstring or ""))
+    tags.update(
+        Tag(path, line, line, name, REF, kind, "", None, None)
+        for (line, name), kind in refs.items()
+    )
+    return sorted(
+        tags,
+        key=lambda t: (
+            t.start_line,
+            t.kind,
+            t.name,
+            t.end_line,
+            t.scope,
+            t.symbol_kind,
+            t.signature or "",
+            t.docstring or "",
+        ),
+    )
 
 
-def _definition_entry(kind: str, def_node: Any, name_node: Any, receiver: Any,
-                      data: bytes) -> _Entry | None:
+def _definition_entry(
+    kind: str, def_node: Any, name_node: Any, receiver: Any, data: bytes
+) -> _Entry | None:
     raw = node_text(name_node, data, _MAX_NAME * 2).strip()
     qualifier = ""
     row = name_node.start_point[0]
@@ -160,8 +195,28 @@ def _definition_entry(kind: str, def_node: Any, name_node: Any, receiver: Any,
     if receiver is not None:
         qualifier = clean_scope(node_text(receiver, data, _MAX_NAME * 2))
     chain_name = f"{qualifier}.{raw}" if qualifier else raw
-    return _Entry(def_node.start_byte, def_node.end_byte, 0, kind, chain_name, raw, qualifier,
-                  def_node, row + 1)
+    return _Entry(
+        def_node.start_byte,
+        def_node.end_byte,
+        0,
+        kind,
+        chain_name,
+        raw,
+        qualifier,
+        def_node,
+        row + 1,
+    )
+
+
+def _end_row(node: Any) -> int:
+    """The definition's last row; a body that follows its signature as a sibling (Dart) counts."""
+    outer = (
+        node.parent if node.parent is not None and node.parent.type in SIGNATURE_WRAPPERS else node
+    )
+    body = outer.next_named_sibling
+    if body is not None and body.type in DETACHED_BODIES:
+        return effective_end_row(body)
+    return effective_end_row(node)
 
 
 def _definition_tag(entry: _Entry, stack: list[_Entry], data: bytes, path: str) -> Tag | None:
@@ -176,7 +231,16 @@ def _definition_tag(entry: _Entry, stack: list[_Entry], data: bytes, path: str) 
     chain = [e.chain_name for e in stack if e.chain_name]
     if entry.qualifier:
         chain.append(entry.qualifier)
-    end_line = max(entry.line, effective_end_row(entry.def_node) + 1)
+    end_line = max(entry.line, _end_row(entry.def_node) + 1)
     wrapper = declaration_wrapper(entry.def_node)
-    return Tag(path, entry.line, end_line, entry.name, DEF, kind, ".".join(chain),
-               signature(entry.def_node, kind, data, wrapper), docstring(wrapper, data))
+    return Tag(
+        path,
+        entry.line,
+        end_line,
+        entry.name,
+        DEF,
+        kind,
+        ".".join(chain),
+        signature(entry.def_node, kind, data, wrapper),
+        docstring(wrapper, data),
+    )

@@ -9,7 +9,7 @@ from typing import Any
 from repomapper.model import Import
 
 from .extract import MAX_START_DEPTH
-from .parsing import Parsed
+from .parsing import PLACEHOLDER, Parsed
 from .snippets import node_text, string_value
 
 Handler = Callable[[Any, bytes, str], list[Import]]
@@ -29,6 +29,7 @@ def _dotted(node: Any, data: bytes) -> str:
 
 # -- JavaScript / TypeScript ------------------------------------------------------------------
 
+
 def _es_names(clause: Any, data: bytes) -> tuple[list[str], list[str | None], str | None]:
     names: list[str] = []
     aliases: list[str | None] = []
@@ -40,7 +41,9 @@ def _es_names(clause: Any, data: bytes) -> tuple[list[str], list[str | None], st
         elif child.type in ("namespace_import", "namespace_export"):
             ids = [c for c in child.named_children if c.type in ("identifier", "string")]
             if ids:
-                alias = string_value(ids[0], data) if ids[0].type == "string" else _text(ids[0], data)
+                alias = (
+                    string_value(ids[0], data) if ids[0].type == "string" else _text(ids[0], data)
+                )
         elif child.type in ("named_imports", "export_clause"):
             for spec in child.named_children:
                 if spec.type not in ("import_specifier", "export_specifier"):
@@ -75,8 +78,18 @@ def _es_import(node: Any, data: bytes, path: str) -> list[Import]:
     source = string_value(source_node, data) if source_node is not None else None
     if not source:
         return []
-    return [Import(path, source, tuple(names), source.startswith("."), _line(node), 0,
-                   tuple(aliases), alias)]
+    return [
+        Import(
+            path,
+            source,
+            tuple(names),
+            source.startswith("."),
+            _line(node),
+            0,
+            tuple(aliases),
+            alias,
+        )
+    ]
 
 
 def _es_export(node: Any, data: bytes, path: str) -> list[Import]:
@@ -94,8 +107,18 @@ def _es_export(node: Any, data: bytes, path: str) -> list[Import]:
             names, aliases = ["*"], [None]
         elif child.type == "export_clause":
             names, aliases, _ = _es_names(node, data)
-    return [Import(path, source, tuple(names), source.startswith("."), _line(node), 0,
-                   tuple(aliases), alias)]
+    return [
+        Import(
+            path,
+            source,
+            tuple(names),
+            source.startswith("."),
+            _line(node),
+            0,
+            tuple(aliases),
+            alias,
+        )
+    ]
 
 
 def _first_string_argument(call: Any, data: bytes) -> str | None:
@@ -130,8 +153,18 @@ def _require(node: Any, data: bytes, path: str) -> list[Import]:
                     if key is not None:
                         names.append(_spec_name(key, data))
                         aliases.append(_text(value, data) if value is not None else None)
-    return [Import(path, source, tuple(names), source.startswith("."), _line(node), 0,
-                   tuple(aliases), alias)]
+    return [
+        Import(
+            path,
+            source,
+            tuple(names),
+            source.startswith("."),
+            _line(node),
+            0,
+            tuple(aliases),
+            alias,
+        )
+    ]
 
 
 def _dynamic(node: Any, data: bytes, path: str) -> list[Import]:
@@ -142,6 +175,7 @@ def _dynamic(node: Any, data: bytes, path: str) -> list[Import]:
 
 
 # -- Go -----------------------------------------------------------------------------------------
+
 
 def _go(node: Any, data: bytes, path: str) -> list[Import]:
     source = string_value(node.child_by_field_name("path"), data)
@@ -195,8 +229,15 @@ def _rust_use(node: Any, data: bytes, path: str) -> list[Import]:
         names.append(name)
         aliases.append(alias)
     return singles + [
-        Import(path, "::".join(parts), tuple(names), parts[0] in _RUST_LOCAL, _line(node), 0,
-               tuple(aliases))
+        Import(
+            path,
+            "::".join(parts),
+            tuple(names),
+            parts[0] in _RUST_LOCAL,
+            _line(node),
+            0,
+            tuple(aliases),
+        )
         for parts, (names, aliases) in grouped.items()
     ]
 
@@ -213,11 +254,22 @@ def _rust_extern(node: Any, data: bytes, path: str) -> list[Import]:
     alias = node.child_by_field_name("alias")
     if name is None:
         return []
-    return [Import(path, _text(name, data), (), False, _line(node), 0, (),
-                   _text(alias, data) if alias is not None else None)]
+    return [
+        Import(
+            path,
+            _text(name, data),
+            (),
+            False,
+            _line(node),
+            0,
+            (),
+            _text(alias, data) if alias is not None else None,
+        )
+    ]
 
 
 # -- Java, C#, PHP ------------------------------------------------------------------------------
+
 
 def _java(node: Any, data: bytes, path: str) -> list[Import]:
     target = [c for c in node.named_children if c.type in ("scoped_identifier", "identifier")]
@@ -229,9 +281,12 @@ def _java(node: Any, data: bytes, path: str) -> list[Import]:
 
 def _csharp(node: Any, data: bytes, path: str) -> list[Import]:
     alias_node = node.child_by_field_name("name")
-    targets = [c for c in node.named_children
-               if c.type in ("qualified_name", "identifier", "generic_name", "alias_qualified_name")
-               and not (alias_node is not None and c.start_byte == alias_node.start_byte)]
+    targets = [
+        c
+        for c in node.named_children
+        if c.type in ("qualified_name", "identifier", "generic_name", "alias_qualified_name")
+        and not (alias_node is not None and c.start_byte == alias_node.start_byte)
+    ]
     if not targets:
         return []
     alias = _text(alias_node, data) if alias_node is not None else None
@@ -265,9 +320,12 @@ def _php_use(node: Any, data: bytes, path: str) -> list[Import]:
 
 def _php_clause(clause: Any, data: bytes) -> tuple[str, str | None]:
     alias_node = clause.child_by_field_name("alias")
-    targets = [c for c in clause.named_children
-               if c.type in ("qualified_name", "name", "namespace_name")
-               and not (alias_node is not None and c.start_byte == alias_node.start_byte)]
+    targets = [
+        c
+        for c in clause.named_children
+        if c.type in ("qualified_name", "name", "namespace_name")
+        and not (alias_node is not None and c.start_byte == alias_node.start_byte)
+    ]
     target = _dotted(targets[0], data).lstrip("\\") if targets else ""
     return target, (_text(alias_node, data) if alias_node is not None else None)
 
@@ -283,8 +341,12 @@ def _php_require(node: Any, data: bytes, path: str) -> list[Import]:
         source = string_value(arg, data)
     elif arg.type == "binary_expression":
         left, right = arg.child_by_field_name("left"), arg.child_by_field_name("right")
-        if left is not None and right is not None and _text(left, data) == "__DIR__" and \
-                right.type in ("string", "encapsed_string"):
+        if (
+            left is not None
+            and right is not None
+            and _text(left, data) == "__DIR__"
+            and right.type in ("string", "encapsed_string")
+        ):
             tail = string_value(right, data)
             source = f".{tail}" if tail and tail.startswith("/") else tail
     if not source:
@@ -293,6 +355,7 @@ def _php_require(node: Any, data: bytes, path: str) -> list[Import]:
 
 
 # -- Ruby, C/C++ --------------------------------------------------------------------------------
+
 
 def _ruby_require(node: Any, data: bytes, path: str) -> list[Import]:
     method = node.child_by_field_name("method")
@@ -313,7 +376,50 @@ def _c_include(node: Any, data: bytes, path: str) -> list[Import]:
     return [Import(path, source, (), target.type == "string_literal", _line(node))]
 
 
+# -- every other language: the captured node is the imported path ------------------------------
+
+_COMPUTED = frozenset(
+    {
+        "command_substitution",
+        "simple_expansion",
+        "expansion",
+        "interpolation",
+        "template_substitution",
+    }
+)
+
+
+def _path(node: Any, data: bytes, path: str) -> list[Import]:
+    """``@import.path`` on the node naming what is imported (a string literal or a dotted name);
+    a path computed at run time (a shell expansion, an interpolation) is not an import we can
+    follow."""
+    if any(c.type in _COMPUTED for c in node.named_children):
+        return []
+    source = string_value(node, data) if "string" in node.type else _dotted(node, data)
+    source = (source or "").strip()
+    if not source or len(source) > 500 or PLACEHOLDER in source:
+        return []
+    return [Import(path, source, (), source.startswith("."), _line(node))]
+
+
+def _scala(node: Any, data: bytes, path: str) -> list[Import]:
+    """``import a.b.C`` and ``import a.b.{C, D => E}``."""
+    parts: list[str] = []
+    names: list[str] = []
+    for i, child in enumerate(node.children):
+        field = node.field_name_for_child(i)
+        if field == "path" and child.is_named:
+            parts.append(_text(child, data))
+        elif child.type == "namespace_selectors":
+            names.extend(_text(c, data).split("=>")[0].strip() for c in child.named_children)
+    if not parts:
+        return []
+    return [Import(path, ".".join(parts), tuple(n for n in names if n), False, _line(node))]
+
+
 HANDLERS: dict[str, Handler] = {
+    "scala": _scala,
+    "path": _path,
     "es_import": _es_import,
     "es_export": _es_export,
     "require": _require,
@@ -343,11 +449,19 @@ def collect_imports(parsed: Parsed) -> list[Import]:
     cursor.set_max_start_depth(MAX_START_DEPTH)
     for _, caps in cursor.matches(parsed.tree.root_node):
         for cap, nodes in caps.items():
-            handler = HANDLERS.get(cap[len("import."):]) if cap.startswith("import.") else None
+            handler = HANDLERS.get(cap[len("import.") :]) if cap.startswith("import.") else None
             if handler is None:
                 continue
             for node in nodes:
                 found.update(handler(node, parsed.data, parsed.path))
-    return sorted(found, key=lambda i: (i.line_number, i.source, i.names,
-                                        tuple(a or "" for a in i.aliases), i.alias or "",
-                                        i.is_relative))
+    return sorted(
+        found,
+        key=lambda i: (
+            i.line_number,
+            i.source,
+            i.names,
+            tuple(a or "" for a in i.aliases),
+            i.alias or "",
+            i.is_relative,
+        ),
+    )

@@ -13,6 +13,7 @@ import hashlib
 import importlib
 import importlib.util
 import logging
+import re
 import threading
 from dataclasses import dataclass
 from functools import cache
@@ -22,6 +23,10 @@ from pathlib import Path, PurePosixPath
 log = logging.getLogger(__name__)
 
 QUERY_DIR = Path(__file__).parent / "queries"
+PACK_MODULE = "tree_sitter_language_pack"
+PACK_DISTRIBUTION = "tree-sitter-language-pack"
+#: 1.x of the pack downloads grammars at run time: never used.
+PACK_MAX_MAJOR = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +36,12 @@ class LanguageSpec:
     ``tags`` and ``imports`` name query fragments (``queries/<fragment>-tags.scm`` and
     ``queries/<fragment>-imports.scm``) concatenated in order into one query per language.
     ``imports`` is also the name of the Python import handler family (see ``imports.py``).
+
+    The grammar comes from its own wheel (``module``/``function``, distribution ``distribution``)
+    or, when that is not installed, from ``tree-sitter-language-pack`` below 1.0 under the name
+    ``pack`` (the ``langpack`` extra). ``extra`` names the pip extra that installs it. ``pack`` is
+    left empty where the pack bundles a grammar our queries do not fit (Haskell, Julia, Kotlin
+    and Zig: other versions or forks), so only the wheel serves those.
     """
 
     name: str
@@ -41,34 +52,339 @@ class LanguageSpec:
     imports: str
     distribution: str
     required: bool = False
+    pack: str = ""
+    extra: str = "languages"
+    #: a regular expression (bytes, multiline) that, found in the first 4 KiB, says the file is
+    #: another language sharing the extension: the backend declines it and the next one is asked
+    not_this: bytes = b""
+
+
+#: Other formats that share a pack language's extension (see ``LanguageSpec.not_this``).
+NOT_THIS: dict[str, bytes] = {
+    # ``gcc -MD`` writes ``x.o: x.c x.h \`` into ``x.d``
+    "d": rb"^[^\s:#]+\.o\s*:",
+}
+
+
+def declines(spec: LanguageSpec, data: bytes) -> bool:
+    """Whether ``data`` is another language sharing ``spec``'s extension."""
+    return bool(spec.not_this) and re.search(spec.not_this, data[:4096], re.MULTILINE) is not None
 
 
 #: In priority order: where two languages list the same extension (``.h``), the first installed
 #: one gets it.
 SPECS: tuple[LanguageSpec, ...] = (
-    LanguageSpec("typescript", "tree_sitter_typescript", "language_typescript",
-                 (".ts", ".mts", ".cts"), ("ecma", "typescript"), "ecma",
-                 "tree-sitter-typescript", True),
-    LanguageSpec("tsx", "tree_sitter_typescript", "language_tsx",
-                 (".tsx",), ("ecma", "typescript", "jsx"), "ecma", "tree-sitter-typescript", True),
-    LanguageSpec("javascript", "tree_sitter_javascript", "language",
-                 (".js", ".mjs", ".cjs", ".jsx"), ("ecma", "javascript", "jsx"), "ecma",
-                 "tree-sitter-javascript", True),
-    LanguageSpec("go", "tree_sitter_go", "language", (".go",), ("go",), "go", "tree-sitter-go", True),
-    LanguageSpec("rust", "tree_sitter_rust", "language", (".rs",), ("rust",), "rust",
-                 "tree-sitter-rust"),
-    LanguageSpec("java", "tree_sitter_java", "language", (".java",), ("java",), "java",
-                 "tree-sitter-java"),
-    LanguageSpec("ruby", "tree_sitter_ruby", "language", (".rb", ".rake"), ("ruby",), "ruby",
-                 "tree-sitter-ruby"),
-    LanguageSpec("cpp", "tree_sitter_cpp", "language",
-                 (".cpp", ".cc", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".tpp",
-                  ".inl", ".h"), ("c", "cpp"), "c", "tree-sitter-cpp"),
-    LanguageSpec("c", "tree_sitter_c", "language", (".c", ".h"), ("c",), "c", "tree-sitter-c"),
-    LanguageSpec("csharp", "tree_sitter_c_sharp", "language", (".cs",), ("csharp",), "csharp",
-                 "tree-sitter-c-sharp"),
-    LanguageSpec("php", "tree_sitter_php", "language_php", (".php",), ("php",), "php",
-                 "tree-sitter-php"),
+    LanguageSpec(
+        "typescript",
+        "tree_sitter_typescript",
+        "language_typescript",
+        (".ts", ".mts", ".cts"),
+        ("ecma", "typescript"),
+        "ecma",
+        "tree-sitter-typescript",
+        True,
+        "typescript",
+        "core",
+    ),
+    LanguageSpec(
+        "tsx",
+        "tree_sitter_typescript",
+        "language_tsx",
+        (".tsx",),
+        ("ecma", "typescript", "jsx"),
+        "ecma",
+        "tree-sitter-typescript",
+        True,
+        "tsx",
+        "core",
+    ),
+    LanguageSpec(
+        "javascript",
+        "tree_sitter_javascript",
+        "language",
+        (".js", ".mjs", ".cjs", ".jsx"),
+        ("ecma", "javascript", "jsx"),
+        "ecma",
+        "tree-sitter-javascript",
+        True,
+        "javascript",
+        "core",
+    ),
+    LanguageSpec(
+        "go",
+        "tree_sitter_go",
+        "language",
+        (".go",),
+        ("go",),
+        "go",
+        "tree-sitter-go",
+        True,
+        "go",
+        "core",
+    ),
+    LanguageSpec(
+        "rust",
+        "tree_sitter_rust",
+        "language",
+        (".rs",),
+        ("rust",),
+        "rust",
+        "tree-sitter-rust",
+        pack="rust",
+    ),
+    LanguageSpec(
+        "java",
+        "tree_sitter_java",
+        "language",
+        (".java",),
+        ("java",),
+        "java",
+        "tree-sitter-java",
+        pack="java",
+    ),
+    LanguageSpec(
+        "ruby",
+        "tree_sitter_ruby",
+        "language",
+        (".rb", ".rake"),
+        ("ruby",),
+        "ruby",
+        "tree-sitter-ruby",
+        pack="ruby",
+    ),
+    LanguageSpec(
+        "arduino",
+        "tree_sitter_arduino",
+        "language",
+        (".ino", ".pde"),
+        ("c", "cpp"),
+        "c",
+        "tree-sitter-arduino",
+        pack="arduino",
+    ),
+    LanguageSpec(
+        "cpp",
+        "tree_sitter_cpp",
+        "language",
+        (
+            ".cpp",
+            ".cc",
+            ".cxx",
+            ".c++",
+            ".hpp",
+            ".hh",
+            ".hxx",
+            ".h++",
+            ".ipp",
+            ".tpp",
+            ".inl",
+            ".h",
+        ),
+        ("c", "cpp"),
+        "c",
+        "tree-sitter-cpp",
+        pack="cpp",
+    ),
+    LanguageSpec(
+        "c", "tree_sitter_c", "language", (".c", ".h"), ("c",), "c", "tree-sitter-c", pack="c"
+    ),
+    LanguageSpec(
+        "csharp",
+        "tree_sitter_c_sharp",
+        "language",
+        (".cs",),
+        ("csharp",),
+        "csharp",
+        "tree-sitter-c-sharp",
+        pack="csharp",
+    ),
+    LanguageSpec(
+        "php",
+        "tree_sitter_php",
+        "language_php",
+        (".php",),
+        ("php",),
+        "php",
+        "tree-sitter-php",
+        pack="php",
+    ),
+    LanguageSpec(
+        "bash",
+        "tree_sitter_bash",
+        "language",
+        (".sh", ".bash"),
+        ("bash",),
+        "bash",
+        "tree-sitter-bash",
+        pack="bash",
+    ),
+    LanguageSpec(
+        "commonlisp",
+        "tree_sitter_commonlisp",
+        "language",
+        (".lisp", ".lsp", ".cl"),
+        ("commonlisp",),
+        "commonlisp",
+        "tree-sitter-commonlisp",
+        pack="commonlisp",
+        not_this=rb"^\s*(#include|#define|#pragma|__kernel|kernel\s+void)\b",
+    ),  # OpenCL .cl
+    LanguageSpec(
+        "dart",
+        "tree_sitter_dart",
+        "language",
+        (".dart",),
+        ("dart",),
+        "dart",
+        "tree-sitter-dart",
+        pack="dart",
+    ),
+    LanguageSpec(
+        "elixir",
+        "tree_sitter_elixir",
+        "language",
+        (".ex", ".exs"),
+        ("elixir",),
+        "elixir",
+        "tree-sitter-elixir",
+        pack="elixir",
+    ),
+    LanguageSpec(
+        "haskell",
+        "tree_sitter_haskell",
+        "language",
+        (".hs",),
+        ("haskell",),
+        "haskell",
+        "tree-sitter-haskell",
+    ),
+    LanguageSpec(
+        "hcl",
+        "tree_sitter_hcl",
+        "language",
+        (".hcl", ".tf", ".tfvars"),
+        ("hcl",),
+        "hcl",
+        "tree-sitter-hcl",
+        pack="hcl",
+    ),
+    LanguageSpec(
+        "julia", "tree_sitter_julia", "language", (".jl",), ("julia",), "julia", "tree-sitter-julia"
+    ),
+    LanguageSpec(
+        "kotlin",
+        "tree_sitter_kotlin",
+        "language",
+        (".kt", ".kts"),
+        ("kotlin",),
+        "kotlin",
+        "tree-sitter-kotlin",
+    ),
+    LanguageSpec(
+        "lua",
+        "tree_sitter_lua",
+        "language",
+        (".lua",),
+        ("lua",),
+        "lua",
+        "tree-sitter-lua",
+        pack="lua",
+    ),
+    LanguageSpec(
+        "matlab",
+        "tree_sitter_matlab",
+        "language",
+        (".m",),
+        ("matlab",),
+        "matlab",
+        "tree-sitter-matlab",
+        pack="matlab",  # Objective-C shares .m
+        not_this=rb"^\s*(#import|#include|@interface|@implementation|@protocol)\b",
+    ),
+    LanguageSpec(
+        "ocaml",
+        "tree_sitter_ocaml",
+        "language_ocaml",
+        (".ml",),
+        ("ocaml",),
+        "ocaml",
+        "tree-sitter-ocaml",
+        pack="ocaml",
+    ),
+    LanguageSpec(
+        "ocaml_interface",
+        "tree_sitter_ocaml",
+        "language_ocaml_interface",
+        (".mli",),
+        ("ocaml",),
+        "ocaml",
+        "tree-sitter-ocaml",
+        pack="ocaml_interface",
+    ),
+    LanguageSpec(
+        "ql", "tree_sitter_ql", "language", (".ql", ".qll"), ("ql",), "ql", "tree-sitter-ql"
+    ),
+    LanguageSpec(
+        "scala",
+        "tree_sitter_scala",
+        "language",
+        (".scala", ".sc"),
+        ("scala",),
+        "scala",
+        "tree-sitter-scala",
+        pack="scala",
+    ),
+    LanguageSpec(
+        "solidity",
+        "tree_sitter_solidity",
+        "language",
+        (".sol",),
+        ("solidity",),
+        "solidity",
+        "tree-sitter-solidity",
+        pack="solidity",
+    ),
+    LanguageSpec(
+        "swift",
+        "tree_sitter_swift",
+        "language",
+        (".swift",),
+        ("swift",),
+        "swift",
+        "tree-sitter-swift",
+        pack="swift",
+    ),
+    LanguageSpec(
+        "zig", "tree_sitter_zig", "language", (".zig",), ("zig",), "zig", "tree-sitter-zig"
+    ),
+    # no maintained wheel of their own: from tree-sitter-language-pack (the ``langpack`` extra)
+    *(
+        LanguageSpec(
+            name,
+            "",
+            "",
+            exts,
+            (name,),
+            name,
+            PACK_DISTRIBUTION,
+            pack=name,
+            extra="langpack",
+            not_this=NOT_THIS.get(name, b""),
+        )
+        for name, exts in (
+            ("chatito", (".chatito",)),
+            ("clojure", (".clj", ".cljs", ".cljc", ".edn")),
+            ("d", (".d",)),  # see NOT_THIS for make's dependency files
+            ("elisp", (".el",)),
+            ("elm", (".elm",)),
+            ("gleam", (".gleam",)),
+            ("pony", (".pony",)),
+            ("properties", (".properties",)),
+            ("r", (".r",)),
+            ("racket", (".rkt",)),
+            ("udev", (".rules",)),
+        )
+    ),
 )
 
 
@@ -99,6 +415,8 @@ def tree_sitter_version() -> str | None:
 
 
 def _installed(module: str) -> bool:
+    if not module:
+        return False
     try:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
@@ -106,11 +424,66 @@ def _installed(module: str) -> bool:
 
 
 @cache
+def pack_status() -> tuple[str | None, str]:
+    """(usable tree-sitter-language-pack version or ``None``, why it is not usable or "")."""
+    if not _installed(PACK_MODULE):
+        return None, f"{PACK_DISTRIBUTION} is not installed"
+    try:
+        version = metadata.version(PACK_DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return None, f"{PACK_DISTRIBUTION} has no distribution metadata"
+    major = version.split(".", 1)[0]
+    if not major.isdigit() or int(major) > PACK_MAX_MAJOR:
+        return None, (
+            f"{PACK_DISTRIBUTION} {version} is not used: 1.x downloads grammars at run "
+            "time (pip install 'tree-sitter-language-pack<1')"
+        )
+    return version, ""
+
+
+@cache
+def _pack_bindings() -> frozenset[str]:
+    """Grammar names the installed pack bundles, from its files (nothing is imported)."""
+    if pack_status()[0] is None:
+        return frozenset()
+    try:
+        spec = importlib.util.find_spec(PACK_MODULE)
+    except (ImportError, ValueError):
+        return frozenset()
+    names: set[str] = set()
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        bindings = Path(location) / "bindings"
+        try:
+            entries = list(bindings.iterdir())
+        except OSError:
+            continue
+        names.update(
+            e.name.split(".", 1)[0]
+            for e in entries
+            if e.suffix in (".so", ".pyd") and not e.name.startswith("_")
+        )
+    return frozenset(names)
+
+
+def grammar_source(spec: LanguageSpec) -> str | None:
+    """Where ``spec``'s grammar comes from: ``"wheel"``, ``"pack"``, or ``None`` (missing)."""
+    if _installed(spec.module):
+        return "wheel"
+    if spec.pack and spec.pack in _pack_bindings():
+        return "pack"
+    return None
+
+
+@cache
 def available_specs() -> tuple[LanguageSpec, ...]:
-    """The specs whose grammar module is installed (not imported: ``find_spec`` only)."""
+    """The specs whose grammar is installed (not imported: ``find_spec`` and file names only)."""
     if tree_sitter_version() is None:
         return ()
-    return tuple(s for s in SPECS if _installed(s.module))
+    return tuple(s for s in SPECS if _has_queries(s) and grammar_source(s) is not None)
+
+
+def _has_queries(spec: LanguageSpec) -> bool:
+    return all((QUERY_DIR / f"{frag}-tags.scm").is_file() for frag in spec.tags)
 
 
 @cache
@@ -121,15 +494,34 @@ def missing_specs() -> tuple[LanguageSpec, ...]:
 
 @cache
 def grammar_versions() -> tuple[tuple[str, str], ...]:
-    """(language, distribution version) for each installed grammar."""
+    """(language, distribution version) for each installed grammar (``pack-`` marks the pack)."""
     versions = []
     for spec in available_specs():
+        if grammar_source(spec) == "pack":
+            versions.append((spec.name, f"pack-{pack_status()[0]}"))
+            continue
         try:
             version = metadata.version(spec.distribution)
         except metadata.PackageNotFoundError:
             version = "unknown"
         versions.append((spec.name, version))
     return tuple(versions)
+
+
+def extras_report() -> list[tuple[str, list[str], list[str]]]:
+    """Per pip extra (``core``, ``languages``, ``langpack``): the languages whose grammar was
+    found and those missing, in spec order."""
+    found = {s.name for s in available_specs()}
+    by_extra: dict[str, tuple[list[str], list[str]]] = {}
+    for spec in SPECS:
+        have, miss = by_extra.setdefault(spec.extra, ([], []))
+        if spec.name in found:
+            have.append(spec.name)
+        elif tree_sitter_version() is not None and grammar_source(spec) is not None:
+            miss.append(f"{spec.name} (grammar found, no queries)")
+        else:
+            miss.append(spec.name)
+    return [(extra, have, miss) for extra, (have, miss) in by_extra.items()]
 
 
 @cache
@@ -177,17 +569,29 @@ def _load(spec: LanguageSpec) -> Grammar | None:
     import tree_sitter as ts
 
     try:
-        module = importlib.import_module(spec.module)
-        language = ts.Language(getattr(module, spec.function)())
+        if grammar_source(spec) == "pack":
+            pack = importlib.import_module(PACK_MODULE)
+            language = ts.Language(pack.get_binding(spec.pack))
+        else:
+            module = importlib.import_module(spec.module)
+            language = ts.Language(getattr(module, spec.function)())
     except Exception as exc:  # an import error, a missing function, an ABI the runtime rejects
-        log.warning("tree-sitter grammar %s (%s) cannot be loaded: %s", spec.name, spec.module, exc,
-                    extra={"code": "grammar_unavailable", "path": None})
+        log.warning(
+            "tree-sitter grammar %s (%s) cannot be loaded: %s",
+            spec.name,
+            spec.module,
+            exc,
+            extra={"code": "grammar_unavailable", "path": None},
+        )
         return None
     abi = getattr(language, "abi_version", None)
     if abi is not None and not (ts.MIN_COMPATIBLE_LANGUAGE_VERSION <= abi <= ts.LANGUAGE_VERSION):
         log.warning(
             "tree-sitter grammar %s has ABI %s; this tree-sitter supports %s..%s: skipped",
-            spec.name, abi, ts.MIN_COMPATIBLE_LANGUAGE_VERSION, ts.LANGUAGE_VERSION,
+            spec.name,
+            abi,
+            ts.MIN_COMPATIBLE_LANGUAGE_VERSION,
+            ts.LANGUAGE_VERSION,
             extra={"code": "grammar_incompatible", "path": None},
         )
         return None
@@ -196,7 +600,9 @@ def _load(spec: LanguageSpec) -> Grammar | None:
     if tags_query is None:
         return None
     imports_text = _read_query(f"{spec.imports}-imports.scm")
-    imports_query = compile_query(ts, language, imports_text, f"{spec.name} imports") if imports_text else None
+    imports_query = (
+        compile_query(ts, language, imports_text, f"{spec.name} imports") if imports_text else None
+    )
     return Grammar(spec, language, tags_query, imports_query)
 
 
@@ -222,8 +628,13 @@ def compile_query(ts: object, language: object, text: str, label: str) -> object
         except Exception:
             continue
         kept.append(pattern)
-    log.warning("tree-sitter query %s: some patterns do not fit the installed grammar and were "
-                "skipped (%s)", label, first_error, extra={"code": "query_error", "path": None})
+    log.warning(
+        "tree-sitter query %s: some patterns do not fit the installed grammar and were "
+        "skipped (%s)",
+        label,
+        first_error,
+        extra={"code": "query_error", "path": None},
+    )
     if not kept:
         return None
     try:

@@ -6,6 +6,7 @@ last file's tree and results so that the second call neither parses nor queries 
 
 from __future__ import annotations
 
+import codecs
 import logging
 import threading
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from typing import Any
 
 from repomapper.model import SourceFile
 
-from .languages import Grammar, load_grammar, spec_for_path
+from .languages import Grammar, declines, load_grammar, spec_for_path
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +28,27 @@ class Parsed:
     grammar: Grammar
     tree: Any  # tree_sitter.Tree
     results: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    #: the file's bytes as given, when ``data`` had invalid UTF-8 replaced
+    original: bytes | None = None
+
+
+#: stands in for each byte of invalid UTF-8 (DEL: one byte, in no language's identifiers); names
+#: holding it are dropped by the extractors, since they are not what the file says.
+PLACEHOLDER = "\x7f"
+
+
+def _one_byte_each(exc: UnicodeError) -> tuple[str, int]:
+    assert isinstance(exc, UnicodeDecodeError)
+    return PLACEHOLDER * (exc.end - exc.start), exc.end
+
+
+codecs.register_error("repomapper-one-byte", _one_byte_each)
+
+
+def valid_utf8(data: bytes) -> bytes:
+    """``data`` with each byte of invalid UTF-8 replaced by :data:`PLACEHOLDER`: byte offsets stay the same, and
+    query predicates (``#match?``), which decode node text, never meet undecodable bytes."""
+    return data.decode("utf-8", "repomapper-one-byte").encode("utf-8")
 
 
 _local = threading.local()
@@ -48,25 +70,38 @@ def parse(source: SourceFile) -> Parsed | None:
     """The parse of ``source``; ``None`` if no usable grammar claims it (so the next backend is
     asked). Syntax errors are tolerated: the tree then holds error nodes and a warning is logged."""
     last: Parsed | None = getattr(_local, "last", None)
-    if last is not None and last.path == source.path and last.data == source.data:
+    if (
+        last is not None
+        and last.path == source.path
+        and (last.original or last.data) == source.data
+    ):
         return last
     spec = spec_for_path(source.path)
-    if spec is None:
+    if spec is None or declines(spec, source.data):
         return None
     grammar = load_grammar(spec)
     if grammar is None:
         return None
     data = source.data
+    original = None
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        log.warning("%s: invalid UTF-8 at byte %d; decoded with replacement characters",
-                    source.path, exc.start, extra={"code": "decode_error", "path": source.path})
+        log.warning(
+            "%s: invalid UTF-8 at byte %d; decoded with replacement characters",
+            source.path,
+            exc.start,
+            extra={"code": "decode_error", "path": source.path},
+        )
+        original, data = data, valid_utf8(data)
     tree = _parser(grammar).parse(data)
     if tree.root_node.has_error:
-        log.warning("%s: syntax errors; extracting what parsed", source.path,
-                    extra={"code": "parse_error", "path": source.path})
-    parsed = Parsed(source.path, data, grammar, tree)
+        log.warning(
+            "%s: syntax errors; extracting what parsed",
+            source.path,
+            extra={"code": "parse_error", "path": source.path},
+        )
+    parsed = Parsed(source.path, data, grammar, tree, original=original)
     _local.last = parsed
     return parsed
 

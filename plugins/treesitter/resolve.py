@@ -78,8 +78,11 @@ class _IndexCache:
     def files_ending_with(self, suffix: str) -> list[str]:
         """Files whose path is ``suffix`` or ends with ``/suffix``."""
         suffix = suffix.strip("/")
-        return [f for f in self.by_basename.get(posixpath.basename(suffix), ())
-                if f == suffix or f.endswith("/" + suffix)]
+        return [
+            f
+            for f in self.by_basename.get(posixpath.basename(suffix), ())
+            if f == suffix or f.endswith("/" + suffix)
+        ]
 
     def exists(self, rel: str) -> bool:
         if rel in self.index.files:
@@ -148,6 +151,7 @@ def _inside(path: str) -> str | None:
 
 # -- TypeScript / JavaScript ------------------------------------------------------------------
 
+
 def probe_ts(index: RepoIndex, importer: str, spec: str) -> str | None:
     """``spec`` relative to ``importer``'s directory, as TypeScript and bundlers look it up."""
     hit = index.resolve_relative_path(importer, spec, TS_EXTENSIONS, ("index",))
@@ -185,9 +189,12 @@ def ts_path_candidates(config: TsPaths, spec: str) -> list[str]:
     for pattern, targets in config.paths:
         if "*" in pattern:
             prefix, suffix = pattern.split("*", 1)
-            if spec.startswith(prefix) and spec.endswith(suffix) and \
-                    len(spec) >= len(prefix) + len(suffix):
-                star = spec[len(prefix):len(spec) - len(suffix)]
+            if (
+                spec.startswith(prefix)
+                and spec.endswith(suffix)
+                and len(spec) >= len(prefix) + len(suffix)
+            ):
+                star = spec[len(prefix) : len(spec) - len(suffix)]
                 matches.append((len(prefix), star, targets))
         elif pattern == spec:
             matches.append((len(pattern) + 1_000_000, "", targets))
@@ -246,8 +253,11 @@ def load_tsconfig(root: Path, rel_path: str) -> TsPaths | None:
                 base_url = _inside(posixpath.join(config_dir, options["baseUrl"]))
                 base_defined = True
             if paths is None and isinstance(options.get("paths"), dict):
-                paths = {k: [t for t in v if isinstance(t, str)]
-                         for k, v in options["paths"].items() if isinstance(v, list)}
+                paths = {
+                    k: [t for t in v if isinstance(t, str)]
+                    for k, v in options["paths"].items()
+                    if isinstance(v, list)
+                }
                 paths_dir = config_dir
         parent = data.get("extends")
         current = None
@@ -258,8 +268,11 @@ def load_tsconfig(root: Path, rel_path: str) -> TsPaths | None:
     if not base_defined and paths is None:
         return None
     paths_base = base_url if base_defined else paths_dir
-    return TsPaths(base_url if base_defined else None, paths_base,
-                   tuple((k, tuple(v)) for k, v in sorted((paths or {}).items())))
+    return TsPaths(
+        base_url if base_defined else None,
+        paths_base,
+        tuple((k, tuple(v)) for k, v in sorted((paths or {}).items())),
+    )
 
 
 def _read_jsonc(root: Path, rel_path: str) -> dict | None:
@@ -268,8 +281,12 @@ def _read_jsonc(root: Path, rel_path: str) -> dict | None:
             raw = fh.read(_MAX_CONFIG_BYTES)
         data = json.loads(strip_jsonc(raw.decode("utf-8", errors="replace")))
     except (OSError, ValueError) as exc:
-        log.warning("%s: cannot read: %s", rel_path, exc,
-                    extra={"code": "config_unreadable", "path": rel_path})
+        log.warning(
+            "%s: cannot read: %s",
+            rel_path,
+            exc,
+            extra={"code": "config_unreadable", "path": rel_path},
+        )
         return None
     return data if isinstance(data, dict) else None
 
@@ -285,7 +302,7 @@ def strip_jsonc(text: str) -> str:
             j = i + 1
             while j < n and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
+            out.append(text[i : j + 1])
             pending_comma = None
             i = j + 1
             continue
@@ -311,6 +328,7 @@ def strip_jsonc(text: str) -> str:
 
 # -- Go -------------------------------------------------------------------------------------------
 
+
 def go_package_files(index: RepoIndex, directory: str) -> list[str]:
     return [f for f in index.files_in_dir(directory, (".go",)) if not f.endswith("_test.go")]
 
@@ -327,7 +345,7 @@ def _resolve_go(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str]:
         if path == module_path:
             return go_package_files(index, module_dir)
         if path.startswith(module_path + "/"):
-            rest = path[len(module_path) + 1:]
+            rest = path[len(module_path) + 1 :]
             target = _inside(posixpath.join(module_dir, rest) if module_dir else rest)
             return go_package_files(index, target) if target is not None else []
     if module is not None:
@@ -375,8 +393,12 @@ def read_go_module(path: Path, rel_path: str) -> str | None:
         with open(path, "rb") as fh:
             text = fh.read(_MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
     except OSError as exc:
-        log.warning("%s: cannot read: %s", rel_path, exc,
-                    extra={"code": "config_unreadable", "path": rel_path})
+        log.warning(
+            "%s: cannot read: %s",
+            rel_path,
+            exc,
+            extra={"code": "config_unreadable", "path": rel_path},
+        )
         return None
     for line in text.splitlines():
         line = line.split("//", 1)[0].strip()
@@ -424,8 +446,9 @@ def _resolve_rust(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str
     if imp.is_relative and len(segments) == 1 and segments[0] not in ("crate", "self", "super"):
         # ``mod name;``
         module_dir = _rust_module_dir(importer)
-        return _rust_module_files(index, posixpath.join(module_dir, segments[0]) if module_dir
-                                  else segments[0], crate_dir)
+        return _rust_module_files(
+            index, posixpath.join(module_dir, segments[0]) if module_dir else segments[0], crate_dir
+        )
     if segments[0] == "crate":
         if crate_dir is None:
             return []
@@ -456,6 +479,7 @@ def _resolve_rust(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str
 
 # -- Java, C/C++, Ruby, PHP -----------------------------------------------------------------------
 
+
 def _resolve_java(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str]:
     parts = imp.source.split(".")
     if imp.names == ("*",):
@@ -482,16 +506,16 @@ def _resolve_ruby(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str
     if imp.is_relative:
         hit = index.resolve_relative_path(imp.file_path, spec)
         return [hit] if hit else []
-    found = [f for f in cache.files_ending_with(spec)
-             if f == spec or f.endswith(f"lib/{spec}")]
+    found = [f for f in cache.files_ending_with(spec) if f == spec or f.endswith(f"lib/{spec}")]
     return _closest(imp.file_path, found)
 
 
 def _resolve_php(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str]:
     source = imp.source
     if source.lower().endswith((".php", ".inc", ".phtml")):  # require / include
-        hit = index.resolve_relative_path(imp.file_path, source if source.startswith(".")
-                                          else f"./{source}")
+        hit = index.resolve_relative_path(
+            imp.file_path, source if source.startswith(".") else f"./{source}"
+        )
         if hit is None and not source.startswith("."):
             hit = source if source in index.files else None
         return [hit] if hit else []

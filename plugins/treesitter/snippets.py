@@ -15,37 +15,71 @@ MAX_DOCSTRING = 500
 _MAX_HEADER_BYTES = 4096
 
 #: Nodes that hold a declaration's body: a signature is the text before them.
-BODY_TYPES = frozenset({
-    "statement_block", "class_body", "interface_body", "enum_body",
-    "block", "field_declaration_list", "declaration_list", "enum_variant_list",
-    "compound_statement", "body_statement", "constructor_body", "enumerator_list",
-    "enum_member_declaration_list", "enum_declaration_list", "annotation_type_body",
-    "accessor_list", "literal_value",
-})
+BODY_TYPES = frozenset(
+    {
+        "statement_block",
+        "class_body",
+        "interface_body",
+        "enum_body",
+        "block",
+        "field_declaration_list",
+        "declaration_list",
+        "enum_variant_list",
+        "compound_statement",
+        "body_statement",
+        "constructor_body",
+        "enumerator_list",
+        "enum_member_declaration_list",
+        "enum_declaration_list",
+        "annotation_type_body",
+        "accessor_list",
+        "literal_value",
+    }
+)
 #: Kinds whose signature is the first line of the declaration rather than its header.
 FIRST_LINE_KINDS = frozenset({"constant", "variable", "field", "type"})
 #: Parents that a declaration sits in when it stands alone (``export const x``): the signature
 #: and the doc comment belong to the wrapper.
-WRAPPERS = frozenset({
-    "export_statement", "lexical_declaration", "variable_declaration", "ambient_declaration",
-    "expression_statement", "type_declaration", "const_declaration", "var_declaration",
-    "template_declaration", "field_declaration", "declaration", "type_definition",
-    "property_declaration", "local_variable_declaration",
-})
+WRAPPERS = frozenset(
+    {
+        "export_statement",
+        "lexical_declaration",
+        "variable_declaration",
+        "ambient_declaration",
+        "expression_statement",
+        "type_declaration",
+        "const_declaration",
+        "var_declaration",
+        "template_declaration",
+        "field_declaration",
+        "declaration",
+        "type_definition",
+        "property_declaration",
+        "local_variable_declaration",
+    }
+)
 #: Nodes that may stand between a doc comment and its declaration, or open a declaration.
-_PREFIX_TYPES = frozenset({
-    "decorator", "attribute_item", "attribute_list", "marker_annotation", "annotation",
-    "attribute",
-})
+_PREFIX_TYPES = frozenset(
+    {
+        "decorator",
+        "attribute_item",
+        "attribute_list",
+        "marker_annotation",
+        "annotation",
+        "attribute",
+    }
+)
 _WS = re.compile(r"\s+")
 _XML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
-_DIRECTIVE = re.compile(r"^(go:|\+build|nolint|eslint|@ts-|prettier-ignore|istanbul |#region|"
-                        r"#endregion|region\b|endregion\b|TODO\b|FIXME\b|pylint)")
+_DIRECTIVE = re.compile(
+    r"^(go:|\+build|nolint|eslint|@ts-|prettier-ignore|istanbul |#region|"
+    r"#endregion|region\b|endregion\b|TODO\b|FIXME\b|pylint)"
+)
 
 
 def node_text(node: Any, data: bytes, limit: int | None = None) -> str:
     end = node.end_byte if limit is None else min(node.end_byte, node.start_byte + limit)
-    return data[node.start_byte:end].decode("utf-8", errors="replace")
+    return data[node.start_byte : end].decode("utf-8", errors="replace")
 
 
 def string_value(node: Any, data: bytes) -> str | None:
@@ -103,12 +137,23 @@ def _body_start(node: Any) -> int | None:
     """Start byte of the body of ``node``: its ``body`` field, else the earliest body-like node
     or ``{`` token within three levels (bounded breadth-first)."""
     # a comment between the header and the body (Ruby) ends the header too
-    comment = next((c.start_byte for c in node.named_children
-                    if "comment" in c.type and c.start_byte > node.start_byte), None)
+    comment = next(
+        (
+            c.start_byte
+            for c in node.named_children
+            if "comment" in c.type and c.start_byte > node.start_byte
+        ),
+        None,
+    )
     body = node.child_by_field_name("body")
-    if body is not None and body.start_byte > node.start_byte and (
-        body.type in BODY_TYPES or body.type.endswith(("block", "body")) or
-        body.type == "object_type"  # an interface body in older TypeScript grammars
+    if (
+        body is not None
+        and body.start_byte > node.start_byte
+        and (
+            body.type in BODY_TYPES
+            or body.type.endswith(("block", "body"))
+            or body.type == "object_type"  # an interface body in older TypeScript grammars
+        )
     ):
         return body.start_byte if comment is None else min(comment, body.start_byte)
     best = comment
@@ -117,13 +162,19 @@ def _body_start(node: Any) -> int | None:
         next_frontier = []
         for n in frontier:
             for child in n.children:
-                if child.is_named and child.type in BODY_TYPES or (
-                    not child.is_named and child.type == "{" and depth < 2
+                if (
+                    child.is_named
+                    and child.type in BODY_TYPES
+                    or (not child.is_named and child.type == "{" and depth < 2)
                 ):
                     if best is None or child.start_byte < best:
                         best = child.start_byte
-                elif child.is_named and child.type not in ("formal_parameters", "parameter_list",
-                                                           "parameters", "arguments"):
+                elif child.is_named and child.type not in (
+                    "formal_parameters",
+                    "parameter_list",
+                    "parameters",
+                    "arguments",
+                ):
                     next_frontier.append(child)
         if best is not None:
             return best
@@ -162,8 +213,11 @@ def docstring(node: Any, data: bytes) -> str | None:
     """The comment block immediately above a declaration (JSDoc, ``//`` or ``#`` lines), reduced
     to its first paragraph. ``node`` is the declaration's :func:`declaration_wrapper`."""
     # A declaration that opens its parent's body (Ruby's body_statement) takes the parent's comment.
-    while node.prev_sibling is None and node.parent is not None and \
-            node.parent.start_byte == node.start_byte:
+    while (
+        node.prev_sibling is None
+        and node.parent is not None
+        and node.parent.start_byte == node.start_byte
+    ):
         node = node.parent
     prev = node.prev_sibling
     while prev is not None and prev.type in _PREFIX_TYPES:
@@ -174,8 +228,11 @@ def docstring(node: Any, data: bytes) -> str | None:
         if effective_end_row(prev) < line - 1:
             break
         before = prev.prev_sibling
-        if before is not None and "comment" not in before.type and \
-                effective_end_row(before) == prev.start_point[0]:
+        if (
+            before is not None
+            and "comment" not in before.type
+            and effective_end_row(before) == prev.start_point[0]
+        ):
             break  # a trailing comment of the previous statement
         comments.append(node_text(prev, data, 8192))
         line = prev.start_point[0]

@@ -1,0 +1,53 @@
+"""The diagnostics policy: which per-file codes are summarised into one diagnostic listing the
+files, at what severity, and the order a result lists diagnostics in."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+from .model import Diagnostic
+
+#: Per-file diagnostic codes summarised into one diagnostic per code (with the paths listed).
+SUMMARISED = {
+    "no_backend": "{n} file(s) have no backend for their type (extensions: {ext})",
+    "binary": "{n} binary file(s) skipped",
+    "minified": "{n} minified file(s) skipped",
+    "too_large": "{n} file(s) over the size limit skipped",
+    "backend_unavailable": "{n} file(s) could not be mapped because their backend is unavailable: {detail}",
+    "symlink_outside_root": "{n} symlink(s) leading outside the repository skipped",
+}
+#: Summarised codes that stay warnings (the others are info: expected in any repository).
+WARNING_CODES = frozenset({"backend_unavailable", "symlink_outside_root"})
+#: A summary lists at most this many paths (every one for ``backend_unavailable``).
+MAX_LISTED_PATHS = 50
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def summarise(diags: Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
+    """Per-file diagnostics of the common kinds become one diagnostic per kind listing paths;
+    the result is de-duplicated and sorted (errors first)."""
+    grouped: dict[str, list[Diagnostic]] = defaultdict(list)
+    out: list[Diagnostic] = []
+    for d in dict.fromkeys(diags):
+        if d.code in SUMMARISED and d.path is not None:
+            grouped[d.code].append(d)
+        else:
+            out.append(d)
+    for code in sorted(grouped):
+        group = grouped[code]
+        paths = sorted({d.path for d in group if d.path})
+        exts = Counter(Path(p).suffix or Path(p).name for p in paths)
+        ext = ", ".join(
+            f"{e} ({n})" for e, n in sorted(exts.items(), key=lambda x: (-x[1], x[0]))[:10]
+        )
+        detail = sorted({d.message for d in group})[0]
+        listed = paths if code == "backend_unavailable" else paths[:MAX_LISTED_PATHS]
+        severity = "warning" if code in WARNING_CODES else "info"
+        message = SUMMARISED[code].format(n=len(paths), ext=ext, detail=detail)
+        if len(listed) < len(paths):
+            message += f"; first {len(listed)} listed"
+        out.append(Diagnostic(code, message, None, severity, tuple(listed)))
+    out.sort(key=lambda d: (SEVERITY_ORDER.get(d.severity, 3), d.code, d.path or "", d.message))
+    return tuple(out)

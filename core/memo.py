@@ -1,0 +1,86 @@
+"""The memoised map: a digest of everything a map depends on, and the replay of a stored map
+when that digest is unchanged (no graph, ranking or rendering work is then done)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from .isolation.supervisor import UNSETTLED
+from .model import Diagnostic, MapResult
+
+if TYPE_CHECKING:
+    from .cache import TagCache
+    from .discover import FileEntry
+    from .extract import Extractor
+    from .repomap import RepoMap
+
+log = logging.getLogger(__name__)
+
+#: Bump when ranking or rendering changes: memoised maps of older versions are not replayed.
+MAP_VERSION = "4"
+
+
+def map_digest(
+    rm: RepoMap,
+    extractor: Extractor,
+    entries: Sequence[FileEntry],
+    diags: Sequence[Diagnostic],
+    chat: frozenset[str],
+    mentioned_fnames: Iterable[str] | None,
+    mentioned_idents: Iterable[str] | None,
+    task: str | None,
+) -> str:
+    """Everything a map of ``rm`` depends on: its settings, the request, the diagnostics so far,
+    and each file's cache key (path, mtime, size, backends)."""
+    h = hashlib.sha256()
+    inputs = {
+        "version": MAP_VERSION,
+        "budget": rm.map_tokens,
+        "mul": rm.map_mul_no_files,
+        "prefix": rm.repo_content_prefix,
+        "counter": rm.counter.name,
+        "include": rm.include,
+        "exclude": rm.exclude,
+        "max_file_size": rm.max_file_size,
+        "chat": sorted(chat),
+        "mentioned_fnames": sorted(set(mentioned_fnames or ())),
+        "mentioned_idents": sorted(set(mentioned_idents or ())),
+        "task": task or "",
+        "diagnostics": [d.to_dict() for d in diags],
+    }
+    h.update(json.dumps(inputs, sort_keys=True, default=str).encode())
+    for e in entries:
+        k = extractor.key(e)
+        h.update(
+            f"\0{k.path}\0{k.mtime_ns}\0{k.size}\0{k.fingerprint}".encode(
+                "utf-8", "surrogateescape"
+            )
+        )
+    return h.hexdigest()
+
+
+def replay(cache: TagCache, digest: str) -> MapResult | None:
+    """The stored map for ``digest``, or None (none stored, or unreadable)."""
+    memo = cache.get_map(digest)
+    if memo is None:
+        return None
+    try:
+        return MapResult.from_dict(json.loads(memo))
+    except (ValueError, KeyError, TypeError) as exc:
+        log.debug("memoised map unreadable: %s", exc)
+        return None
+
+
+#: A map reporting one of these is not stored: the next run may not have the problem.
+NOT_REMEMBERED = frozenset({"cache_unavailable", "cache_rebuilt", *UNSETTLED})
+
+
+def remember(cache: TagCache, digest: str, result: MapResult) -> None:
+    """Store ``result`` under ``digest``, unless it reports a cache problem or an unsettled
+    extraction (a plugin crash, a time-out, a disabled plugin)."""
+    if not any(d.code in NOT_REMEMBERED for d in result.diagnostics):
+        cache.put_map(digest, json.dumps(result.to_dict(), ensure_ascii=False))

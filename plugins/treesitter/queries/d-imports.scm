@@ -1,0 +1,1 @@
+(import_declaration (imported (module_fqn) @import.path))

@@ -1,0 +1,2 @@
+(import_specification (configurable_uri (uri (string_literal) @import.path)))
+(library_export (configurable_uri (uri (string_literal) @import.path)))

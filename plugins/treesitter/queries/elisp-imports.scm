@@ -1,0 +1,1 @@
+(list . (symbol) @_form (#eq? @_form "require") . (quote (symbol) @import.path))

@@ -1,0 +1,1 @@
+(import_clause moduleName: (upper_case_qid) @import.path)

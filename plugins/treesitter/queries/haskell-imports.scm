@@ -1,0 +1,1 @@
+(import module: (module) @import.path)

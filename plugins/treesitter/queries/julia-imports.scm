@@ -1,0 +1,6 @@
+(using_statement (identifier) @import.path)
+(using_statement (scoped_identifier) @import.path)
+(using_statement (selected_import . (_) @import.path))
+(import_statement (identifier) @import.path)
+(import_statement (scoped_identifier) @import.path)
+(import_statement (selected_import . (_) @import.path))

@@ -1,0 +1,1 @@
+(import (qualified_identifier) @import.path)

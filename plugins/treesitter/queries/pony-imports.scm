@@ -1,0 +1,1 @@
+(use_statement (string) @import.path)

@@ -1,0 +1,1 @@
+(importDirective (importModuleExpr) @import.path)

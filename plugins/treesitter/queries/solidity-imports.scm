@@ -1,0 +1,1 @@
+(import_directive source: (string) @import.path)

@@ -1,0 +1,51 @@
+from repomapper.diagnostics import MAX_LISTED_PATHS, summarise
+from repomapper.memo import map_digest, remember, replay
+from repomapper.model import Diagnostic
+from repomapper.paths import entries_for, relative_to_root
+from repomapper.repomap import RepoMap
+
+
+def test_common_per_file_codes_become_one_diagnostic_listing_the_files():
+    diags = [Diagnostic("no_backend", "no backend", f"f{i:03}.xyz", "info") for i in range(60)]
+    diags += [Diagnostic("parse_error", "bad", "a.py"), Diagnostic("parse_error", "bad", "a.py")]
+    diags += [Diagnostic("no_files_matched", "none", severity="error")]
+    out = summarise(diags)
+    assert [d.code for d in out] == ["no_files_matched", "parse_error", "no_backend"]
+    summary = out[-1]
+    assert summary.path is None and len(summary.paths) == MAX_LISTED_PATHS
+    assert (
+        summary.message.startswith("60 file(s) have no backend")
+        and "first 50 listed" in summary.message
+    )
+
+
+def test_named_files_are_checked_and_kept_inside_the_root(make_tree, tmp_path):
+    root = make_tree({"a.py": "x = 1\n", "d/b.py": "y = 2\n"}).resolve()
+    (tmp_path / "out.py").write_text("z = 3\n")
+    assert relative_to_root(root, root / "d" / ".." / "a.py") == "a.py"
+    assert relative_to_root(root, tmp_path / "out.py") is None
+    diags: list[Diagnostic] = []
+    got = entries_for(
+        root, ["d/b.py", str(root / "a.py"), "d", "gone.py", tmp_path / "out.py"], 10**6, diags
+    )
+    assert [e.path for e in got] == ["a.py", "d/b.py"]
+    assert [(d.code, d.path) for d in diags] == [
+        ("not_a_file", "d"),
+        ("unreadable", "gone.py"),
+        ("outside_root", str(tmp_path / "out.py")),
+    ]
+
+
+def test_the_memo_replays_only_an_unchanged_map(pyrepo, tmp_path):
+    rm = RepoMap(pyrepo, 300, cache_dir=tmp_path / "c")
+    result = rm.map()
+    entries, _, _ = rm.collect()
+    from repomapper.extract import Extractor
+
+    ex = Extractor(rm.plugins, rm.cache)
+    digest = map_digest(rm, ex, entries, (), frozenset(), None, None, None)
+    assert digest == map_digest(rm, ex, entries, (), frozenset(), None, None, None)
+    assert digest != map_digest(rm, ex, entries, (), frozenset(), None, None, "a task")
+    remember(rm.cache, digest, result)
+    assert replay(rm.cache, digest) == result
+    assert replay(rm.cache, "0" * 64) is None
