@@ -23,6 +23,7 @@ __all__ = [
     "Import",
     "MapResult",
     "RepoMap",
+    "RepoMapper",
     "SourceFile",
     "SymbolKind",
     "Tag",
@@ -36,4 +37,8 @@ def __getattr__(name: str):  # lazy: importing repomapper must stay cheap for pl
         from .repomap import RepoMap
 
         return RepoMap
+    if name == "RepoMapper":
+        from .pack import RepoMapper
+
+        return RepoMapper
     raise AttributeError(name)

@@ -858,6 +858,73 @@ def graph_command(
     )
 
 
+@main.command("pack")
+@click.argument("root", type=click.Path(path_type=Path))
+@click.option("--task-id", required=True, metavar="ID", help="The task id: the pack's file name.")
+@click.option("--task", metavar="TEXT", help="The task description.")
+@click.option(
+    "--task-file",
+    type=click.File("r", encoding="utf-8", errors="replace"),
+    metavar="FILE",
+    help="Read the task description from FILE ('-' for standard input).",
+)
+@click.option(
+    "--target", "targets", multiple=True, metavar="FILE", help="A file the task is about."
+)
+@click.option(
+    "--role",
+    type=click.Choice(["coding", "reviewing", "planning", "testing", "debugging"]),
+    default="coding",
+    show_default=True,
+)
+@click.option(
+    "--budget",
+    type=int,
+    default=None,
+    help="Token budget (default: DEFAULT_TOKEN_BUDGET or 100000).",
+)
+@click.option(
+    "--output",
+    type=click.Path(path_type=Path, file_okay=False),
+    metavar="DIR",
+    help="Write DIR/<task_id>.json (default: CONTEXT_PACK_DIR, else context/packs under ROOT).",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["json", "markdown"]), default="json", show_default=True
+)
+@click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
+def pack_command(
+    root, task_id, task, task_file, targets, role, budget, output, fmt, no_cache
+) -> None:
+    """Write the context pack of a task for ROOT to DIR/<task_id>.json and print it."""
+    from .pack import PackError, RepoMapper, check_task_id, render_markdown
+    from .pack.store import dumps
+
+    try:
+        check_task_id(task_id)
+    except PackError as exc:
+        _fail(str(exc))
+    if task is None and task_file is None:
+        _fail("give the task with --task TEXT or --task-file FILE")
+    if task_file is not None:
+        task = "\n".join(filter(None, [task, task_file.read()]))
+    if budget is not None and budget < 1:
+        _fail(f"--budget must be at least 1 (got {budget})")
+    try:
+        mapper = RepoMapper(root, pack_dir=output, use_cache=not no_cache)
+        pack = mapper.generate_context_pack_sync(task_id, task, list(targets), role, budget)
+    except (DiscoveryError, GlobError, PackError, ValueError) as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"cannot write the pack: {exc}", EXIT_NOTHING_MAPPED)
+    for line in _summary(pack.diagnostics):
+        click.echo(f"repomapper: {line}", err=True)
+    text = dumps(pack.to_dict()) if fmt == "json" else render_markdown(pack)
+    click.echo(text, nl=False)
+    if not pack.files:
+        sys.exit(EXIT_NOTHING_MAPPED)
+
+
 @main.command(
     "conformance",
     context_settings={

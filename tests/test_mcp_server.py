@@ -19,7 +19,14 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 from repomapper.contract.schema import RESPONSE_SCHEMA  # noqa: E402
 
-TOOLS = ["repo_map", "find_symbol", "find_references", "file_outline", "related_files"]
+TOOLS = [
+    "repo_map",
+    "find_symbol",
+    "find_references",
+    "file_outline",
+    "related_files",
+    "context_pack",
+]
 
 
 def session(tmp_path: Path, server_args: list[str], scenario, extra_env: dict | None = None):
@@ -308,3 +315,45 @@ def test_missing_backend_is_explained_over_mcp(tmp_path, make_tree):
     assert session(
         tmp_path, [str(root)], scenario, {"REPOMAPPER_CTAGS": str(tmp_path / "no-ctags")}
     )
+
+
+def test_context_pack_tool(tmp_path, pyrepo):
+    import json as _json
+
+    schema = _json.loads(
+        (Path(__file__).parent.parent / "docs/schemas/context_pack.json").read_text("utf-8")
+    )
+
+    async def scenario(s, call):
+        listed = {t.name: t for t in (await s.list_tools()).tools}
+        spec = listed["context_pack"].input_schema
+        assert spec["required"] == ["task_id", "task"] and spec["additionalProperties"] is False
+        err, data, _ = await call(
+            "context_pack",
+            {
+                "task_id": "mcp-1",
+                "task": "apply_discount rounds wrong",
+                "targets": ["shop/orders.py"],
+                "role": "reviewing",
+                "budget": 800,
+            },
+        )
+        assert not err, data
+        jsonschema.validate(data, schema)
+        assert data["files"][0]["path"] == "shop/orders.py" and data["token_count"] <= 800
+        assert not (pyrepo / "context/packs/mcp-1.json").exists()  # answered, not written
+        bad = [
+            ({"task_id": "../x", "task": "t"}, "task id"),
+            ({"task_id": "ok", "task": "t", "targets": ["../outside.py"]}, "targets"),
+            ({"task_id": "ok", "task": "t", "targets": ["nope.py"]}, "does not exist"),
+            ({"task_id": "ok", "task": "t", "role": "wizard"}, "role"),
+            ({"task_id": "ok", "task": "t", "targets": "shop/orders.py"}, "targets"),
+            ({"task_id": "ok", "task": "t", "budget": 0}, "budget"),
+        ]
+        for args, needle in bad:
+            err, data, _ = await call("context_pack", args)
+            assert err and data["error"]["code"] == "invalid_input", (args, data)
+            assert needle in data["error"]["message"] or data["error"].get("field") == needle
+        return True
+
+    assert session(tmp_path, [str(pyrepo)], scenario)

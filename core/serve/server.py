@@ -15,7 +15,8 @@ log = logging.getLogger(__name__)
 INSTRUCTIONS = (
     "repomapper answers questions about a source repository from a live index. Call repo_map first, "
     "with `task` set to what you are doing, to see the files and definitions that matter; then "
-    "find_symbol / file_outline / find_references / related_files to zoom in before reading files. "
+    "find_symbol / file_outline / find_references / related_files to zoom in before reading files; "
+    "context_pack gives the code a task needs (targets, dependencies, tests) under a token budget. "
     "Every answer says when there is more (next / next_offset) and why it is empty (reason.code)."
 )
 

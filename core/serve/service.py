@@ -70,6 +70,7 @@ class Service:
         self._indexes: OrderedDict[Path, LiveIndex] = OrderedDict()
         self._watchers: dict[Path, Any] = {}
         self._repomaps: OrderedDict[tuple, Any] = OrderedDict()
+        self._packers: OrderedDict[Path, Any] = OrderedDict()
         self._lock = threading.Lock()
 
     # -- plumbing --------------------------------------------------------------------------------
@@ -146,6 +147,8 @@ class Service:
                     env = self.repo_map(args)
                     return ToolResult(env.to_dict(), env.is_error)
                 root = resolve_root(args.pop("clone_path"), self.root)
+                if name == "context_pack":
+                    return ToolResult(self.context_pack(root, **args))
                 handler = getattr(self, name)
                 return ToolResult(handler(self.index(root), **args))
         except ToolError as exc:
@@ -378,6 +381,32 @@ class Service:
         if any(n > limit for n in totals.values()):
             out["next"] = f"lists are cut at limit={limit}; raise limit (up to 100) for more"
         return out
+
+    def context_pack(
+        self, root: Path, task_id: str, task: str, targets: list, role: str, budget: int
+    ) -> dict[str, Any]:
+        """The context pack of a task (not written to a file: the answer is the pack)."""
+        from ..pack import PackError, RepoMapper
+
+        mapper = self._packers.get(root)
+        if mapper is None:
+            mapper = RepoMapper(
+                root,
+                write=False,
+                cache_dir=self.options.cache_dir,
+                use_cache=self.options.use_cache,
+                plugins=self.plugins,
+            )
+            self._packers[root] = mapper
+            while len(self._packers) > MAX_INDEXES:
+                self._packers.popitem(last=False)
+        self._packers.move_to_end(root)
+        rel = [safe_relative(root, t, "targets") for t in targets]
+        try:
+            pack = mapper.generate_context_pack_sync(task_id, task, rel, role, budget)
+        except PackError as exc:
+            raise ToolError("invalid_input", str(exc)) from None
+        return pack.to_dict()
 
     def _known_file(self, idx: LiveIndex, path: str) -> str:
         rel = safe_relative(idx.root, path)

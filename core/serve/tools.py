@@ -149,10 +149,63 @@ def tool_specs(root_given: bool) -> list[ToolSpec]:
                 ["path"],
             ),
         ),
+        ToolSpec(
+            "context_pack",
+            "The code a task needs under a token budget: target files in full, the symbols they use and "
+            "that use them, base classes and tests, each file with why it is there and its code (full, outline "
+            "or signatures), never over the budget (schema repomapper.context_pack/1, see docs/packs.md). "
+            "The role changes the selection (reviewing: dependents and tests; planning: signatures across more "
+            "files). Caches the repository's AST context in <repo>/context/ast_context.json.",
+            _schema(
+                req,
+                {
+                    "task_id": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 128,
+                        "description": "A plain name (letters, digits, '.', '_', '-').",
+                    },
+                    "task": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 100_000,
+                        "description": "What the task is, in words.",
+                    },
+                    "targets": {
+                        "type": "array",
+                        "items": _PATH,
+                        "maxItems": 100,
+                        "default": [],
+                        "description": "Files the task is about, relative to the repository root.",
+                    },
+                    "role": {
+                        "type": "string",
+                        "enum": ["coding", "reviewing", "planning", "testing", "debugging"],
+                        "default": "coding",
+                        "description": "Who the pack is for.",
+                    },
+                    "budget": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 1_000_000,
+                        "default": 32_000,
+                        "description": "Token budget of the code in the pack.",
+                    },
+                },
+                ["task_id", "task"],
+            ),
+        ),
     ]
 
 
-TOOL_NAMES = ("repo_map", "find_symbol", "find_references", "file_outline", "related_files")
+TOOL_NAMES = (
+    "repo_map",
+    "find_symbol",
+    "find_references",
+    "file_outline",
+    "related_files",
+    "context_pack",
+)
 
 
 def unknown_tool(name: str) -> ToolError:
@@ -208,6 +261,22 @@ def check_arguments(spec: ToolSpec, args: Mapping[str, Any] | None) -> dict[str,
             if len(value) > schema.get("maxLength", 4096):
                 raise ToolError(
                     "invalid_input", f"{key} is over {schema['maxLength']} characters", field=key
+                )
+            if "enum" in schema and value not in schema["enum"]:
+                raise ToolError(
+                    "invalid_input",
+                    f"{key} must be one of {', '.join(schema['enum'])} (got {value!r:.80})",
+                    field=key,
+                    suggestion=nearest(value, tuple(schema["enum"])),
+                )
+        elif kind == "array":
+            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                raise ToolError(
+                    "invalid_input", f"{key} must be a list of non-empty strings", field=key
+                )
+            if len(value) > schema.get("maxItems", 100):
+                raise ToolError(
+                    "invalid_input", f"{key} has more than {schema['maxItems']} items", field=key
                 )
         elif kind == "integer":
             if isinstance(value, bool) or not isinstance(value, int):

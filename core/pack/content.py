@@ -1,0 +1,86 @@
+"""The code of one file in a pack, in three sizes: ``full`` (the file), ``outline`` (imports,
+every definition's signature and docstring, the bodies of the symbols that matter) and
+``signatures`` (the signature lines of the symbols that matter). Only real source lines are
+included, each run of them recorded as a span; ``⋮`` marks what was left out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from .models import ParsedFile, SymbolInfo
+
+ELISION = "⋮"
+MODES = ("full", "outline", "signatures")
+
+
+def _header(lines: Sequence[str], s: SymbolInfo) -> range:
+    """The signature lines of ``s``: as many source lines as its signature has (at least one),
+    within its span."""
+    n = max(1, len((s.signature or "").splitlines()))
+    end = min(s.end_line, s.start_line + n - 1, len(lines))
+    return range(s.start_line, end + 1)
+
+
+def _doc(lines: Sequence[str], s: SymbolInfo, after: int) -> range:
+    """The docstring lines of ``s`` where they follow its header in the source."""
+    if not s.docstring:
+        return range(0)
+    first = s.docstring.strip().splitlines()[0].strip() if s.docstring.strip() else ""
+    if not first:
+        return range(0)
+    for k in range(after + 1, min(after + 4, s.end_line, len(lines)) + 1):
+        if first in lines[k - 1]:
+            n = len(s.docstring.strip().splitlines())
+            return range(k, min(s.end_line, k + n, len(lines)) + 1) if n > 1 else range(k, k + 1)
+    return range(0)
+
+
+def spans_of(wanted: Iterable[int]) -> tuple[tuple[int, int], ...]:
+    spans: list[list[int]] = []
+    for n in sorted(set(wanted)):
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return tuple((a, b) for a, b in spans)
+
+
+def render(
+    text: str,
+    parsed: ParsedFile | None,
+    mode: str,
+    bodies: frozenset[str],
+    matter: frozenset[str],
+) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """(content, spans) of a file in ``mode``; ``bodies`` and ``matter`` are symbol ids (whose
+    bodies, whose signatures the file must show)."""
+    lines = text.splitlines()
+    if mode == "full" or parsed is None:
+        return text, ((1, len(lines)),) if lines else ()
+    wanted: set[int] = set()
+    if mode == "outline":
+        wanted.update(i.line_number for i in parsed.imports if 0 < i.line_number <= len(lines))
+    for s in parsed.symbols:
+        sid = s.id
+        if s.start_line < 1 or s.start_line > len(lines):
+            continue
+        if mode == "outline" and sid in bodies:
+            wanted.update(range(s.start_line, min(s.end_line, len(lines)) + 1))
+            continue
+        if mode == "signatures" and sid not in matter and sid not in bodies:
+            continue
+        head = _header(lines, s)
+        wanted.update(head)
+        if mode == "outline":
+            wanted.update(_doc(lines, s, head[-1]))
+    spans = spans_of(wanted)
+    out: list[str] = []
+    prev = 0
+    for a, b in spans:
+        if a > prev + 1:
+            out.append(ELISION)
+        out.extend(lines[a - 1 : b])
+        prev = b
+    if spans and prev < len(lines):
+        out.append(ELISION)
+    return ("\n".join(out) + "\n" if out else ""), spans

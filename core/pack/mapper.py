@@ -1,0 +1,376 @@
+"""``RepoMapper``: context packs for agent tasks, on the ranking and extraction of ``RepoMap``."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from ..discover import check_root
+from ..model import Diagnostic
+from ..registry import PluginSet
+from ..repomap import RepoMap, summarise
+from ..tokens import TokenCounter, as_counter
+from .budget import fill, order
+from .context import build_ast_context, load_ast_context, save_ast_context
+from .models import AgentRole, ASTContext, ContextPack, SymbolInfo, split_symbol_id
+from .roles import policy_for
+from .select import select
+from .settings import PackError, PackSettings
+from .store import atomic_write, check_task_id, content_digest, dumps, file_set_digest, git_state
+
+log = logging.getLogger(__name__)
+
+#: most dependencies listed in a pack (the shallowest first)
+MAX_PACK_DEPENDENCIES = 500
+
+
+class RepoMapper:
+    """Generate context packs for the repository at ``repo_path``.
+
+    Settings are arguments, else the environment (``CONTEXT_PACK_DIR``, ``AST_CACHE_TTL``,
+    ``DEFAULT_TOKEN_BUDGET``, ``MAX_DEPENDENCY_DEPTH``, ``MIN_RELEVANCE_SCORE``), else the
+    design's defaults. Packs are written to ``<pack_dir>/<task_id>.json`` unless ``write`` is
+    false; the AST context is cached in ``ast_context_path`` (default
+    ``<repo>/context/ast_context.json``). Both are left out of the files mapped.
+    """
+
+    def __init__(
+        self,
+        repo_path: str | os.PathLike[str] = ".",
+        *,
+        pack_dir: str | os.PathLike[str] | None = None,
+        ast_context_path: str | os.PathLike[str] | None = None,
+        ast_cache_ttl: float | None = None,
+        token_budget: int | None = None,
+        max_dependency_depth: int | None = None,
+        min_relevance_score: float | None = None,
+        token_counter: TokenCounter | Callable[[str], int] | None = None,
+        use_cache: bool = True,
+        cache_dir: str | os.PathLike[str] | None = None,
+        plugins: PluginSet | None = None,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        write: bool = True,
+        env: Mapping[str, str] | None = None,
+    ):
+        self.root = check_root(Path(repo_path))
+        self.settings = PackSettings.resolve(
+            self.root,
+            pack_dir=pack_dir,
+            ast_context_path=ast_context_path,
+            ast_cache_ttl=ast_cache_ttl,
+            token_budget=token_budget,
+            max_dependency_depth=max_dependency_depth,
+            min_relevance_score=min_relevance_score,
+            env=env,
+        )
+        for what, path in (
+            ("the pack directory", self.settings.pack_dir),
+            ("the AST context", self.settings.ast_context_path),
+        ):
+            _stay_inside(what, path, self.root)
+        self.write = write
+        self.counter = as_counter(token_counter)
+        own = []
+        for p, is_dir in ((self.settings.pack_dir, True), (self.settings.ast_context_path, False)):
+            try:
+                rel = p.resolve().relative_to(self.root).as_posix()
+            except (ValueError, OSError):
+                continue
+            own.append(f"/{rel}/" if is_dir else f"/{rel}")
+            if not is_dir:
+                own.append(f"/{posixpath_dir(rel)}.{p.name}.*.tmp")
+        self.repomap = RepoMap(
+            self.root,
+            use_cache=use_cache,
+            cache_dir=cache_dir,
+            token_counter=self.counter,
+            plugins=plugins,
+            include=include,
+            exclude=(*exclude, *own),
+        )
+        self._ctx: ASTContext | None = None
+        self.last_ast_context: str = ""
+
+    # -- the AST context -------------------------------------------------------------------------
+    def _state(self):
+        entries, diags, _ = self.repomap.collect(None)
+        sha, date = git_state(self.root)
+        state = sha if sha else content_digest(self.root, entries)
+        return entries, diags, state, date, file_set_digest(entries, state)
+
+    def _ast_context(self, force: bool = False) -> tuple[ASTContext, list[Diagnostic], str | None]:
+        entries, diags, state, date, file_set = self._state()
+        s = self.settings
+        ctx = self._ctx
+        fresh = (
+            ctx is not None
+            and ctx.git_sha == state
+            and ctx.file_set == file_set
+            and s.ast_cache_ttl > 0
+            and not force
+        )
+        if fresh:
+            self.last_ast_context = "memory"
+        else:
+            ctx = (
+                None
+                if force
+                else load_ast_context(s.ast_context_path, state, file_set, s.ast_cache_ttl)
+            )
+            if ctx is not None:
+                self.last_ast_context = "file"
+            else:
+                ctx = build_ast_context(self.repomap, entries, state, file_set)
+                self.last_ast_context = "built"
+                try:
+                    save_ast_context(s.ast_context_path, ctx)
+                except OSError as exc:
+                    diags.append(
+                        Diagnostic(
+                            "ast_context_unwritable",
+                            f"cannot write {s.ast_context_path}: {exc}; the context is not cached",
+                        )
+                    )
+        self._ctx = ctx
+        return ctx, diags, date
+
+    def refresh_ast_context_sync(
+        self, repo_path: str | os.PathLike[str] | None = None
+    ) -> ASTContext:
+        """Rebuild the AST context now (and rewrite ``ast_context.json``)."""
+        self._check_repo(repo_path)
+        return self._ast_context(force=True)[0]
+
+    async def refresh_ast_context(
+        self, repo_path: str | os.PathLike[str] | None = None
+    ) -> ASTContext:
+        return await asyncio.to_thread(self.refresh_ast_context_sync, repo_path)
+
+    def _check_repo(self, repo_path) -> None:
+        if repo_path is not None and Path(repo_path).resolve() != self.root:
+            raise PackError(f"{repo_path} is not this mapper's repository ({self.root})")
+
+    # -- targets ---------------------------------------------------------------------------------
+    def check_targets(self, targets: Sequence[str | os.PathLike[str]]) -> list[str]:
+        """Targets as paths relative to the root; one outside the root, missing or not a regular
+        file is a :class:`PackError` naming it."""
+        out: list[str] = []
+        for t in targets:
+            raw = os.fspath(t)
+            if not raw or "\0" in raw:
+                raise PackError(f"target {raw!r} is not a path")
+            p = Path(raw)
+            if not p.is_absolute():
+                p = self.root / p
+            try:
+                rel = p.resolve().relative_to(self.root)
+            except ValueError:
+                raise PackError(f"target {raw} is outside the repository {self.root}") from None
+            except OSError as exc:
+                raise PackError(f"target {raw}: {exc}") from None
+            if not (self.root / rel).is_file():
+                raise PackError(f"target {raw} does not exist or is not a regular file")
+            if rel.as_posix() not in out:
+                out.append(rel.as_posix())
+        return out
+
+    # -- packs -----------------------------------------------------------------------------------
+    def generate_context_pack_sync(
+        self,
+        task_id: str,
+        task_description: str,
+        target_files: Sequence[str | os.PathLike[str]] = (),
+        role: AgentRole | str = AgentRole.CODING,
+        token_budget: int | None = None,
+    ) -> ContextPack:
+        """The pack for a task (see :mod:`repomapper.pack`); written to
+        ``<pack_dir>/<task_id>.json`` unless the mapper was made with ``write=False``.
+        ``token_budget`` defaults to ``DEFAULT_TOKEN_BUDGET`` (100 000)."""
+        check_task_id(task_id)
+        policy = policy_for(role)
+        budget = self.settings.token_budget if token_budget is None else int(token_budget)
+        if budget < 1:
+            raise PackError(f"the token budget must be at least 1 (got {budget})")
+        targets = self.check_targets(target_files)
+        started = time.perf_counter()
+        ctx, diags, date = self._ast_context()
+        ranked = self.repomap.rank(task=task_description or None, mentioned_fnames=targets)
+        diags.extend(ranked.diagnostics)
+        s = self.settings
+        selection = select(
+            ctx, ranked, targets, policy, s.max_dependency_depth, s.min_relevance_score
+        )
+        filled = fill(self.root, ctx, selection.candidates, policy, budget, self.counter.count)
+        for t in targets:
+            if t not in ctx.files:
+                diags.append(
+                    Diagnostic(
+                        "target_not_mapped",
+                        "no backend extracted symbols from this target; included as text only",
+                        t,
+                        severity="info",
+                    )
+                )
+        included = {f.path for f in filled.files}
+        symbols: list[SymbolInfo] = []
+        for c in order(selection.candidates):
+            if c.path not in included:
+                continue
+            pf = ctx.files.get(c.path)
+            for sym in pf.symbols if pf else ():
+                reasons = c.matter.get(sym.id)
+                if not reasons:
+                    continue
+                ordered = sorted(dict.fromkeys(reasons), key=lambda x: (-x[0], x[1]))
+                symbols.append(
+                    SymbolInfo(
+                        sym.name,
+                        sym.kind,
+                        sym.file_path,
+                        sym.start_line,
+                        sym.end_line,
+                        sym.signature,
+                        sym.docstring,
+                        sym.references,
+                        sym.scope,
+                        round(ordered[0][0], 6),
+                        tuple(w for _, w in ordered[:4]),
+                        filled.shown.get(sym.id, "listed"),
+                    )
+                )
+        deps = tuple(
+            d
+            for d in selection.dependencies
+            if split_symbol_id(d.from_symbol)[0] in included
+            and split_symbol_id(d.to_symbol)[0] in included
+        )[:MAX_PACK_DEPENDENCIES]
+        if not filled.files:
+            diags.append(self._why_empty(ctx, selection, filled, budget))
+        omitted = list(filled.omitted) + [
+            {"path": p, "score": sc, "reason": "below MIN_RELEVANCE_SCORE"}
+            for p, sc in selection.cut
+        ]
+        metadata = {
+            "task": task_description,
+            "targets": targets,
+            "budget": budget,
+            "tokenizer": self.counter.name,
+            "tokens_exact": self.counter.exact,
+            "generated_at": date,
+            "repository_state": "git"
+            if not ctx.git_sha.startswith("digest:")
+            else "content_digest",
+            "file_set": ctx.file_set,
+            "relevance_threshold": s.min_relevance_score,
+            "settings": s.to_dict(),
+            "role_policy": {
+                "target_mode": policy.target_mode,
+                "other_mode": policy.other_mode,
+                "dependency_bodies": policy.dependency_bodies,
+                "dependent_depth": policy.dependent_depth,
+                "relevance_files": policy.relevance_files,
+            },
+            "files_mapped": len(ctx.files),
+            "files_considered": len(selection.candidates) + len(selection.cut),
+            "omitted": omitted[:200],
+            "omitted_total": len(omitted),
+        }
+        pack = ContextPack(
+            task_id,
+            policy.role.value,
+            ctx.git_sha,
+            filled.files,
+            tuple(symbols),
+            deps,
+            metadata,
+            filled.tokens,
+            {p: c.score for p, c in sorted(selection.candidates.items())},
+            summarise(diags),
+        )
+        log.info(
+            "pack %s: %d files, %d tokens in %.2fs",
+            task_id,
+            len(filled.files),
+            filled.tokens,
+            time.perf_counter() - started,
+        )
+        if self.write:
+            self.write_pack(pack)
+        return pack
+
+    async def generate_context_pack(
+        self,
+        task_id: str,
+        task_description: str,
+        target_files: Sequence[str | os.PathLike[str]] = (),
+        role: AgentRole | str = AgentRole.CODING,
+        token_budget: int | None = None,
+    ) -> ContextPack:
+        """The async twin of :meth:`generate_context_pack_sync` (runs in a worker thread)."""
+        return await asyncio.to_thread(
+            self.generate_context_pack_sync,
+            task_id,
+            task_description,
+            target_files,
+            role,
+            token_budget,
+        )
+
+    def pack_path(self, task_id: str) -> Path:
+        return self.settings.pack_dir / f"{check_task_id(task_id)}.json"
+
+    def write_pack(self, pack: ContextPack) -> Path:
+        path = self.pack_path(pack.task_id)
+        atomic_write(path, dumps(pack.to_dict()))
+        return path
+
+    def _why_empty(self, ctx, selection, filled, budget) -> Diagnostic:
+        if not ctx.files and not selection.candidates:
+            return Diagnostic(
+                "nothing_to_map", "no file of the repository could be mapped", severity="error"
+            )
+        if not selection.candidates:
+            return Diagnostic(
+                "nothing_selected",
+                "no target was given and nothing in the repository matches the task"
+                + (
+                    f" above MIN_RELEVANCE_SCORE ({self.settings.min_relevance_score})"
+                    if selection.cut
+                    else ""
+                ),
+                severity="error",
+            )
+        if any(o["reason"] == "budget" for o in filled.omitted):
+            return Diagnostic(
+                "budget_too_small",
+                f"a budget of {budget} tokens cannot hold even the signatures of the first file; raise the budget",
+                severity="error",
+            )
+        return Diagnostic(
+            "nothing_readable", "none of the files selected could be read", severity="error"
+        )
+
+
+def _stay_inside(what: str, path: Path, root: Path) -> None:
+    """A path under the root (lexically) must stay there once symlinks are followed: a
+    repository must not redirect our writes (``context -> ~/.ssh``)."""
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return  # given outside the root on purpose
+    try:
+        path.resolve().relative_to(root)
+    except (ValueError, OSError):
+        raise PackError(
+            f"{what} {path} leads outside the repository through a symlink; refusing to write there"
+        ) from None
+
+
+def posixpath_dir(rel: str) -> str:
+    d = rel.rsplit("/", 1)[0] if "/" in rel else ""
+    return f"{d}/" if d else ""

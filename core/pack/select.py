@@ -1,0 +1,236 @@
+"""Which files and symbols a task needs, and why: the design's four steps on our ranking and
+dependency graph.
+
+1. Seeds: the targets, the files the task names (path, module, traceback frame), the relevance
+   model's best files and the symbols the task names.
+2. Expansion: dependencies of the seed symbols (depth-limited), dependents (by role), base
+   classes and interfaces of what is used (``inheritance`` edges; 0.7 for the seeds' own bases,
+   deeper ones count as indirect), tests of the targets (test
+   files named after a target, or whose code refers to a target's symbols).
+3. Symbols: every symbol of a target; in other files the symbols that were reached or that the
+   task names.
+4. Scores: each reason carries a factor of the design's table (target 1.0, named in the task
+   0.8, interface/base class 0.7, direct dependency 0.6, test 0.5, indirect 0.3, plus the role's
+   dependent and test factors); the relevance model's evidence (the file's ranking score over
+   the best one's) adds ``RELEVANCE_WEIGHT`` times that as a factor of its own. The score is
+   ``0.9 * best factor + 0.1 * evidence``; files under ``MIN_RELEVANCE_SCORE`` are cut (never a
+   target).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..ranked import RankedRepository
+from ..relevance.roles import TEST, file_role, tested_stem
+from .depgraph import DependencyGraph
+from .models import ASTContext, DependencyInfo, split_symbol_id, symbol_id
+from .roles import RolePolicy
+
+TARGET = 1.0
+NAMED = 0.8
+INTERFACE = 0.7
+DIRECT = 0.6
+INDIRECT = 0.3
+RELEVANCE_WEIGHT = 0.6
+#: seed symbols taken from the task (the strongest task evidence first)
+MAX_TASK_SYMBOLS = 8
+#: a symbol the task names weighs ``NAMED`` times its evidence over the best one's; under this
+#: share it is not a seed
+TASK_SYMBOL_CUT = 0.5
+#: seed symbols per target file whose dependents are followed (the first in line order)
+MAX_DEPENDENT_SEEDS = 40
+MAX_REASONS = 6
+
+
+@dataclass
+class Candidate:
+    path: str
+    factors: list[tuple[float, str]] = field(default_factory=list)
+    bodies: set[str] = field(default_factory=set)
+    matter: dict[str, list[tuple[float, str]]] = field(default_factory=dict)
+    evidence: float = 0.0
+    target: bool = False
+    named: bool = False
+    test: bool = False
+    depth: int = 0
+
+    def add(self, factor: float, why: str) -> None:
+        self.factors.append((factor, why))
+
+    def symbol(self, sid: str, factor: float, why: str, body: bool) -> None:
+        self.matter.setdefault(sid, []).append((factor, why))
+        if body:
+            self.bodies.add(sid)
+
+    @property
+    def score(self) -> float:
+        best = max((f for f, _ in self.factors), default=0.0)
+        return round(min(1.0, 0.9 * best + 0.1 * self.evidence), 6)
+
+    def why(self) -> tuple[str, ...]:
+        ordered = sorted(dict.fromkeys(self.factors), key=lambda x: (-x[0], x[1]))
+        return tuple(w for _, w in ordered[:MAX_REASONS])
+
+
+@dataclass(frozen=True)
+class Selection:
+    candidates: dict[str, Candidate]
+    dependencies: tuple[DependencyInfo, ...]
+    cut: tuple[tuple[str, float], ...]
+
+
+def _name(sid: str) -> str:
+    path, qual = split_symbol_id(sid)
+    return f"{path}::{qual}" if qual else path
+
+
+def select(
+    ctx: ASTContext,
+    ranked: RankedRepository,
+    targets: Sequence[str],
+    policy: RolePolicy,
+    max_depth: int,
+    min_score: float,
+) -> Selection:
+    graph: DependencyGraph = ctx.graph()
+    cands: dict[str, Candidate] = {}
+
+    def cand(path: str) -> Candidate:
+        c = cands.get(path)
+        if c is None:
+            c = cands[path] = Candidate(path)
+        return c
+
+    top = max((rf.score for rf in ranked.files), default=0.0)
+    evidence = {rf.path: (rf.score / top if top > 0 else 0.0) for rf in ranked.files}
+    seeds: list[str] = []
+
+    for t in targets:
+        c = cand(t)
+        c.target = True
+        c.add(TARGET, "target")
+        pf = ctx.files.get(t)
+        for s in pf.symbols if pf else ():
+            c.symbol(s.id, TARGET, "defined in a target", policy.target_mode == "full")
+            seeds.append(s.id)
+        seeds.append(symbol_id(t, ""))
+
+    for path in sorted(ranked.named):
+        c = cand(path)
+        c.named = True
+        c.add(NAMED, "named in the task")
+    task_symbols = sorted(
+        ((s, key) for key, s in ranked.symbol_scores.items() if s > 0),
+        key=lambda x: (-x[0], x[1]),
+    )
+    best_symbol = task_symbols[0][0] if task_symbols else 0.0
+    for weight, (path, ident) in task_symbols[:MAX_TASK_SYMBOLS]:
+        pf = ctx.files.get(path)
+        strength = weight / best_symbol
+        if pf is None or strength < TASK_SYMBOL_CUT:
+            continue
+        for s in pf.symbols:
+            if s.name == ident:
+                c = cand(path)
+                c.add(NAMED * strength, f"the task names {s.qualified_name}")
+                c.symbol(s.id, NAMED * strength, "the task names it", True)
+                seeds.append(s.id)
+
+    for rf in ranked.files[: policy.relevance_files]:
+        e = evidence.get(rf.path, 0.0)
+        if e <= 0:
+            continue
+        c = cand(rf.path)
+        reasons = ", ".join(f"{r.signal} {r.detail}".strip() for r in rf.why[:2])
+        c.add(RELEVANCE_WEIGHT * e, f"relevance model: {reasons}" if reasons else "relevance model")
+        pf = ctx.files.get(rf.path)
+        if pf is not None:
+            for ident, _ in ranked.symbols_of(rf.path)[:3]:
+                for s in pf.symbols:
+                    if s.name == ident:
+                        c.symbol(s.id, RELEVANCE_WEIGHT * e, "ranked for the task", False)
+
+    deps: dict[tuple[str, str], DependencyInfo] = {}
+
+    def keep(d: DependencyInfo) -> None:
+        k = (d.from_symbol, d.to_symbol)
+        if k not in deps or deps[k].depth > d.depth:
+            deps[k] = d
+
+    target_set = set(targets)
+    for sid in dict.fromkeys(seeds):
+        for d in graph.get_dependencies(sid, max_depth):
+            path, qual = split_symbol_id(d.to_symbol)
+            if path not in ctx.files:
+                continue
+            keep(d)
+            if path in target_set:  # a target is there already, for a better reason
+                continue
+            c = cand(path)
+            c.depth = min(c.depth, d.depth) if c.depth else d.depth
+            if d.kind == "inheritance" and d.depth == 1:
+                factor, why = INTERFACE, f"base class or interface of {_name(d.from_symbol)}"
+            elif d.depth == 1:
+                factor, why = DIRECT, f"{_name(d.from_symbol)} uses it ({d.kind})"
+            else:
+                factor, why = INDIRECT, f"indirect dependency (depth {d.depth}) of a seed"
+            if d.kind == "import" and not qual:
+                why = f"imported by {d.from_symbol.rstrip(':')}"
+            c.add(factor, why)
+            if qual:
+                body = policy.dependency_bodies and d.depth == 1
+                c.symbol(d.to_symbol, factor, why, body)
+
+    dependent_seeds = [s for s in dict.fromkeys(seeds) if split_symbol_id(s)[0] in target_set]
+    for sid in dependent_seeds[:MAX_DEPENDENT_SEEDS]:
+        if not split_symbol_id(sid)[1]:
+            continue
+        for d in graph.get_dependents(sid, policy.dependent_depth):
+            path = split_symbol_id(d.from_symbol)[0]
+            if path in target_set or path not in ctx.files:
+                continue
+            keep(d)
+            c = cand(path)
+            if file_role(path) == TEST:
+                c.test = True
+                c.add(policy.test_factor, f"tests {_name(d.to_symbol)}")
+                c.symbol(d.from_symbol, policy.test_factor, "tests a target", policy.test_bodies)
+            else:
+                f = policy.dependent_factor if d.depth == 1 else policy.dependent_factor * 0.6
+                c.add(f, f"depends on {_name(d.to_symbol)} ({d.kind}, depth {d.depth})")
+                c.symbol(d.from_symbol, f, "depends on a target", policy.role.value == "reviewing")
+
+    stems = {posixpath.basename(t).rsplit(".", 1)[0]: t for t in targets}
+    for path in sorted(ctx.files):
+        if path in target_set or file_role(path) != TEST:
+            continue
+        stem = tested_stem(path)
+        if stem and stem in stems:
+            c = cand(path)
+            c.test = True
+            c.add(policy.test_factor, f"test of {stems[stem]} (by name)")
+            if policy.test_bodies:
+                for s in ctx.files[path].symbols:
+                    c.symbol(s.id, policy.test_factor, "in a test of a target", True)
+    if policy.test_factor >= 0.9:  # testing: the fixtures of the tests selected
+        test_dirs = {posixpath.dirname(p) for p, c in cands.items() if c.test}
+        for d in sorted(test_dirs):
+            fixture = posixpath.join(d, "conftest.py") if d else "conftest.py"
+            if fixture in ctx.files:
+                cand(fixture).add(policy.test_factor * 0.8, "fixtures of the tests")
+
+    for path, c in cands.items():
+        c.evidence = evidence.get(path, 0.0)
+    cut = tuple(
+        sorted(
+            ((p, c.score) for p, c in cands.items() if not c.target and c.score < min_score),
+            key=lambda x: (-x[1], x[0]),
+        )
+    )
+    for p, _ in cut:
+        del cands[p]
+    ordered = tuple(sorted(deps.values(), key=lambda d: (d.depth, d.from_symbol, d.to_symbol)))
+    return Selection(cands, ordered, cut)

@@ -1,0 +1,90 @@
+"""Settings of the pack generator: arguments win over environment variables, which win over the
+defaults of the design (``CONTEXT_PACK_DIR``, ``AST_CACHE_TTL``, ``DEFAULT_TOKEN_BUDGET``,
+``MAX_DEPENDENCY_DEPTH``, ``MIN_RELEVANCE_SCORE``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_PACK_DIR = "context/packs"
+DEFAULT_AST_CONTEXT = "context/ast_context.json"
+
+
+class PackError(ValueError):
+    """Bad input to the pack generator (task id, target, setting): the message says which."""
+
+
+@dataclass(frozen=True, slots=True)
+class PackSettings:
+    pack_dir: Path
+    ast_context_path: Path
+    ast_cache_ttl: float = 3600.0
+    token_budget: int = 100_000
+    max_dependency_depth: int = 3
+    min_relevance_score: float = 0.2
+
+    @classmethod
+    def resolve(
+        cls,
+        root: Path,
+        *,
+        pack_dir: str | os.PathLike[str] | None = None,
+        ast_context_path: str | os.PathLike[str] | None = None,
+        ast_cache_ttl: float | None = None,
+        token_budget: int | None = None,
+        max_dependency_depth: int | None = None,
+        min_relevance_score: float | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> PackSettings:
+        env = os.environ if env is None else env
+
+        def pick(arg, name: str, conv, default):
+            if arg is not None:
+                value = arg
+            elif env.get(name, "").strip():
+                try:
+                    value = conv(env[name].strip())
+                except ValueError as exc:
+                    raise PackError(f"{name}={env[name]!r} is not a valid value: {exc}") from exc
+            else:
+                value = default
+            return conv(value)
+
+        directory = Path(pick(pack_dir, "CONTEXT_PACK_DIR", str, DEFAULT_PACK_DIR))
+        if not directory.is_absolute():
+            directory = root / directory
+        ast_path = Path(ast_context_path) if ast_context_path else root / DEFAULT_AST_CONTEXT
+        if not ast_path.is_absolute():
+            ast_path = root / ast_path
+        s = cls(
+            directory,
+            ast_path,
+            pick(ast_cache_ttl, "AST_CACHE_TTL", float, 3600.0),
+            pick(token_budget, "DEFAULT_TOKEN_BUDGET", int, 100_000),
+            pick(max_dependency_depth, "MAX_DEPENDENCY_DEPTH", int, 3),
+            pick(min_relevance_score, "MIN_RELEVANCE_SCORE", float, 0.2),
+        )
+        if s.token_budget < 1:
+            raise PackError(f"the token budget must be at least 1 (got {s.token_budget})")
+        if s.max_dependency_depth < 0:
+            raise PackError(
+                f"MAX_DEPENDENCY_DEPTH must be 0 or more (got {s.max_dependency_depth})"
+            )
+        if s.ast_cache_ttl < 0:
+            raise PackError(f"AST_CACHE_TTL must be 0 or more (got {s.ast_cache_ttl})")
+        if not 0.0 <= s.min_relevance_score <= 1.0:
+            raise PackError(
+                f"MIN_RELEVANCE_SCORE must be between 0 and 1 (got {s.min_relevance_score})"
+            )
+        return s
+
+    def to_dict(self) -> dict:
+        return {
+            "ast_cache_ttl": self.ast_cache_ttl,
+            "token_budget": self.token_budget,
+            "max_dependency_depth": self.max_dependency_depth,
+            "min_relevance_score": self.min_relevance_score,
+        }
