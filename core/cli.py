@@ -108,6 +108,27 @@ def _from_cwd(names: Sequence[str]) -> list[str]:
     return [os.path.abspath(n) for n in names]
 
 
+def task_options(task_help: str):
+    """``--task TEXT`` and ``--task-file FILE``, shared by every command that ranks for a task."""
+
+    def decorate(f):
+        f = click.option(
+            "--task-file",
+            metavar="FILE",
+            help="Read the task description from FILE ('-' for standard input).",
+        )(f)
+        return click.option("--task", metavar="TEXT", help=task_help)(f)
+
+    return decorate
+
+
+def _task_text(task: str | None, task_file: str | None) -> str | None:
+    """The task from ``--task`` and ``--task-file`` together (an unreadable file is one line)."""
+    if task_file is None:
+        return task
+    return "\n".join(filter(None, [task, _read_task_file(task_file)]))
+
+
 def _read_task_file(name: str | None) -> str | None:
     if name is None:
         return None
@@ -265,15 +286,8 @@ def main(verbose: int) -> None:
 @click.option(
     "--mention-ident", multiple=True, metavar="NAME", help="An identifier the user mentioned."
 )
-@click.option(
-    "--task",
-    metavar="TEXT",
-    help="A task description: files and symbols are ranked for it (see ranked_files[].why in --format json).",
-)
-@click.option(
-    "--task-file",
-    metavar="FILE",
-    help="Read the task description from FILE ('-' for standard input).",
+@task_options(
+    "A task description: files and symbols are ranked for it (see ranked_files[].why in --format json)."
 )
 @click.option(
     "--include",
@@ -343,8 +357,7 @@ def map_command(
     _check_numbers(tokens=(tokens, 1), jobs=(jobs, 1), max_file_size=(max_file_size, 1))
     jobs = _cap_jobs(jobs)
     started = time.perf_counter()
-    if task_file is not None:
-        task = "\n".join(filter(None, [task, _read_task_file(task_file)]))
+    task = _task_text(task, task_file)
     chat, mention_file = _from_cwd(chat), _from_cwd(mention_file)
     timer = StageTimer()
     if fmt == "json":
@@ -709,16 +722,7 @@ def mcp_command(
 
 @main.command("graph")
 @click.argument("root", default=".", type=click.Path(path_type=Path, readable=False))
-@click.option(
-    "--task",
-    metavar="TEXT",
-    help="A task description: ranks as `map --task` does; the page shows why files rank.",
-)
-@click.option(
-    "--task-file",
-    metavar="FILE",
-    help="Read the task description from FILE ('-' for standard input).",
-)
+@task_options("A task description: ranks as `map --task` does; the page shows why files rank.")
 @click.option(
     "--chat",
     multiple=True,
@@ -818,8 +822,7 @@ def graph_command(
             progress=progress,
             plugins=_plugin_set(python_backend, no_entry_points, block),
         )
-        if task_file is not None:
-            task = "\n".join(filter(None, [task, _read_task_file(task_file)]))
+        task = _task_text(task, task_file)
         result = write_graph(
             rm,
             fmt,
@@ -861,13 +864,7 @@ def graph_command(
 @main.command("pack")
 @click.argument("root", type=click.Path(path_type=Path))
 @click.option("--task-id", required=True, metavar="ID", help="The task id: the pack's file name.")
-@click.option("--task", metavar="TEXT", help="The task description.")
-@click.option(
-    "--task-file",
-    type=click.File("r", encoding="utf-8", errors="replace"),
-    metavar="FILE",
-    help="Read the task description from FILE ('-' for standard input).",
-)
+@task_options("The task description.")
 @click.option(
     "--target", "targets", multiple=True, metavar="FILE", help="A file the task is about."
 )
@@ -906,8 +903,7 @@ def pack_command(
         _fail(str(exc))
     if task is None and task_file is None:
         _fail("give the task with --task TEXT or --task-file FILE")
-    if task_file is not None:
-        task = "\n".join(filter(None, [task, task_file.read()]))
+    task = _task_text(task, task_file)
     if budget is not None and budget < 1:
         _fail(f"--budget must be at least 1 (got {budget})")
     try:

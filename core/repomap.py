@@ -7,7 +7,7 @@ import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .cache import TagCache, open_cache
 from .diagnostics import MAX_LISTED_PATHS, SUMMARISED, summarise
@@ -44,6 +44,17 @@ log = logging.getLogger(__name__)
 __all__ = ["MAP_VERSION", "MAX_LISTED_PATHS", "SUMMARISED", "RepoMap", "summarise"]
 
 MAX_RANKED_SYMBOLS = 200
+
+
+class _Files(NamedTuple):
+    """What one call works on: its extractor, the files found, those plus the chat files, the
+    chat files, and how many files discovery saw."""
+
+    extractor: Extractor
+    entries: list[FileEntry]
+    all_entries: list[FileEntry]
+    chat: frozenset[str]
+    seen: int
 
 
 class RepoMap:
@@ -188,9 +199,8 @@ class RepoMap:
         )
 
     # -- ranking ---------------------------------------------------------------------------
-    def _prepare(
-        self, chat_files, other_files, diags: list[Diagnostic]
-    ) -> tuple[Extractor, list[FileEntry], list[FileEntry], frozenset[str], int]:
+    def _prepare(self, chat_files, other_files, diags: list[Diagnostic]) -> _Files:
+        """The files of a call (discovered or given, plus the chat files) and their extractor."""
         chat_entries = self._entries_for(chat_files, diags)
         chat = frozenset(e.path for e in chat_entries)
         if other_files is None:
@@ -203,7 +213,7 @@ class RepoMap:
         extractor = Extractor(
             self.plugins, self.cache, self.jobs, self.progress, self.plugin_timeout
         )
-        return extractor, entries, all_entries, chat, seen
+        return _Files(extractor, entries, all_entries, chat, seen)
 
     def rank(
         self,
@@ -225,18 +235,12 @@ class RepoMap:
         diags: list[Diagnostic] = []
         self.timer.reset()
         with self.timer.stage("discover"):
-            extractor, entries, all_entries, chat, seen = self._prepare(
-                chat_files, other_files, diags
-            )
-        extractions = self._extract(extractor, all_entries)
+            files = self._prepare(chat_files, other_files, diags)
+        extractions = self._extract(files.extractor, files.all_entries)
         with self.timer.stage("rank"):
             return self._rank_extracted(
-                extractor,
-                entries,
-                all_entries,
+                files,
                 extractions,
-                chat,
-                seen,
                 diags,
                 mentioned_fnames,
                 mentioned_idents,
@@ -245,19 +249,9 @@ class RepoMap:
             )
 
     def _rank_extracted(
-        self,
-        extractor,
-        entries,
-        all_entries,
-        extractions,
-        chat,
-        seen,
-        diags,
-        mentioned_fnames,
-        mentioned_idents,
-        task,
-        disabled,
+        self, files: _Files, extractions, diags, mentioned_fnames, mentioned_idents, task, disabled
     ) -> RankedRepository:
+        extractor, entries, all_entries, chat, seen = files
         diags.extend(self.cache.diagnostics)
         diags.extend(extractor.diagnostics or self.plugins.load_diagnostics())
         for ex in extractions.values():
@@ -448,34 +442,29 @@ class RepoMap:
         diags: list[Diagnostic] = []
         self.timer.reset()
         with self.timer.stage("discover"):
-            extractor, entries, all_entries, chat, seen = self._prepare(
-                chat_files, other_files, diags
-            )
+            files = self._prepare(chat_files, other_files, diags)
         with self.timer.stage("memo"):
             digest = map_digest(
-                self, extractor, all_entries, diags, chat, mentioned_fnames, mentioned_idents, task
+                self,
+                files.extractor,
+                files.all_entries,
+                diags,
+                files.chat,
+                mentioned_fnames,
+                mentioned_idents,
+                task,
             )
             memo = replay(self.cache, digest) if self.use_cache and not force_refresh else None
             if memo is not None:
-                self.last_stats = {"cached": len(all_entries), "extracted": 0, "memoised": 1}
+                self.last_stats = {"cached": len(files.all_entries), "extracted": 0, "memoised": 1}
                 self.timer.counts = dict(self.last_stats)
                 return memo
         if force_refresh:
             self._graph = None
-        extractions = self._extract(extractor, all_entries)
+        extractions = self._extract(files.extractor, files.all_entries)
         with self.timer.stage("rank"):
             ranked = self._rank_extracted(
-                extractor,
-                entries,
-                all_entries,
-                extractions,
-                chat,
-                seen,
-                diags,
-                mentioned_fnames,
-                mentioned_idents,
-                task,
-                frozenset(),
+                files, extractions, diags, mentioned_fnames, mentioned_idents, task, frozenset()
             )
         with self.timer.stage("render"):
             result = self.render(ranked)
