@@ -298,7 +298,10 @@ def extract_encoded(
     out: list[Extracted] = []
     for ex in extract_batch(plugins, root, entries, **kwargs):
         summary = FileSymbols.from_extraction(ex)
-        out.append((ex.path, encode(ex, summary), ex if full else summary))
+        # a file that could not be read is not cached: permissions change without its mtime or
+        # size, so the next run must try again
+        row = None if any(d.code == "unreadable" for d in ex.diagnostics) else encode(ex, summary)
+        out.append((ex.path, row, ex if full else summary))
     return out
 
 
@@ -355,6 +358,10 @@ class Extractor:
         keys = {e.path: self.key(e) for e in entries}
         self.diagnostics = list(self.plugins.load_diagnostics())
         results = self.cache.lookup(keys.values(), full=full)
+        # a hit passes the read check a miss would: a file made unreadable since it was cached
+        # (a permission change keeps its mtime and size) is not served from the cache
+        for path in [p for p in results if not os.access(root / p, os.R_OK)]:
+            del results[path]
         misses = [e for e in entries if e.path not in results]
         self.stats = {"cached": len(results), "extracted": len(misses)}
         total, done = len(entries), len(results)

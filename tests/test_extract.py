@@ -144,3 +144,42 @@ def test_parallel_extraction_equals_serial(make_tree):
     summary = Extractor(plugin_set(), TagCache(), jobs=2).run(root, entries)
     assert summary == {p: FileSymbols.from_extraction(ex) for p, ex in serial.items()}
     assert list(serial) == sorted(files)
+
+
+def test_a_cached_file_that_became_unreadable_is_not_served_and_unreadable_is_not_cached(
+    tmp_path, monkeypatch
+):
+    import os
+
+    from repomapper import RepoMap
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("def alpha_function():\n    pass\n")
+    (root / "b.py").write_text("def beta_function():\n    alpha_function()\n")
+    cache = tmp_path / "cache"
+    first = RepoMap(root, 500, cache_dir=cache).map()
+    assert "alpha_function" in first.map
+    real_access = os.access
+
+    def no_a(path, mode, *args, **kwargs):
+        return False if str(path).endswith("a.py") else real_access(path, mode, *args, **kwargs)
+
+    real_read = type(root).read_bytes
+
+    def refuse(self):
+        if self.name == "a.py":
+            raise PermissionError(13, "Permission denied")
+        return real_read(self)
+
+    monkeypatch.setattr(os, "access", no_a)
+    monkeypatch.setattr(type(root), "read_bytes", refuse)
+    locked = RepoMap(root, 500, cache_dir=cache).map(force_refresh=True)
+    assert "alpha_function" not in locked.map
+    assert any(
+        d.code == "unreadable" and (d.path == "a.py" or "a.py" in d.paths)
+        for d in locked.diagnostics
+    )
+    monkeypatch.undo()  # readable again, same mtime and size: extracted again, not "unreadable"
+    again = RepoMap(root, 500, cache_dir=cache).map(force_refresh=True)
+    assert "alpha_function" in again.map
