@@ -914,3 +914,34 @@ def test_queries_fit_every_pack_grammar_a_spec_may_fall_back_to():
             text = "\n".join(languages._read_query(f"{f}-{kind}.scm") for f in fragments)
             if text.strip():
                 tree_sitter.Query(language, text)  # raises on a pattern the grammar rejects
+
+
+def test_a_grammar_that_crashes_on_non_ascii_input_gets_it_masked():
+    """The D grammar of tree-sitter-language-pack 0.13.0 dies with SIGSEGV on this input; the
+    backend masks non-ASCII bytes for it. Run in a child process: a regression must fail this
+    test, not kill the test run."""
+    import subprocess
+    import sys
+
+    d = next(s for s in languages.SPECS if s.name == "d")
+    if languages.load_grammar(d) is None:
+        pytest.skip("the D grammar (langpack extra) is not installed")
+    assert d.ascii_only
+    crashing = b"\xf0\xac\xbd\xaf\xc2\x8c\xf3\xb2\xa4\x90\xc3\x9a\xf0\xae\xbc\xa2\xc2\xb0\xf1\x92\xb7\x9eN\xc3\x9d"
+    code = (
+        "from repomapper.model import SourceFile\n"
+        "from repomapper.plugins.treesitter import parsing\n"
+        f"print(parsing.parse(SourceFile.from_text('x.d', '')) is not None)\n"
+        f"s = SourceFile(SourceFile.from_text('a.d', '').root, 'a.d', {crashing!r})\n"
+        "print(parsing.parse(s) is not None)\n"
+        "t = SourceFile.from_text('b.d', 'int caf\\u00e9 = 1;\\nint totalArea() { return 0; }\\n')\n"
+        "p = parsing.parse(t)\n"
+        "print(p.original is not None and p.data.isascii())\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["True", "True", "True"]
+    tags = backend.extract_tags(
+        SourceFile.from_text("b.d", "int totalArea() { return 0; }\n// \u00e9\n")
+    )
+    assert "totalArea" in {t.name for t in tags if t.is_def}

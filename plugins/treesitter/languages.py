@@ -57,6 +57,11 @@ class LanguageSpec:
     #: a regular expression (bytes, multiline) that, found in the first 4 KiB, says the file is
     #: another language sharing the extension: the backend declines it and the next one is asked
     not_this: bytes = b""
+    #: the grammar crashes the process (SIGSEGV in its scanner) on some non-ASCII input, so bytes
+    #: above 0x7f are masked with the invalid-UTF-8 placeholder before parsing (same length:
+    #: positions hold; names holding it are dropped, as for invalid UTF-8). Seen with the D
+    #: grammar of tree-sitter-language-pack 0.13.0.
+    ascii_only: bool = False
 
 
 #: Other formats that share a pack language's extension (see ``LanguageSpec.not_this``).
@@ -64,6 +69,10 @@ NOT_THIS: dict[str, bytes] = {
     # ``gcc -MD`` writes ``x.o: x.c x.h \`` into ``x.d``
     "d": rb"^[^\s:#]+\.o\s*:",
 }
+
+
+#: Pack grammars that crash on non-ASCII input (see ``LanguageSpec.ascii_only``).
+ASCII_ONLY = frozenset({"d"})
 
 
 def declines(spec: LanguageSpec, data: bytes) -> bool:
@@ -370,6 +379,7 @@ SPECS: tuple[LanguageSpec, ...] = (
             pack=name,
             extra="langpack",
             not_this=NOT_THIS.get(name, b""),
+            ascii_only=name in ASCII_ONLY,
         )
         for name, exts in (
             ("chatito", (".chatito",)),

@@ -66,6 +66,9 @@ def _parser(grammar: Grammar) -> Any:
     return parser
 
 
+_ASCII_MASK = bytes(range(128)) + PLACEHOLDER.encode() * 128
+
+
 def parse(source: SourceFile) -> Parsed | None:
     """The parse of ``source``; ``None`` if no usable grammar claims it (so the next backend is
     asked). Syntax errors are tolerated: the tree then holds error nodes and a warning is logged."""
@@ -94,6 +97,8 @@ def parse(source: SourceFile) -> Parsed | None:
             extra={"code": "decode_error", "path": source.path},
         )
         original, data = data, valid_utf8(data)
+    if spec.ascii_only and not data.isascii():
+        original, data = original or data, data.translate(_ASCII_MASK)
     tree = _parser(grammar).parse(data)
     if tree.root_node.has_error:
         log.warning(
