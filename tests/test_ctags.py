@@ -446,24 +446,41 @@ def _extract_all(sources):
 
 @needs_ctags
 def test_batched_results_equal_one_by_one(monkeypatch):
-    sources = [fixture(rel) for rel in FIXTURE_FILES]
-    one_by_one = _extract_all(sources)  # nothing prepared: one ctags run per file
+    def fresh():  # each round gets new file objects: their memos start empty
+        return [fixture(rel) for rel in FIXTURE_FILES]
+
+    one_by_one = _extract_all(fresh())  # nothing prepared: one ctags run per file
 
     runs = []
     real_run = ctags._run
     monkeypatch.setattr(ctags, "_run", lambda *a: runs.append(len(a[1])) or real_run(*a))
+    sources = fresh()
     ctags.prepare_batch(sources)
     assert runs == [len(sources)]  # one process for the whole batch
     assert _extract_all(sources) == one_by_one
     assert runs == [len(sources)]  # ... and every answer came from it
 
+    sources = fresh()
     ctags.prepare_batch(list(reversed(sources[:4])))
     ctags.prepare_batch(sources[4:])
     assert _extract_all(sources) == one_by_one
 
     monkeypatch.setattr(ctags, "MAX_FILES_PER_RUN", 2)
+    sources = fresh()
     ctags.prepare_batch(sources)
     assert _extract_all(sources) == one_by_one
+
+
+@needs_ctags
+def test_twin_objects_of_one_file_share_one_run(monkeypatch):
+    runs = []
+    real_run = ctags._run
+    monkeypatch.setattr(ctags, "_run", lambda *a: runs.append(len(a[1])) or real_run(*a))
+    a, b = fixture(FIXTURE_FILES[0]), fixture(FIXTURE_FILES[0])
+    ctags.prepare_batch([a, b])
+    assert runs == [1]
+    assert _extract_all([a]) == _extract_all([b])
+    assert runs == [1]
 
 
 @needs_ctags

@@ -229,15 +229,20 @@ def test_file_is_parsed_once_for_tags_and_imports(monkeypatch):
         return real(grammar)
 
     monkeypatch.setattr(parsing, "_parser", counting)
-    parsing.clear_memo()
     src = load("ts_project/src/index.ts")
     tags = backend.extract_tags(src)
     imps = backend.extract_imports(src)
+    assert backend.extract_tags(src) == tags
     assert calls == ["typescript"]
     assert tags and imps
-    # a changed file is parsed again
+    # a changed file is parsed again, and so is the same file as another object
     backend.extract_tags(SourceFile(src.root, src.path, src.data + b"\nexport const z = 1;\n"))
     assert calls == ["typescript", "typescript"]
+    backend.extract_tags(load("ts_project/src/index.ts"))
+    assert calls == ["typescript"] * 3
+    src.drop_memo()
+    assert backend.extract_imports(src) == imps
+    assert calls == ["typescript"] * 4
 
 
 # -- TypeScript ------------------------------------------------------------------------------
@@ -745,9 +750,7 @@ def test_output_is_deterministic_and_sorted():
         "ts_project/src/legacy.js",
     ):
         src = load(rel)
-        parsing.clear_memo()
         first = backend.extract_tags(src)
-        parsing.clear_memo()
         second = backend.extract_tags(SourceFile(src.root, src.path, bytes(src.data)))
         assert first == second
         assert first == sorted(
@@ -823,7 +826,6 @@ def test_samples_meet_the_contract(path):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.binary(max_size=300))
 def test_arbitrary_bytes_never_raise(path, data):
-    parsing.clear_memo()
     _check_contract(SourceFile(Path("."), path, data))
 
 
@@ -831,7 +833,6 @@ def test_arbitrary_bytes_never_raise(path, data):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(source=st.text(max_size=300))
 def test_arbitrary_text_never_raises(path, source):
-    parsing.clear_memo()
     _check_contract(text(path, source))
 
 
@@ -844,7 +845,6 @@ def test_mutated_source_never_raises(path, data):
     insert = data.draw(
         st.text(alphabet=st.sampled_from(list("{}()[]<>;:\"'`/*\n \t.=,#$@\\")), max_size=8)
     )
-    parsing.clear_memo()
     _check_contract(text(path, base[:cut] + insert + base[cut:]))
 
 

@@ -291,15 +291,13 @@ def collect_imports(tree: ast.Module, path: str) -> list[Import]:
     return analyse(tree, path)[1]
 
 
-#: The last file analysed: extract_tags and extract_imports are asked one after the other for
-#: the same file, and it is parsed once.
-_memo: tuple[str, bytes, tuple[list[Tag], list[Import]]] | None = None
-
-
 def analyse_source(source: SourceFile) -> tuple[list[Tag], list[Import]]:
-    global _memo
-    if _memo is not None and _memo[0] == source.path and _memo[1] == source.data:
-        return _memo[2]
+    """Definitions, references and imports of ``source``, parsed and analysed once per file
+    (the tags and imports hooks share the result through :meth:`SourceFile.memo`)."""
+    return source.memo((NAME, "analysis"), lambda: _analyse_uncached(source))
+
+
+def _analyse_uncached(source: SourceFile) -> tuple[list[Tag], list[Import]]:
     tree = parse_module(source)
     result: tuple[list[Tag], list[Import]] = ([], [])
     if tree is not None:
@@ -309,7 +307,6 @@ def analyse_source(source: SourceFile) -> tuple[list[Tag], list[Import]]:
             log.warning(
                 "%s: nesting too deep", source.path, extra={"code": "too_deep", "path": source.path}
             )
-    _memo = (source.path, source.data, result)
     return result
 
 
