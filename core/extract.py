@@ -39,7 +39,7 @@ from .registry import PluginSet
 log = logging.getLogger(__name__)
 
 #: Bump when the core's own treatment of backend output changes (it keys the cache).
-EXTRACT_VERSION = "1"
+EXTRACT_VERSION = "2"
 BATCH_SIZE = 48
 PARALLEL_THRESHOLD = 96  # fewer misses than this are extracted by one worker
 MINIFIED_EXTENSIONS = (".js", ".mjs", ".cjs", ".css", ".ts", ".json", ".svg", ".map")

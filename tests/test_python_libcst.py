@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from repomapper.index import RepoIndex
+from repomapper.isolation.validate import validate_tags
 from repomapper.model import Import, SourceFile, Tag
 from repomapper.plugins.python import ast_backend as python_ast
 from repomapper.plugins.python import libcst_backend as python_libcst
@@ -234,7 +235,8 @@ def test_imports_equal_ast_backend(rel):
 
 
 def test_edge_definitions_in_detail():
-    found = python_libcst.extract_tags(load("pkg/edge.py"))
+    source = load("pkg/edge.py")
+    found, _ = validate_tags(python_libcst.extract_tags(source), source, 10**6)  # as the core keeps
     tags = {(t.scope, t.name, t.start_line): t for t in found if t.is_def}
     fetch = tags[("Outer.Inner", "fetch", 50)]
     assert fetch.symbol_kind == "method" and fetch.end_line == 58

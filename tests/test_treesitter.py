@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from repomapper.isolation.validate import validate_tags
 from repomapper.model import Capability, Import, SourceFile
 from repomapper.plugins import treesitter as backend
 from repomapper.plugins.treesitter import languages, parsing
@@ -35,7 +36,9 @@ def defs(source: SourceFile) -> list[tuple[str, str, int, int, str]]:
 
 
 def def_named(source: SourceFile, qualified: str):
-    found = [t for t in backend.extract_tags(source) if t.is_def and t.qualified_name == qualified]
+    """The definition named ``qualified`` as the core keeps it (normalised)."""
+    kept, _ = validate_tags(backend.extract_tags(source), source, 10**6)
+    found = [t for t in kept if t.is_def and t.qualified_name == qualified]
     assert len(found) == 1, (qualified, found)
     return found[0]
 
@@ -772,7 +775,8 @@ def test_output_is_deterministic_and_sorted():
 def test_signatures_are_single_lines_capped_at_240():
     long_params = ", ".join(f"p{i}: number" for i in range(80))
     src = text("long.ts", f"export function huge(\n  {long_params}\n) {{\n  return 1;\n}}\n")
-    (tag,) = [t for t in backend.extract_tags(src) if t.is_def]
+    kept, _ = validate_tags(backend.extract_tags(src), src, 10**6)  # the core caps signatures
+    (tag,) = [t for t in kept if t.is_def]
     assert tag.signature is not None and len(tag.signature) <= 240
     assert "\n" not in tag.signature and tag.signature.startswith(
         "export function huge( p0: number"
@@ -800,9 +804,11 @@ def _installed_sample_paths() -> list[str]:
 
 
 def _check_contract(source: SourceFile) -> None:
-    tags = backend.extract_tags(source)
+    raw = backend.extract_tags(source)
     imps = backend.extract_imports(source)
-    assert tags is not None and imps is not None
+    assert raw is not None and imps is not None
+    tags, problem = validate_tags(raw, source, 10**6)  # as the core keeps them (normalised)
+    assert problem is None and tags is not None and len(tags) == len(raw)
     lines = source.data.decode("utf-8", errors="replace").split("\n")
     for t in tags:
         assert t.file_path == source.path

@@ -84,9 +84,7 @@ def _docstring(node: ast.AST) -> str | None:
         doc = ast.get_docstring(node, clean=True)  # type: ignore[arg-type]
     except TypeError:
         return None
-    if not doc:
-        return None
-    return doc.strip().split("\n\n", 1)[0][:500]
+    return doc or None  # (the core keeps the first paragraph, cut to length)
 
 
 def _assigned_names(node: ast.AST) -> Iterator[ast.Name]:
