@@ -156,6 +156,7 @@ def run_backend(name: str, sources: list[SourceFile]) -> tuple[Result, dict[str,
         for source in sources:
             tags = module.extract_tags(source) or []
             result.imports += len(module.extract_imports(source) or [])
+            source.drop_memo()  # as the core does when a file is done
             tags_by_file[source.path] = tags
         result.wall_s = time.perf_counter() - wall
         result.cpu_s = time.process_time() - cpu
