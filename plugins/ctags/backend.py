@@ -9,9 +9,9 @@ References are left to the core's generic back-fill.
 
 One ``ctags`` process runs per batch (:func:`prepare_batch`), fed the file names on stdin and
 read as a JSON stream; each file's results are kept in its memo (:meth:`SourceFile.memo`), where
-``extract_tags`` and ``extract_imports`` find them, until the core is done with the file. ctags always runs with ``--options=NONE``
-(no ``.ctags``/``.ctags.d`` from the mapped repository is read), never with ``-R``, never
-through a shell.
+``extract_tags`` and ``extract_imports`` find them, until the core is done with the file. ctags
+always runs with ``--options=NONE`` (no ``.ctags``/``.ctags.d`` from the mapped repository is
+read), never with ``-R``, never through a shell.
 """
 
 from __future__ import annotations

@@ -8,10 +8,10 @@ See :mod:`repomapper.plugins.python.libcst_scopes` for the resolution rules.
 
 libcst analyses in pure Python on top of a native parser, many times slower than ``ast``; the
 file's memo (:meth:`SourceFile.memo`) lets ``extract_tags`` and ``extract_imports`` share one
-parse. Each file is also parsed by ``ast`` first (a few per cent of the cost): code nested too deeply for libcst's recursive
-visitors is caught before libcst's parser, whose time grows faster than linearly with depth, and
-any file libcst fails on but Python accepts gets the ast backend's extraction (references without
-targets) with a warning, rather than nothing.
+parse. Each file is also parsed by ``ast`` first (a few per cent of the cost): code nested too
+deeply for libcst's recursive visitors is caught before libcst's parser, whose time grows faster
+than linearly with depth, and any file libcst fails on but Python accepts gets the ast backend's
+extraction (references without targets) with a warning, rather than nothing.
 """
 
 from __future__ import annotations
