@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from repomapper.isolation.normalize import normalize_tag
 from repomapper.isolation.validate import PROPERTY_OF, Lines, import_problem, tag_problem
 from repomapper.model import DEF, REF, Import, SourceFile, Tag
 
@@ -81,7 +82,19 @@ def _run(subject: Subject, source: SourceFile, active: frozenset[str]) -> _Outpu
                     "no_crash", f"{hook} crashed on {what}: {describe_exception(exc)}"
                 ) from exc
             results.append([])
-    return _Output(results[1], results[2])
+    return _Output(_normalized(source, results[1]), results[2])
+
+
+def _normalized(source: SourceFile, tags: Any) -> Any:
+    """The sound tags as the core normalises them (an end line past the file is clamped, not
+    the plugin's fault); anything else as returned, for the checks to report."""
+    if not isinstance(tags, list | tuple):
+        return tags
+    lines = Lines.of(source)
+    return [
+        normalize_tag(t, lines.last) if tag_problem(t, source.path, lines) is None else t
+        for t in tags
+    ]
 
 
 def _check_well_formed(source: SourceFile, out: _Output) -> None:

@@ -162,8 +162,10 @@ def check_batch_independent(subject: Subject, sources: Sequence[SourceFile]) -> 
     try:
         alone = []
         for s in batch:
+            s = SourceFile(s.root, s.path, s.data)  # fresh objects: empty memos
             subject.prepare([s])
             alone.append((subject.tags(s), subject.imports(s)))
+        batch = [SourceFile(s.root, s.path, s.data) for s in batch]
         subject.prepare(batch)
         together = [(subject.tags(s), subject.imports(s)) for s in batch]
     except Exception as exc:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from repomapper.isolation.normalize import normalize_tag
 from repomapper.isolation.validate import PROPERTY_OF, Lines, import_problem, tag_problem
 from repomapper.model import BackendInfo, Capability, Import, SourceFile, Tag
 from repomapper.registry import PluginSet
@@ -134,7 +135,10 @@ def extract_fixtures(
                 value = []
             items = value if isinstance(value, list | tuple) else []
             lines = Lines.of(src)
-            results.append([x for x in items if _well_formed(x, cls, src, lines)])
+            kept = [x for x in items if _well_formed(x, cls, src, lines)]
+            if cls is Tag:  # scored as a map uses them: normalised by the core
+                kept = [normalize_tag(t, lines.last) for t in kept]
+            results.append(kept)
         outputs.append((results[0], results[1]))
     return Extraction(sources, outputs, errors)
 

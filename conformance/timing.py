@@ -17,6 +17,19 @@ LINEAR_BOUND = 30.0
 LINEAR_MIN_LINES = 200
 
 
+class _Fresh:
+    """A new :class:`SourceFile` for every timed call: another path and another count of trailing
+    blank lines, so that no memo (the file's own, or a plugin's cache keyed by path or bytes)
+    can answer and every call is timed doing the work."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, root: Path, path: str, data: bytes) -> SourceFile:
+        self.calls += 1
+        return SourceFile(root, f"t{self.calls}/{path}", data + b"\n" * self.calls)
+
+
 def _cost(subject: Subject, source: SourceFile) -> float:
     start = time.perf_counter()
     subject.prepare([source])
@@ -39,11 +52,8 @@ def extraction_speed(
             copies = max(1, math.ceil(min_lines / lines))
             data = source.data * copies
             total_lines += lines * copies
-            # a fresh path each time: a backend's memo of the last file must not answer
-            best += min(
-                _cost(subject, SourceFile(source.root, f"speed{i}/{source.path}", data))
-                for i in range(3)
-            )
+            fresh = _Fresh()  # a backend's memo of an earlier call must not answer
+            best += min(_cost(subject, fresh(source.root, source.path, data)) for _ in range(3))
     except Exception:
         return None
     finally:
@@ -68,26 +78,28 @@ def check_linear_time(
     The small input is ``base`` repeated to at least :data:`LINEAR_MIN_LINES` lines so that fixed
     costs do not dominate; small and large runs alternate and the best of ``repetitions`` of each
     is compared, up to ``attempts`` times, so a busy machine makes the check slower, not flaky.
+    Each timed call gets a fresh file (see :class:`_Fresh`): a cache hit is never what is timed.
     """
     if not base.endswith(b"\n"):
         base += b"\n"
     k = max(1, math.ceil(LINEAR_MIN_LINES / max(1, base.count(b"\n"))))
+    small, large = base * k, base * (k * factor)
+    fresh = _Fresh()
     with tempfile.TemporaryDirectory(prefix="repomapper-conformance-") as tmp:
-        small = SourceFile(Path(tmp), path, base * k)
-        large = SourceFile(Path(tmp), path, base * (k * factor))
+        root = Path(tmp)
         ratio = 0.0
         try:
             for _ in range(attempts):
                 best_small = best_large = math.inf
                 for _ in range(repetitions):
-                    best_small = min(best_small, _cost(subject, small))
-                    best_large = min(best_large, _cost(subject, large))
+                    best_small = min(best_small, _cost(subject, fresh(root, path, small)))
+                    best_large = min(best_large, _cost(subject, fresh(root, path, large)))
                 ratio = best_large / max(best_small, 1e-6)
                 if ratio < bound:
                     return None
         except Exception as exc:
             return f"not measured: crashed on repeated fixture text: {describe_exception(exc)}"
-    lines = large.data.count(b"\n")
+    lines = large.count(b"\n")
     return (
         f"{factor}x the input ({lines} lines) took {ratio:.1f}x as long "
         f"(bound {bound:g}x, best of {repetitions}, {attempts} attempts): extraction looks "

@@ -39,7 +39,7 @@ from .registry import PluginSet
 log = logging.getLogger(__name__)
 
 #: Bump when the core's own treatment of backend output changes (it keys the cache).
-EXTRACT_VERSION = "1"
+EXTRACT_VERSION = "2"
 BATCH_SIZE = 48
 PARALLEL_THRESHOLD = 96  # fewer misses than this are extracted by one worker
 MINIFIED_EXTENSIONS = (".js", ".mjs", ".cjs", ".css", ".ts", ".json", ".svg", ".map")
@@ -99,7 +99,24 @@ def extract_source(
     ``backend_invalid_output`` diagnostic per plugin, and an answer with nothing sound in it
     passes the file on to the next backend. ``note`` is told which plugin is about to run (the
     supervisor's tracker); ``outcomes`` collects (plugin, ok) for each answer or failure.
+
+    Both hooks of a backend get ``source`` itself, so what one stored with
+    :meth:`SourceFile.memo` the other finds; the memo is dropped when the file is done.
     """
+    try:
+        return _extract_source(plugins, source, skip, limits, note, outcomes)
+    finally:
+        source.drop_memo()
+
+
+def _extract_source(
+    plugins: PluginSet,
+    source: SourceFile,
+    skip: frozenset[str],
+    limits: Limits | None,
+    note: Callable[[str], None] | None,
+    outcomes: list[Outcome] | None,
+) -> FileExtraction:
     limits = limits or plugins.config.limits
     names = [n for n in plugins.candidates(source.path) if n not in skip]
     infos = plugins.infos

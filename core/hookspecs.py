@@ -10,6 +10,17 @@ The core routes each file to the backends whose :func:`backend_info` claims its 
 pluggy's call order (entry-point plugins before built-ins; ``tryfirst``/``trylast`` respected;
 a backend claiming every file with ``"*"`` after those that name the file's type), and the first
 that returns a usable answer (see :mod:`repomapper.isolation.validate`) answers for that file.
+
+**One file, one object.** For each file the core calls ``prepare_batch`` (with the batch),
+``extract_tags`` and ``extract_imports`` with the same :class:`~repomapper.model.SourceFile`
+object, in the same process. ``source.memo(key, build)`` is a scratch on it: ``build()`` runs once
+per key and file, later calls return its value, and the scratch is dropped when the core is done
+with the file. Parse once there (key it with your plugin's name, ``("mylang", "parse")``) instead
+of keeping a module-level cache keyed by path or content.
+
+**The core normalises what you return** (:mod:`repomapper.isolation.normalize`): signatures are
+cut to 240 characters, docstrings to their first paragraph and 500 characters, end lines clamped
+between the start line and the file's last line. Do not do it yourself.
 """
 
 from __future__ import annotations
@@ -48,15 +59,19 @@ def extract_tags(source: SourceFile) -> Sequence[Tag] | None:
 
     Contract: never raise for bad input (syntax errors, invalid UTF-8, deep nesting); return what
     could be extracted, or an empty list, and log a warning. Every ``Tag.file_path`` is
-    ``source.path``; lines are 1-based and within the file; a definition's name occurs on its
-    ``start_line``. Output must be deterministic.
+    ``source.path``; start lines are 1-based and within the file (the core clamps end lines); a
+    definition's name occurs on its ``start_line``. Output must be deterministic.
+
+    ``source`` is the object :func:`extract_imports` gets next for this file: share a parse
+    between the two through ``source.memo``.
     """
 
 
 @hookspec(firstresult=True)
 def extract_imports(source: SourceFile) -> Sequence[Import] | None:
     """Return the imports in ``source`` as written, or ``None`` if this backend does not handle
-    the file. The same contract as :func:`extract_tags` applies.
+    the file. The same contract as :func:`extract_tags` applies; ``source`` is the object
+    :func:`extract_tags` got, with what it stored in ``source.memo``.
     """
 
 
@@ -65,7 +80,8 @@ def prepare_batch(sources: Sequence[SourceFile]) -> None:
     """Optional. Called once with the batch of files routed to this backend before any
     :func:`extract_tags` call for them, so that a backend which runs an external tool can do so
     once per batch (the ctags backend runs one process per batch). Results must not depend on
-    how files are batched.
+    how files are batched. ``sources`` are the objects the extraction hooks get next: a result
+    per file can wait in each one's ``memo``.
     """
 
 

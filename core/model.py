@@ -8,10 +8,13 @@ Field names follow ``SymbolInfo``/``ImportInfo`` of the context-pack design wher
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Hashable
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 DEF = "def"
 REF = "ref"
@@ -166,11 +169,45 @@ class SourceFile:
 
     ``path`` is relative to ``root`` and uses forward slashes. Backends decode ``data``
     themselves (:meth:`text` decodes UTF-8 and raises ``UnicodeDecodeError`` on invalid input).
+
+    The core hands ``prepare_batch``, ``extract_tags`` and ``extract_imports`` the same object for
+    one file, and :meth:`memo` is a scratch on it that lives until the core is done with the file:
+    a backend parses once and shares the parse between its hooks without a module-level cache.
+    The scratch takes no part in equality, hashing, ``repr`` or pickling (a copy starts empty).
     """
 
     root: Path
     path: str
     data: bytes
+    _scratch: dict[Hashable, Any] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def memo(self, key: Hashable, build: Callable[[], T]) -> T:
+        """``build()``, called once per ``key`` for this file; later calls return the same value.
+
+        Use a key that starts with your plugin's name (``("mylang", "parse")``): a file that one
+        backend declines goes on to the next with the same object. An exception from ``build``
+        is not remembered (the next call builds again). Not locked: one file, one thread.
+        """
+        scratch = self._scratch
+        try:
+            return scratch[key]
+        except KeyError:
+            value = scratch[key] = build()
+            return value
+
+    def drop_memo(self) -> None:
+        """Forget everything :meth:`memo` holds (the core calls it when the file is done)."""
+        self._scratch.clear()
+
+    def __getstate__(self) -> tuple[Path, str, bytes]:
+        return (self.root, self.path, self.data)  # never the scratch: it may hold parse trees
+
+    def __setstate__(self, state: tuple[Path, str, bytes]) -> None:
+        for name, value in zip(("root", "path", "data"), state, strict=True):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "_scratch", {})
 
     @property
     def abspath(self) -> Path:

@@ -91,11 +91,23 @@ def test_lines_outside_the_file():
         @hookimpl
         def extract_tags(self, source):
             return [
-                dataclasses.replace(t, end_line=t.end_line + 1000)
+                dataclasses.replace(t, start_line=t.start_line + 1000, end_line=t.end_line + 1000)
                 for t in super().extract_tags(source)
             ]
 
     assert "outside 1.." in failures_of(PastTheEnd())["lines_in_file"]
+
+
+def test_an_end_line_past_the_file_is_clamped_by_the_core_not_a_failure():
+    class EndsPastTheEnd(ToyPlugin):
+        @hookimpl
+        def extract_tags(self, source):
+            return [
+                dataclasses.replace(t, end_line=t.end_line + 1000)
+                for t in super().extract_tags(source)
+            ]
+
+    assert "lines_in_file" not in failures_of(EndsPastTheEnd())
 
 
 def test_names_not_on_their_line():

@@ -17,6 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from repomapper.index import RepoIndex
+from repomapper.isolation.normalize import normalize_signature
+from repomapper.isolation.validate import validate_tags
 from repomapper.model import Import, SourceFile, Tag
 from repomapper.plugins.ctags import backend as ctags
 from repomapper.plugins.ctags.detect import ENV_CTAGS, NOT_CODE_LANGUAGES, LanguageMap, detect
@@ -77,9 +79,12 @@ def fixture(rel: str) -> SourceFile:
 
 
 def defs(rel: str) -> dict[tuple[str, str], Tag]:
-    """(scope, name) -> tag; asserts there is no other tag with that key."""
+    """(scope, name) -> tag as the core keeps it; asserts there is no other tag with that key."""
     found: dict[tuple[str, str], Tag] = {}
-    for tag in ctags.extract_tags(fixture(rel)):
+    src = fixture(rel)
+    kept, problem = validate_tags(ctags.extract_tags(src), src, 10**6)
+    assert problem is None and kept is not None
+    for tag in kept:
         assert (tag.scope, tag.name) not in found, tag
         found[(tag.scope, tag.name)] = tag
     return found
@@ -415,7 +420,9 @@ def test_every_definition_is_well_formed():
                 t.signature or "",
             ),
         )
-        for tag in tags:
+        kept, problem = validate_tags(tags, src, 10**6)  # as the core keeps them (normalised)
+        assert problem is None and kept is not None and len(kept) == len(tags)
+        for tag in kept:
             assert tag.file_path == rel and tag.kind == "def"
             assert 1 <= tag.start_line <= tag.end_line <= len(lines), tag
             assert tag.name in lines[tag.start_line - 1], tag
@@ -446,24 +453,41 @@ def _extract_all(sources):
 
 @needs_ctags
 def test_batched_results_equal_one_by_one(monkeypatch):
-    sources = [fixture(rel) for rel in FIXTURE_FILES]
-    one_by_one = _extract_all(sources)  # nothing prepared: one ctags run per file
+    def fresh():  # each round gets new file objects: their memos start empty
+        return [fixture(rel) for rel in FIXTURE_FILES]
+
+    one_by_one = _extract_all(fresh())  # nothing prepared: one ctags run per file
 
     runs = []
     real_run = ctags._run
     monkeypatch.setattr(ctags, "_run", lambda *a: runs.append(len(a[1])) or real_run(*a))
+    sources = fresh()
     ctags.prepare_batch(sources)
     assert runs == [len(sources)]  # one process for the whole batch
     assert _extract_all(sources) == one_by_one
     assert runs == [len(sources)]  # ... and every answer came from it
 
+    sources = fresh()
     ctags.prepare_batch(list(reversed(sources[:4])))
     ctags.prepare_batch(sources[4:])
     assert _extract_all(sources) == one_by_one
 
     monkeypatch.setattr(ctags, "MAX_FILES_PER_RUN", 2)
+    sources = fresh()
     ctags.prepare_batch(sources)
     assert _extract_all(sources) == one_by_one
+
+
+@needs_ctags
+def test_twin_objects_of_one_file_share_one_run(monkeypatch):
+    runs = []
+    real_run = ctags._run
+    monkeypatch.setattr(ctags, "_run", lambda *a: runs.append(len(a[1])) or real_run(*a))
+    a, b = fixture(FIXTURE_FILES[0]), fixture(FIXTURE_FILES[0])
+    ctags.prepare_batch([a, b])
+    assert runs == [1]
+    assert _extract_all([a]) == _extract_all([b])
+    assert runs == [1]
 
 
 @needs_ctags
@@ -548,7 +572,9 @@ def test_arbitrary_bytes_never_raise(tmp_path, data):
     imports = ctags.extract_imports(src)
     assert isinstance(tags, list) and isinstance(imports, list)
     lines = data.split(b"\n")
-    for tag in tags:
+    kept, problem = validate_tags(tags, src, 10**6)  # as the core keeps them (normalised)
+    assert problem is None and kept is not None and len(kept) == len(tags)
+    for tag in kept:
         assert 1 <= tag.start_line <= tag.end_line <= len(lines)
         assert tag.name in lines[tag.start_line - 1].decode("utf-8", "replace")
 
@@ -820,7 +846,9 @@ def test_kind_scope_and_signature_mapping():
         make_signature("fn long(", "long", "(a: i32, b: i32) -> i32")
         == "fn long(a: i32, b: i32) -> i32"
     )
-    assert len(make_signature("x = " + "1" * 1000, "x")) == 240
+    long_line = "x = " + "1" * 1000
+    assert make_signature(long_line, "x") == long_line  # the core cuts it, for every backend
+    assert len(normalize_signature(make_signature(long_line, "x"))) == 240
 
 
 def test_unsafe_paths_are_recognised():

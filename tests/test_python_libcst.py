@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from repomapper.index import RepoIndex
+from repomapper.isolation.validate import validate_tags
 from repomapper.model import Import, SourceFile, Tag
 from repomapper.plugins.python import ast_backend as python_ast
 from repomapper.plugins.python import libcst_backend as python_libcst
@@ -22,13 +23,6 @@ from repomapper.registry import PluginConfig, PluginSet
 
 FIXTURES = Path(__file__).parent / "fixtures" / "libcst"
 FIXTURE_FILES = sorted(p.relative_to(FIXTURES).as_posix() for p in FIXTURES.rglob("*.py"))
-
-
-@pytest.fixture(autouse=True)
-def _fresh_memo():
-    python_libcst._memo.clear()
-    yield
-    python_libcst._memo.clear()
 
 
 def load(rel: str) -> SourceFile:
@@ -241,7 +235,8 @@ def test_imports_equal_ast_backend(rel):
 
 
 def test_edge_definitions_in_detail():
-    found = python_libcst.extract_tags(load("pkg/edge.py"))
+    source = load("pkg/edge.py")
+    found, _ = validate_tags(python_libcst.extract_tags(source), source, 10**6)  # as the core keeps
     tags = {(t.scope, t.name, t.start_line): t for t in found if t.is_def}
     fetch = tags[("Outer.Inner", "fetch", 50)]
     assert fetch.symbol_kind == "method" and fetch.end_line == 58
@@ -271,8 +266,7 @@ def test_syntax_newer_than_ast_keeps_a_collapsed_signature():
 def test_output_is_deterministic_and_sorted():
     source = load("pkg/edge.py")
     first = python_libcst.extract_tags(source)
-    python_libcst._memo.clear()
-    assert python_libcst.extract_tags(source) == first
+    assert python_libcst.extract_tags(load("pkg/edge.py")) == first  # a fresh file: parsed again
     assert [t.start_line for t in first] == sorted(t.start_line for t in first)
     assert all(t.file_path == "pkg/edge.py" for t in first)
     lines = [
@@ -322,12 +316,17 @@ def test_tags_and_imports_share_one_parse(monkeypatch):
     changed = SourceFile(source.root, source.path, source.data + b"\nz = 1\n")
     assert any(t.name == "z" for t in python_libcst.extract_tags(changed))
     assert calls == ["pkg/user.py", "pkg/user.py"]
+    # the same file as another object is parsed again: nothing is shared between objects
+    python_libcst.extract_tags(load("pkg/user.py"))
+    assert calls == ["pkg/user.py"] * 3
 
 
-def test_memo_is_bounded():
-    for i in range(python_libcst.MEMO_SIZE + 5):
-        python_libcst.extract_tags(text(f"m{i}.py", f"v{i} = {i}\n"))
-    assert len(python_libcst._memo._items) == python_libcst.MEMO_SIZE
+def test_the_parse_lives_in_the_file_and_goes_with_it():
+    source = load("pkg/user.py")
+    python_libcst.extract_tags(source)
+    assert source._scratch  # held by the file, not by the module
+    source.drop_memo()
+    assert not source._scratch
 
 
 # -- bad input -------------------------------------------------------------------------------

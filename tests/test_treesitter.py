@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from repomapper.isolation.validate import validate_tags
 from repomapper.model import Capability, Import, SourceFile
 from repomapper.plugins import treesitter as backend
 from repomapper.plugins.treesitter import languages, parsing
@@ -35,7 +36,9 @@ def defs(source: SourceFile) -> list[tuple[str, str, int, int, str]]:
 
 
 def def_named(source: SourceFile, qualified: str):
-    found = [t for t in backend.extract_tags(source) if t.is_def and t.qualified_name == qualified]
+    """The definition named ``qualified`` as the core keeps it (normalised)."""
+    kept, _ = validate_tags(backend.extract_tags(source), source, 10**6)
+    found = [t for t in kept if t.is_def and t.qualified_name == qualified]
     assert len(found) == 1, (qualified, found)
     return found[0]
 
@@ -229,15 +232,20 @@ def test_file_is_parsed_once_for_tags_and_imports(monkeypatch):
         return real(grammar)
 
     monkeypatch.setattr(parsing, "_parser", counting)
-    parsing.clear_memo()
     src = load("ts_project/src/index.ts")
     tags = backend.extract_tags(src)
     imps = backend.extract_imports(src)
+    assert backend.extract_tags(src) == tags
     assert calls == ["typescript"]
     assert tags and imps
-    # a changed file is parsed again
+    # a changed file is parsed again, and so is the same file as another object
     backend.extract_tags(SourceFile(src.root, src.path, src.data + b"\nexport const z = 1;\n"))
     assert calls == ["typescript", "typescript"]
+    backend.extract_tags(load("ts_project/src/index.ts"))
+    assert calls == ["typescript"] * 3
+    src.drop_memo()
+    assert backend.extract_imports(src) == imps
+    assert calls == ["typescript"] * 4
 
 
 # -- TypeScript ------------------------------------------------------------------------------
@@ -745,9 +753,7 @@ def test_output_is_deterministic_and_sorted():
         "ts_project/src/legacy.js",
     ):
         src = load(rel)
-        parsing.clear_memo()
         first = backend.extract_tags(src)
-        parsing.clear_memo()
         second = backend.extract_tags(SourceFile(src.root, src.path, bytes(src.data)))
         assert first == second
         assert first == sorted(
@@ -769,7 +775,8 @@ def test_output_is_deterministic_and_sorted():
 def test_signatures_are_single_lines_capped_at_240():
     long_params = ", ".join(f"p{i}: number" for i in range(80))
     src = text("long.ts", f"export function huge(\n  {long_params}\n) {{\n  return 1;\n}}\n")
-    (tag,) = [t for t in backend.extract_tags(src) if t.is_def]
+    kept, _ = validate_tags(backend.extract_tags(src), src, 10**6)  # the core caps signatures
+    (tag,) = [t for t in kept if t.is_def]
     assert tag.signature is not None and len(tag.signature) <= 240
     assert "\n" not in tag.signature and tag.signature.startswith(
         "export function huge( p0: number"
@@ -797,9 +804,11 @@ def _installed_sample_paths() -> list[str]:
 
 
 def _check_contract(source: SourceFile) -> None:
-    tags = backend.extract_tags(source)
+    raw = backend.extract_tags(source)
     imps = backend.extract_imports(source)
-    assert tags is not None and imps is not None
+    assert raw is not None and imps is not None
+    tags, problem = validate_tags(raw, source, 10**6)  # as the core keeps them (normalised)
+    assert problem is None and tags is not None and len(tags) == len(raw)
     lines = source.data.decode("utf-8", errors="replace").split("\n")
     for t in tags:
         assert t.file_path == source.path
@@ -823,7 +832,6 @@ def test_samples_meet_the_contract(path):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.binary(max_size=300))
 def test_arbitrary_bytes_never_raise(path, data):
-    parsing.clear_memo()
     _check_contract(SourceFile(Path("."), path, data))
 
 
@@ -831,7 +839,6 @@ def test_arbitrary_bytes_never_raise(path, data):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(source=st.text(max_size=300))
 def test_arbitrary_text_never_raises(path, source):
-    parsing.clear_memo()
     _check_contract(text(path, source))
 
 
@@ -844,7 +851,6 @@ def test_mutated_source_never_raises(path, data):
     insert = data.draw(
         st.text(alphabet=st.sampled_from(list("{}()[]<>;:\"'`/*\n \t.=,#$@\\")), max_size=8)
     )
-    parsing.clear_memo()
     _check_contract(text(path, base[:cut] + insert + base[cut:]))
 
 
@@ -936,7 +942,7 @@ def test_a_grammar_that_crashes_on_non_ascii_input_gets_it_masked():
         "print(parsing.parse(s) is not None)\n"
         "t = SourceFile.from_text('b.d', 'int caf\\u00e9 = 1;\\nint totalArea() { return 0; }\\n')\n"
         "p = parsing.parse(t)\n"
-        "print(p.original is not None and p.data.isascii())\n"
+        "print(p.data.isascii() and p.data != t.data)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -30,8 +30,8 @@ def test_sound_output_passes_untouched():
     [
         (tag(file_path="other.py"), "with another file's path"),
         (tag(line=-5), "with lines outside the file"),
-        (tag(line=3, end=10**9), "with lines outside the file"),
-        (tag(line=4, end=3), "with lines outside the file"),
+        (tag(line=10**9), "with lines outside the file"),
+        (tag(line=6, end=6), "with lines outside the file"),  # the file has 5 (4 and a last "")
         (tag(line=0, end=0), "with lines outside the file"),  # a definition needs a line
         (tag("missing"), "whose name is not on its line"),
         (tag(kind="definition"), "of an unknown kind"),
@@ -46,6 +46,40 @@ def test_each_unsound_tag_is_dropped_and_named(bad, what):
     kept, problem = validate_tags([tag(), bad], SRC, 100)
     assert kept == [tag()]
     assert problem.startswith("dropped 1 of 2 tags: 1 " + what)
+
+
+@pytest.mark.parametrize(
+    ("end", "clamped"),
+    [(10**9, 4), (5, 4), (4, 4), (2, 3), (-7, 3)],
+)
+def test_the_end_line_is_clamped_to_the_file_not_dropped(end, clamped):
+    kept, problem = validate_tags([tag(end=end)], SRC, 100)
+    assert problem is None and kept == [tag(end=clamped)]
+
+
+def test_a_reference_on_the_empty_last_piece_is_kept_and_its_end_clamped():
+    kept, problem = validate_tags([tag("x", 5, 9, kind=REF)], SRC, 100)
+    assert problem is None and kept == [tag("x", 5, 5, kind=REF)]
+
+
+def test_signatures_and_docstrings_are_normalised_for_every_backend():
+    long_sig = "def run(" + "a, " * 200 + "):"
+    doc = "  First line\n  of the summary.  \n   \nSecond paragraph.\n"
+    kept, problem = validate_tags([tag(signature=long_sig, docstring=doc)], SRC, 100)
+    assert problem is None
+    [t] = kept
+    assert t.signature == long_sig[:237] + "..." and len(t.signature) == 240
+    assert t.docstring == "First line\n  of the summary."
+    kept, _ = validate_tags(
+        [tag(docstring="x" * 600), tag("os", 1, kind=REF, docstring=" \n")], SRC, 100
+    )
+    assert kept[0].docstring == "x" * 500 and kept[1].docstring is None
+
+
+def test_a_sound_tag_that_needs_nothing_is_the_same_object():
+    t = tag(signature="def run():", docstring="Run it.")
+    kept, _ = validate_tags([t], SRC, 100)
+    assert kept[0] is t
 
 
 def test_one_line_per_plugin_and_file_counts_each_problem():

@@ -7,7 +7,8 @@ that holds more items than the cap, is rejected whole (``None``): the file then 
 the next backend that claims it. The cap is checked while iterating, so a plugin returning
 millions of tags costs the cap, not the millions.
 
-The extraction core and the conformance suite use these same functions.
+Each tag kept is normalised on the way out (:mod:`repomapper.isolation.normalize`). The
+extraction core and the conformance suite use these same functions.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import DEF, REF, Import, SourceFile, Tag
+from .normalize import normalize_tag
 
 _NEWLINES = re.compile(r"\r\n|\r|\n")
 #: The conformance property each problem kind of :func:`tag_problem`/:func:`import_problem`
@@ -47,12 +49,23 @@ class Lines:
     def __len__(self) -> int:
         return max(len(self.lines), len(self.alt)) if self.alt is not None else len(self.lines)
 
+    @property
+    def last(self) -> int:
+        """The number of the file's last line: :func:`len` less the empty piece after a final
+        line break (a tag may start there, as a parser's end-of-file position, but ends are
+        clamped to real lines)."""
+        return max(_last(self.lines), _last(self.alt) if self.alt is not None else 0)
+
     def has(self, number: int, name: str) -> bool:
         """Whether ``name`` occurs on line ``number`` (as written, or NFKC-normalised as Python
         reads identifiers: ``µ`` is ``μ``)."""
         return _on_line(self.lines, number, name) or (
             self.alt is not None and _on_line(self.alt, number, name)
         )
+
+
+def _last(lines: list[str]) -> int:
+    return len(lines) - 1 if len(lines) > 1 and lines[-1] == "" else len(lines)
 
 
 def _on_line(lines: list[str], number: int, name: str) -> bool:
@@ -114,7 +127,7 @@ def tag_problem(t: Any, path: str, lines: Lines) -> tuple[str, str] | None:
     if type(start) is not int or type(end) is not int:
         return "with a line that is not an int", f"{t.name!r} at {start!r}-{end!r}"
     n = len(lines)
-    if not (0 <= start <= n and start <= end <= n) or (start == 0 and t.kind == DEF):
+    if not 0 <= start <= n or (start == 0 and t.kind == DEF):  # (the end line is clamped)
         return "with lines outside the file", f"{t.name!r} at {start}-{end} (file has {n} lines)"
     if not isinstance(t.name, str) or not t.name:
         return "with no name", _describe(t.name)
@@ -136,7 +149,8 @@ def tag_problem(t: Any, path: str, lines: Lines) -> tuple[str, str] | None:
 def validate_tags(
     result: Any, source: SourceFile, max_tags: int, lines: Lines | None = None
 ) -> tuple[list[Tag] | None, str | None]:
-    """The sound tags of ``extract_tags``'s answer, and what was wrong with the rest."""
+    """The sound tags of ``extract_tags``'s answer, normalised (:func:`normalize_tag`: signature
+    cap, docstring trim, end line clamped to the file), and what was wrong with the rest."""
     bad = _not_a_sequence(result, "Tag")
     if bad:
         return None, bad
@@ -152,7 +166,7 @@ def validate_tags(
                 )
             problem = tag_problem(t, source.path, lines)
             if problem is None:
-                kept.append(t)
+                kept.append(normalize_tag(t, lines.last))
             else:
                 problems.add(*problem)
     except Exception as exc:

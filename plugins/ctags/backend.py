@@ -8,10 +8,10 @@ imports come from ctags's reference tags (``#include``, ``require``, ``import``.
 References are left to the core's generic back-fill.
 
 One ``ctags`` process runs per batch (:func:`prepare_batch`), fed the file names on stdin and
-read as a JSON stream; results are memoised per process by path and content hash until both
-``extract_tags`` and ``extract_imports`` took them. ctags always runs with ``--options=NONE``
-(no ``.ctags``/``.ctags.d`` from the mapped repository is read), never with ``-R``, never
-through a shell.
+read as a JSON stream; each file's results are kept in its memo (:meth:`SourceFile.memo`), where
+``extract_tags`` and ``extract_imports`` find them, until the core is done with the file. ctags
+always runs with ``--options=NONE`` (no ``.ctags``/``.ctags.d`` from the mapped repository is
+read), never with ``-R``, never through a shell.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ import subprocess
 import tempfile
 import threading
 import weakref
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
@@ -72,8 +72,6 @@ DEFAULT_TIMEOUT_PER_FILE = 0.05
 MAX_FILES_PER_RUN = 2000
 #: Records read per file at most (a generated file can hold millions of macros).
 MAX_RECORDS_PER_FILE = 100_000
-#: Memo entries kept at most; the oldest go first (they are recomputed if asked for).
-MEMO_MAX_FILES = 100_000
 _STDERR_KEEP = 64 * 1024
 
 _CTAGS_ARGS = (
@@ -91,65 +89,55 @@ _TAGS, _IMPORTS = "tags", "imports"
 # -- the memo ------------------------------------------------------------------------------------
 @dataclass
 class _Entry:
-    """One file's results, kept until both hooks took them. ``warnings`` (reason code, message)
-    are logged when the file is first asked for, so they reach that file's diagnostics."""
+    """One file's results. ``warnings`` (reason code, message) are logged when the file is first
+    asked for, so they reach that file's diagnostics once."""
 
     tags: tuple[Tag, ...]
     imports: tuple[Import, ...]
     warnings: tuple[tuple[str, str], ...] = ()
-    pending: set[str] = field(default_factory=lambda: {_TAGS, _IMPORTS})
+    warned: bool = False
+
+
+@dataclass
+class _Slot:
+    """Where a file's results go, in the file's own memo."""
+
+    entry: _Entry | None = None
 
 
 _Key = tuple[str, bytes, str, str]
-_memo: OrderedDict[_Key, _Entry] = OrderedDict()
-_memo_lock = threading.Lock()
 _warned_unavailable = False
 
 
+def _slot(source: SourceFile) -> _Slot:
+    return source.memo((NAME, "result"), _Slot)
+
+
 def _memo_put(
-    key: _Key,
+    source: SourceFile,
     tags: Sequence[Tag],
     imports: Sequence[Import],
     warnings: Sequence[tuple[str, str]] = (),
 ) -> None:
-    with _memo_lock:
-        _memo[key] = _Entry(tuple(tags), tuple(imports), tuple(warnings))
-        _memo.move_to_end(key)
-        while len(_memo) > MEMO_MAX_FILES:
-            _memo.popitem(last=False)
+    _slot(source).entry = _Entry(tuple(tags), tuple(imports), tuple(warnings))
 
 
-def _memo_take(key: _Key, what: str, path: str) -> tuple[Tag, ...] | tuple[Import, ...] | None:
-    """Hand out one half of a memoised result, logging its warnings the first time."""
-    with _memo_lock:
-        entry = _memo.get(key)
-        if entry is None:
-            return None
-        warnings = entry.warnings if len(entry.pending) == 2 else ()
-        entry.pending.discard(what)
-        if not entry.pending:
-            del _memo[key]
-    for code, message in warnings:
-        log.warning("%s: %s", path, message, extra={"code": code, "path": path})
+def _memo_take(source: SourceFile, what: str) -> tuple[Tag, ...] | tuple[Import, ...] | None:
+    """One half of the file's result, logging its warnings the first time."""
+    entry = _slot(source).entry
+    if entry is None:
+        return None
+    if not entry.warned:
+        entry.warned = True
+        for code, message in entry.warnings:
+            log.warning("%s: %s", source.path, message, extra={"code": code, "path": source.path})
     return entry.tags if what == _TAGS else entry.imports
 
 
-def _memo_has(key: _Key) -> bool:
-    with _memo_lock:
-        return key in _memo
-
-
-def clear_memo() -> None:
-    """Drop every prepared result."""
-    with _memo_lock:
-        _memo.clear()
-
-
 def reset_detection() -> None:
-    """Forget the detected ctags, the prepared results and the logged unavailability warning."""
+    """Forget the detected ctags and the logged unavailability warning."""
     global _warned_unavailable
     ctags_detect.reset_detection()
-    clear_memo()
     _warned_unavailable = False
 
 
@@ -195,6 +183,7 @@ class _Job:
 
     __slots__ = (
         "source",
+        "twins",
         "key",
         "arg",
         "tags",
@@ -207,6 +196,8 @@ class _Job:
 
     def __init__(self, source: SourceFile, key: _Key):
         self.source = source
+        #: other objects for the same file and bytes in the batch: they get the same results
+        self.twins: list[SourceFile] = []
         self.key = key
         self.arg = ""
         self.tags: list[Tag] = []
@@ -241,12 +232,9 @@ class _Job:
             self.kinds.append(str(record.get("kind")))
 
     def store(self) -> None:
-        _memo_put(
-            self.key,
-            finish_tags(self.tags, self.kinds),
-            self.imports.imports(),
-            self.warnings,
-        )
+        tags, imports = finish_tags(self.tags, self.kinds), self.imports.imports()
+        for source in (self.source, *self.twins):
+            _memo_put(source, tags, imports, self.warnings)
         self._lines = None
 
     def fail(self, reason: str) -> None:
@@ -428,20 +416,23 @@ def _run_group(install: CtagsInstall, root: Path, jobs: list[_Job]) -> None:
 
 
 def _extract(install: CtagsInstall, sources: Iterable[SourceFile]) -> None:
-    """Memoise ctags's results for ``sources`` (files ctags maps), one run per root and chunk."""
+    """Put ctags's results for ``sources`` (files ctags maps) in their memos, one run per root
+    and chunk; files already done are skipped."""
     groups: dict[tuple[Path, int], dict[_Key, _Job]] = defaultdict(dict)
     rounds: dict[tuple[Path, str], dict[_Key, int]] = defaultdict(dict)
     for source in sources:
-        key = _key(source, install)
-        if _memo_has(key):
+        if _slot(source).entry is not None:
             continue
         reason = _unsafe_reason(source.path)
         if reason is not None:
-            _memo_put(key, (), (), [("unsafe_path", f"not given to ctags: {reason}")])
+            _memo_put(source, (), (), [("unsafe_path", f"not given to ctags: {reason}")])
             continue
+        key = _key(source, install)
         versions = rounds[(source.root, source.path)]  # a second version of one path
         n = versions.setdefault(key, len(versions))  # (other content) needs a run of its own
-        groups[(source.root, n)].setdefault(key, _Job(source, key))
+        job = groups[(source.root, n)].setdefault(key, _Job(source, key))
+        if job.source is not source:
+            job.twins.append(source)
     for (root, _round), by_key in groups.items():
         jobs = list(by_key.values())
         for start in range(0, len(jobs), MAX_FILES_PER_RUN):
@@ -452,11 +443,10 @@ def _result(source: SourceFile, what: str) -> tuple[Any, ...] | None:
     install = _usable()
     if install is None or install.language_map.language_of(source.path) is None:
         return None
-    key = _key(source, install)
-    found = _memo_take(key, what, source.path)
+    found = _memo_take(source, what)
     if found is None:
         _extract(install, [source])
-        found = _memo_take(key, what, source.path)
+        found = _memo_take(source, what)
     return found if found is not None else ()
 
 

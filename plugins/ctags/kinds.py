@@ -19,7 +19,6 @@ from typing import Any
 
 from repomapper.model import DEF, Import, SymbolKind, Tag
 
-MAX_SIGNATURE = 240
 #: How far below ctags's line a definition's name is looked for when it is not on that line.
 _NAME_SEARCH_LINES = 2
 
@@ -146,10 +145,6 @@ def pattern_text(pattern: str) -> str:
     return _UNESCAPE.sub(r"\1", pattern)
 
 
-def _cut(text: str) -> str:
-    return text if len(text) <= MAX_SIGNATURE else text[: MAX_SIGNATURE - 3] + "..."
-
-
 def make_signature(line_text: str, name: str, ctags_signature: str = "") -> str | None:
     """A one-line header from the definition's source line.
 
@@ -167,7 +162,7 @@ def make_signature(line_text: str, name: str, ctags_signature: str = "") -> str 
         rest = text[at + len(name) :]
         if rest.count("(") > rest.count(")"):
             text = text[: at + len(name)] + _SPACE.sub(" ", ctags_signature).strip()
-    return _cut(text)
+    return text  # (the core cuts long signatures)
 
 
 class SourceLines:
@@ -433,8 +428,7 @@ def record_to_tag(record: Mapping[str, Any], path: str, lines: SourceLines) -> T
     placed = lines.place(name, line)
     if placed is None:
         return None
-    end = max(_int(record.get("end")), line, placed)
-    end = min(end, len(lines))
+    end = _int(record.get("end"))  # (the core clamps it between the start and the last line)
     signature = make_signature(lines.get(placed), name, _clean(record.get("signature")))
     if signature is None:
         pattern = record.get("pattern")

@@ -84,9 +84,7 @@ def _docstring(node: ast.AST) -> str | None:
         doc = ast.get_docstring(node, clean=True)  # type: ignore[arg-type]
     except TypeError:
         return None
-    if not doc:
-        return None
-    return doc.strip().split("\n\n", 1)[0][:500]
+    return doc or None  # (the core keeps the first paragraph, cut to length)
 
 
 def _assigned_names(node: ast.AST) -> Iterator[ast.Name]:
@@ -291,15 +289,13 @@ def collect_imports(tree: ast.Module, path: str) -> list[Import]:
     return analyse(tree, path)[1]
 
 
-#: The last file analysed: extract_tags and extract_imports are asked one after the other for
-#: the same file, and it is parsed once.
-_memo: tuple[str, bytes, tuple[list[Tag], list[Import]]] | None = None
-
-
 def analyse_source(source: SourceFile) -> tuple[list[Tag], list[Import]]:
-    global _memo
-    if _memo is not None and _memo[0] == source.path and _memo[1] == source.data:
-        return _memo[2]
+    """Definitions, references and imports of ``source``, parsed and analysed once per file
+    (the tags and imports hooks share the result through :meth:`SourceFile.memo`)."""
+    return source.memo((NAME, "analysis"), lambda: _analyse_uncached(source))
+
+
+def _analyse_uncached(source: SourceFile) -> tuple[list[Tag], list[Import]]:
     tree = parse_module(source)
     result: tuple[list[Tag], list[Import]] = ([], [])
     if tree is not None:
@@ -309,7 +305,6 @@ def analyse_source(source: SourceFile) -> tuple[list[Tag], list[Import]]:
             log.warning(
                 "%s: nesting too deep", source.path, extra={"code": "too_deep", "path": source.path}
             )
-    _memo = (source.path, source.data, result)
     return result
 
 

@@ -9,7 +9,6 @@ from repomapper.index import RepoIndex
 from repomapper.model import Import, SymbolKind
 
 PYTHON_EXTENSIONS = (".py", ".pyi", ".pyw")
-MAX_SIGNATURE = 240
 #: The two kinds of function definition node.
 _FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -52,8 +51,8 @@ def unparse(node: ast.AST) -> str:
 
 
 def signature_of(node: ast.AST) -> str:
-    """A definition's one-line header (``def f(a, b=1) -> int:``, ``class C(Base):``), cut to
-    :data:`MAX_SIGNATURE` characters; shared so both Python backends give the same text."""
+    """A definition's one-line header (``def f(a, b=1) -> int:``, ``class C(Base):``); shared so
+    both Python backends give the same text (the core cuts long signatures)."""
     if isinstance(node, _FunctionNode):
         prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
         returns = f" -> {unparse(node.returns)}" if node.returns is not None else ""
@@ -63,8 +62,6 @@ def signature_of(node: ast.AST) -> str:
         sig = f"class {node.name}({', '.join(bases)}):" if bases else f"class {node.name}:"
     else:
         sig = unparse(node).split("\n", 1)[0]
-    if len(sig) > MAX_SIGNATURE:
-        sig = sig[: MAX_SIGNATURE - 3] + "..."
     return sig
 
 

@@ -6,27 +6,24 @@ refers to where that can be known statically (imports, relative imports, module-
 names, ``self.method``), and reads of local variables and parameters are not emitted at all.
 See :mod:`repomapper.plugins.python.libcst_scopes` for the resolution rules.
 
-libcst analyses in pure Python on top of a native parser, many times slower than ``ast``; a small
-per-process memo lets ``extract_tags`` and ``extract_imports`` share one parse. Each file is also
-parsed by ``ast`` first (a few per cent of the cost): code nested too deeply for libcst's recursive
-visitors is caught before libcst's parser, whose time grows faster than linearly with depth, and
-any file libcst fails on but Python accepts gets the ast backend's extraction (references without
-targets) with a warning, rather than nothing.
+libcst analyses in pure Python on top of a native parser, many times slower than ``ast``; the
+file's memo (:meth:`SourceFile.memo`) lets ``extract_tags`` and ``extract_imports`` share one
+parse. Each file is also parsed by ``ast`` first (a few per cent of the cost): code nested too
+deeply for libcst's recursive visitors is caught before libcst's parser, whose time grows faster
+than linearly with depth, and any file libcst fails on but Python accepts gets the ast backend's
+extraction (references without targets) with a warning, rather than nothing.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
-import hashlib
 import importlib.util
 import io
 import logging
 import sys
-import threading
 import tokenize
 import warnings
-from collections import OrderedDict
 from dataclasses import dataclass
 from importlib import metadata
 from types import SimpleNamespace
@@ -58,7 +55,6 @@ _MISSING = "" if LIBCST_VERSION != "missing" else "libcst is not installed"
 
 NAME = "python_libcst"
 VERSION = f"1.0-libcst{LIBCST_VERSION}-py{sys.version_info[0]}.{sys.version_info[1]}"
-MEMO_SIZE = 16
 #: Python frames libcst's visitors use per level of ast depth, roughly (measured: 2.5 for chains of
 #: ``+``, more for nested calls); deeper files go straight to the ast fallback.
 DEPTH_FRAMES = 2.5
@@ -84,36 +80,6 @@ class Extraction:
 
     tags: tuple[Tag, ...] = ()
     imports: tuple[Import, ...] = ()
-
-
-class _Memo:
-    """A small thread-safe LRU of extractions keyed by (path, digest of the bytes)."""
-
-    def __init__(self, size: int):
-        self.size = size
-        self._items: OrderedDict[tuple[str, bytes], Extraction] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[str, bytes]) -> Extraction | None:
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-            return found
-
-    def put(self, key: tuple[str, bytes], value: Extraction) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-
-
-_memo = _Memo(MEMO_SIZE)
 
 
 def _warn(source: SourceFile, code: str, message: str) -> None:
@@ -270,13 +236,9 @@ def extract_uncached(source: SourceFile) -> Extraction:
 
 
 def extract(source: SourceFile) -> Extraction:
-    """Parse and analyse ``source`` once; repeated calls for the same bytes hit the memo."""
-    key = (source.path, hashlib.blake2b(source.data, digest_size=16).digest())
-    found = _memo.get(key)
-    if found is None:
-        found = extract_uncached(source)
-        _memo.put(key, found)
-    return found
+    """Parse and analyse ``source`` once per file: the tags and imports hooks share the result
+    through :meth:`SourceFile.memo`."""
+    return source.memo((NAME, "extraction"), lambda: extract_uncached(source))
 
 
 @hookimpl

@@ -41,7 +41,7 @@ from libcst.metadata import (
 
 from repomapper.model import DEF, REF, Import, SymbolKind, Tag
 
-from .common import MAX_SIGNATURE, signature_of, variable_kind
+from .common import signature_of, variable_kind
 
 _KEYWORD_NAMES = frozenset({"None", "True", "False"})  # Name nodes in libcst, constants in ast
 _REF_PRIORITY = {SymbolKind.CALL: 0, SymbolKind.ATTRIBUTE: 1, SymbolKind.NAME: 2}
@@ -119,15 +119,14 @@ def _normalised(code: str, kind: type[ast.AST]) -> str:
             return signature_of(body[0])
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         pass
-    sig = " ".join(code.split()).removesuffix(" ...")
-    return sig if len(sig) <= MAX_SIGNATURE else sig[: MAX_SIGNATURE - 3] + "..."
+    return " ".join(code.split()).removesuffix(" ...")
 
 
 def _docstring(node: _DefNode) -> str | None:
     doc = node.get_docstring(clean=True)
     if not isinstance(doc, str) or not doc:
         return None
-    return doc.strip().split("\n\n", 1)[0][:500]
+    return doc  # (the core keeps the first paragraph, cut to length)
 
 
 def _is_staticmethod(fn: cst.FunctionDef) -> bool:

@@ -103,15 +103,12 @@ def backend_info() -> BackendInfo:
 
 
 def _collected(source: SourceFile, key: str, collect) -> list | None:
-    """What ``collect`` finds in the parsed file, computed once per parse (the tags and imports
-    hooks are asked one after the other for the same file)."""
+    """What ``collect`` finds in the file, parsed once for both hooks (the parse and each
+    result live in the file's memo, :meth:`SourceFile.memo`)."""
     parsed = parse(source)
     if parsed is None:
         return None
-    found = parsed.results.get(key)
-    if found is None:
-        found = parsed.results[key] = tuple(collect(parsed))
-    return list(found)
+    return list(source.memo((NAME, key), lambda: tuple(collect(parsed))))
 
 
 @hookimpl

@@ -231,7 +231,7 @@ def _definition_tag(entry: _Entry, stack: list[_Entry], data: bytes, path: str) 
     chain = [e.chain_name for e in stack if e.chain_name]
     if entry.qualifier:
         chain.append(entry.qualifier)
-    end_line = max(entry.line, _end_row(entry.def_node) + 1)
+    end_line = _end_row(entry.def_node) + 1  # (the core clamps it: never before the start)
     wrapper = declaration_wrapper(entry.def_node)
     return Tag(
         path,

@@ -1,7 +1,9 @@
-"""Parsing a source file once, with a one-entry memo per thread.
+"""Parsing a source file once per file.
 
-The core calls ``extract_tags`` and then ``extract_imports`` for the same file; the memo keeps the
-last file's tree and results so that the second call neither parses nor queries again.
+The core calls ``extract_tags`` and then ``extract_imports`` with the same :class:`SourceFile`;
+the parse (tree and what was extracted from it) is kept in the file's memo
+(:meth:`SourceFile.memo`), so the second call neither parses nor queries again, and it goes when
+the core is done with the file.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import codecs
 import logging
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from repomapper.model import SourceFile
@@ -21,15 +23,12 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Parsed:
-    """One parsed file and what has been extracted from it so far."""
+    """One parsed file."""
 
     path: str
     data: bytes
     grammar: Grammar
     tree: Any  # tree_sitter.Tree
-    results: dict[str, tuple[Any, ...]] = field(default_factory=dict)
-    #: the file's bytes as given, when ``data`` had invalid UTF-8 replaced
-    original: bytes | None = None
 
 
 #: stands in for each byte of invalid UTF-8 (DEL: one byte, in no language's identifiers); names
@@ -71,14 +70,12 @@ _ASCII_MASK = bytes(range(128)) + PLACEHOLDER.encode() * 128
 
 def parse(source: SourceFile) -> Parsed | None:
     """The parse of ``source``; ``None`` if no usable grammar claims it (so the next backend is
-    asked). Syntax errors are tolerated: the tree then holds error nodes and a warning is logged."""
-    last: Parsed | None = getattr(_local, "last", None)
-    if (
-        last is not None
-        and last.path == source.path
-        and (last.original or last.data) == source.data
-    ):
-        return last
+    asked). Syntax errors are tolerated: the tree then holds error nodes and a warning is logged.
+    Parsed once per file: later calls with the same ``source`` return the same :class:`Parsed`."""
+    return source.memo(("treesitter", "parse"), lambda: _parse(source))
+
+
+def _parse(source: SourceFile) -> Parsed | None:
     spec = spec_for_path(source.path)
     if spec is None or declines(spec, source.data):
         return None
@@ -86,7 +83,6 @@ def parse(source: SourceFile) -> Parsed | None:
     if grammar is None:
         return None
     data = source.data
-    original = None
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -96,9 +92,9 @@ def parse(source: SourceFile) -> Parsed | None:
             exc.start,
             extra={"code": "decode_error", "path": source.path},
         )
-        original, data = data, valid_utf8(data)
+        data = valid_utf8(data)
     if spec.ascii_only and not data.isascii():
-        original, data = original or data, data.translate(_ASCII_MASK)
+        data = data.translate(_ASCII_MASK)
     tree = _parser(grammar).parse(data)
     if tree.root_node.has_error:
         log.warning(
@@ -106,11 +102,4 @@ def parse(source: SourceFile) -> Parsed | None:
             source.path,
             extra={"code": "parse_error", "path": source.path},
         )
-    parsed = Parsed(source.path, data, grammar, tree, original=original)
-    _local.last = parsed
-    return parsed
-
-
-def clear_memo() -> None:
-    """Forget the last parse of this thread (tests use it to count parses)."""
-    _local.last = None
+    return Parsed(source.path, data, grammar, tree)

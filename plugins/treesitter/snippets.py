@@ -9,8 +9,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-MAX_SIGNATURE = 240
-MAX_DOCSTRING = 500
 #: Bytes of declaration text looked at for a signature; the rest cannot fit in one anyway.
 _MAX_HEADER_BYTES = 4096
 
@@ -202,16 +200,12 @@ def signature(def_node: Any, kind: str, data: bytes, wrapper: Any = None) -> str
         return None
     text = _WS.sub(" ", data[start:end].decode("utf-8", errors="replace")).strip()
     text = text.rstrip(";,{ ").rstrip()
-    if not text:
-        return None
-    if len(text) > MAX_SIGNATURE:
-        text = text[: MAX_SIGNATURE - 3] + "..."
-    return text
+    return text or None  # (the core cuts long signatures)
 
 
 def docstring(node: Any, data: bytes) -> str | None:
     """The comment block immediately above a declaration (JSDoc, ``//`` or ``#`` lines), reduced
-    to its first paragraph. ``node`` is the declaration's :func:`declaration_wrapper`."""
+    cleaned of comment markers. ``node`` is the declaration's :func:`declaration_wrapper`."""
     # A declaration that opens its parent's body (Ruby's body_statement) takes the parent's comment.
     while (
         node.prev_sibling is None
@@ -245,7 +239,7 @@ def docstring(node: Any, data: bytes) -> str | None:
 
 
 def clean_comment(raw: str) -> str | None:
-    """Strip comment markers and JSDoc tags; keep the first paragraph."""
+    """Strip comment markers and JSDoc tags (the core keeps the first paragraph)."""
     lines: list[str] = []
     for line in raw.splitlines():
         s = line.strip()
@@ -269,7 +263,4 @@ def clean_comment(raw: str) -> str | None:
     text = "\n".join(lines).strip()
     if text.startswith("<"):  # C# XML documentation
         text = _XML_TAG.sub("", text).strip()
-    if not text:
-        return None
-    first = re.split(r"\n\s*\n", text, maxsplit=1)[0].strip()
-    return first[:MAX_DOCSTRING] or None
+    return text or None  # (the core keeps the first paragraph, cut to length)

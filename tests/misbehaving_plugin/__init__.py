@@ -13,7 +13,7 @@ MODES = (
     "exit",  # extract_tags calls os._exit(3)
     "raise",  # extract_tags raises
     "garbage",  # [{"name": "x"}, None, "str", 42]
-    "lines",  # a tag at line -5 and one ending at line 10**9, beside a sound one
+    "lines",  # a tag at line -5 and one at line 10**9, beside a sound one
     "million",  # a million tags for one file
     "claim_all",  # claims every extension ("*"), answers soundly for .foo and with [] elsewhere
     "wrong_info",  # backend_info returns a dict

@@ -59,7 +59,7 @@ def extract_tags(source):
         return [
             *_sound(source),
             Tag(source.path, -5, 1, "neg", DEF),
-            Tag(source.path, 1, 10**9, "far", DEF),
+            Tag(source.path, 10**9, 10**9, "far", DEF),
         ]
     elif m == "million":
         return [Tag(source.path, 1, 1, "x", DEF)] * 1_000_000

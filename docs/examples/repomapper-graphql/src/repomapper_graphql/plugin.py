@@ -12,7 +12,7 @@ from repomapper.model import tag_sort_key
 from repomapper.plugin import DEF, REF, BackendInfo, Capability, Import, SourceFile, Tag, hookimpl
 
 from . import __version__
-from .parser import parse_document
+from .parser import Document, parse_document
 
 log = logging.getLogger(__name__)
 
@@ -50,15 +50,20 @@ def backend_info() -> BackendInfo:
     )
 
 
-def _text(source: SourceFile) -> str:
-    return source.data.decode("utf-8", errors="replace")
+def _document(source: SourceFile) -> Document:
+    """The file parsed once for both hooks: repomapper hands them the same ``source``, and its
+    memo lives until repomapper is done with the file."""
+    return source.memo(
+        ("graphql", "document"),
+        lambda: parse_document(source.data.decode("utf-8", errors="replace")),
+    )
 
 
 @hookimpl
 def extract_tags(source: SourceFile) -> list[Tag] | None:
     if not handles(source.path):
         return None
-    doc = parse_document(_text(source))
+    doc = _document(source)
     if doc.problems:
         log.warning(
             "%s: %s",
@@ -79,7 +84,7 @@ def extract_tags(source: SourceFile) -> list[Tag] | None:
 def extract_imports(source: SourceFile) -> list[Import] | None:
     if not handles(source.path):
         return None
-    doc = parse_document(_text(source))
+    doc = _document(source)
     found = {
         Import(source.path, imp.path, imp.names, imp.path.startswith(("./", "../")), imp.line)
         for imp in doc.imports
