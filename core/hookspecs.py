@@ -75,8 +75,9 @@ def resolve_import(imp: Import, index: RepoIndex) -> Sequence[str] | None:
 
     Return the relative paths of the files it refers to (empty when it refers to nothing in the
     repository, such as a third-party module), or ``None`` if this backend does not handle the
-    importing file's language. ``index`` knows every file being mapped and offers helpers for
-    module and path resolution.
+    importing file's language. ``index`` knows every file being mapped and offers
+    language-neutral helpers (files by directory, path-like specifiers); a backend's own lookup
+    tables (module names, say) are built once per index with :meth:`RepoIndex.derived`.
     """
 
 

@@ -40,3 +40,25 @@ def test_relative_paths_with_extensions_and_index_never_leave_the_root():
     assert INDEX.resolve_relative_path("web/app.ts", "../../etc/passwd", exts) is None
     assert INDEX.resolve_relative_path("web/app.ts", "./missing", exts) is None
     assert INDEX.files_in_dir("web/lib", (".ts",)) == ("web/lib/index.ts", "web/lib/util.ts")
+
+
+def test_derived_tables_are_built_once_per_index():
+    calls = []
+
+    def build(index):
+        calls.append(index)
+        return {"n": len(index.files)}
+
+    first = INDEX.derived(("test", "count"), build)
+    assert INDEX.derived(("test", "count"), build) is first == {"n": len(FILES)}
+    other = RepoIndex(Path("."), FILES[:2])
+    assert other.derived(("test", "count"), build) == {"n": 2}
+    assert calls == [INDEX, other]
+
+
+def test_the_core_index_knows_no_python_module_rules():
+    # Python's dotted names are the Python backend's: the module table lives in a derived slot
+    assert not any("python" in name for name in dir(RepoIndex))
+    index = RepoIndex(Path("."), FILES)
+    assert resolve_module(index, "pkg.mod") == ("src/pkg/mod.py",)
+    assert index.derived(("python", "modules"), lambda _: {})["pkg.mod"] == ("src/pkg/mod.py",)
