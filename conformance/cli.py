@@ -6,6 +6,7 @@ CI) ``python -m repomapper.conformance`` runs the same command.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -97,6 +98,12 @@ def run_all(
     help="Rewrite the goldens from --plugin's output and print the diff (review it!).",
 )
 @click.option("--dry-run", is_flag=True, help="With --regenerate-goldens: print the diff only.")
+@click.option(
+    "--goldens-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="With --regenerate-goldens: write the drafts to DIR/<language>/<file>.json (default: "
+    "over the corpus's own goldens; never inside an installed package).",
+)
 def conformance_command(
     plugin: str | None,
     language: str | None,
@@ -106,6 +113,7 @@ def conformance_command(
     no_properties: bool,
     regenerate_goldens: bool,
     dry_run: bool,
+    goldens_dir: Path | None,
 ) -> None:
     """Check plugins against the conformance fixtures, goldens and properties.
 
@@ -113,17 +121,22 @@ def conformance_command(
     every property holds.
     """
     if regenerate_goldens:
-        _regenerate(plugin, language, fixtures, dry_run)
+        _regenerate(plugin, language, fixtures, dry_run, goldens_dir)
         return
-    if dry_run:
-        raise click.UsageError("--dry-run only applies to --regenerate-goldens")
+    if dry_run or goldens_dir is not None:
+        option = "--dry-run" if dry_run else "--goldens-dir"
+        raise click.UsageError(f"{option} only applies to --regenerate-goldens")
     report = run_all(plugin, language, fixtures, examples, properties=not no_properties)
     click.echo(render_json(report) if fmt == "json" else render_text(report), nl=fmt == "json")
     sys.exit(0 if report.ok else 1)
 
 
 def _regenerate(
-    plugin: str | None, language: str | None, fixtures: tuple[Path, ...], dry_run: bool
+    plugin: str | None,
+    language: str | None,
+    fixtures: tuple[Path, ...],
+    dry_run: bool,
+    goldens_dir: Path | None,
 ) -> None:
     if not plugin:
         raise click.UsageError(
@@ -133,7 +146,12 @@ def _regenerate(
     plugin_set, name, _ = plugin_sets_for(plugin)[0]
     try:
         changes = regenerate_goldens(
-            plugin_set, plugin, language, list(fixtures) or None, write=not dry_run
+            plugin_set,
+            plugin,
+            language,
+            list(fixtures) or None,
+            write=not dry_run,
+            goldens_dir=goldens_dir,
         )
     except (LookupError, RuntimeError) as exc:
         raise click.ClickException(str(exc)) from exc
@@ -141,6 +159,14 @@ def _regenerate(
     for c in changed:
         click.echo(c.diff, nl=False)
     verb = "would change" if dry_run else "changed"
+    where = "" if dry_run else f" in {_common_dir([c.path for c in changes])}"
     click.echo(
-        f"{len(changed)} of {len(changes)} golden(s) {verb} from {plugin}'s output", err=True
+        f"{len(changed)} of {len(changes)} golden(s) {verb}{where} from {plugin}'s output",
+        err=True,
     )
+
+
+def _common_dir(paths: list[Path]) -> str:
+    """The directory the written goldens share (their ``goldens`` root when they have one)."""
+    common = Path(os.path.commonpath([str(p.parent) for p in paths])) if paths else Path(".")
+    return str(common)

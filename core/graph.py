@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .index import RepoIndex
 from .model import FileSymbols, Tag
 
 if TYPE_CHECKING:
@@ -26,6 +25,9 @@ DATA_KINDS = frozenset({"variable", "constant", "field"})
 IMPORT_EDGE_WEIGHT = 1.0
 CHAT_MULTIPLIER = 50.0
 REFS_KEY = "refs"
+#: (referencing file, qualified target) -> the files the target names; the core knows no
+#: language's naming rules, so this is the owning backend's ``resolve_target`` hook.
+TargetResolver = Callable[[FileSymbols, str], Iterable[str]]
 IMPORTS_KEY = "imports"
 
 
@@ -49,7 +51,12 @@ class SymbolTable:
         return DATA_DEFINITION_FACTOR if (definer, ident) in self.data_only else 1.0
 
     @classmethod
-    def build(cls, files: Mapping[str, FileSymbols], index: RepoIndex | None = None) -> SymbolTable:
+    def build(
+        cls, files: Mapping[str, FileSymbols], resolve: TargetResolver | None = None
+    ) -> SymbolTable:
+        """The table of ``files``; with ``resolve``, each reference's qualified targets are
+        resolved to files (by the backend that extracted the referencing file, see
+        :meth:`repomapper.RepoMap.target_resolver`), so its edges go only to those definers."""
         table = cls()
         paths = sorted(files)
         for path in paths:
@@ -66,9 +73,9 @@ class SymbolTable:
                     if refs is None:
                         refs = references[name] = {}
                     refs[path] = refs.get(path, 0) + count
-            if index is not None:
+            if resolve is not None:
                 for name, target in fs.targets:
-                    found = resolve_target(target, index)
+                    found = resolve(fs, target)
                     if found:
                         table.targets[(path, name)].update(found)
         for key, tags in table.definitions.items():
@@ -97,16 +104,6 @@ class SymbolTable:
         if resolved:
             return [d for d in definers if d in resolved] or definers
         return definers
-
-
-def resolve_target(target: str, index: RepoIndex) -> tuple[str, ...]:
-    """Files that define a qualified name such as ``pkg.mod.Class.method``."""
-    parts = target.split(".")
-    for cut in range(len(parts), 0, -1):  # the whole target may itself be a module
-        found = index.resolve_python_module(".".join(parts[:cut]))
-        if found:
-            return found
-    return ()
 
 
 def is_well_named(ident: str) -> bool:

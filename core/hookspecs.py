@@ -91,6 +91,24 @@ def resolve_import(imp: Import, index: RepoIndex) -> Sequence[str] | None:
 
     Return the relative paths of the files it refers to (empty when it refers to nothing in the
     repository, such as a third-party module), or ``None`` if this backend does not handle the
-    importing file's language. ``index`` knows every file being mapped and offers helpers for
-    module and path resolution.
+    importing file's language. ``index`` knows every file being mapped and offers
+    language-neutral helpers (files by directory, path-like specifiers); a backend's own lookup
+    tables (module names, say) are built once per index with :meth:`RepoIndex.derived`.
+    """
+
+
+@hookspec(firstresult=True)
+def resolve_target(file_path: str, target: str, index: RepoIndex) -> Sequence[str] | None:
+    """Optional. Resolve a reference's qualified ``target`` (the ``Tag.target`` this backend
+    reported for a reference in ``file_path``, such as ``pkg.mod.Class.method``) to the
+    repository files that may define it.
+
+    Return their relative paths (empty when the target is outside the repository), or ``None``
+    if this backend does not handle ``file_path``'s language. Only the backend that extracted
+    ``file_path`` is asked, so a target is read with the rules of the language it was written
+    in. The ranking then links the reference only to the definitions of its name in those files
+    (to every definition of the name when none is among them). Called once per distinct
+    (file, name, target) of each map; keep it cheap (build lookup tables once per index with
+    :meth:`RepoIndex.derived`), deterministic, and never raise: an exception is logged and the
+    reference keeps all its definers.
     """

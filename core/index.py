@@ -1,12 +1,20 @@
-"""What the core knows about the set of files being mapped, for resolving imports."""
+"""What the core knows about the set of files being mapped, for resolving imports.
+
+Language-neutral: files by directory and path-like specifiers. Language rules (Python's
+dotted modules, Go's module paths, ...) live in the backends, which may keep tables built from
+the index in :meth:`RepoIndex.derived`.
+"""
 
 from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class RepoIndex:
@@ -15,6 +23,7 @@ class RepoIndex:
     def __init__(self, root: Path, files: Iterable[str]):
         self.root = root
         self.files: frozenset[str] = frozenset(files)
+        self._derived: dict[Hashable, Any] = {}
 
     @cached_property
     def by_dir(self) -> dict[str, tuple[str, ...]]:
@@ -30,43 +39,19 @@ class RepoIndex:
             found = tuple(f for f in found if f.endswith(tuple(suffixes)))
         return found
 
-    @cached_property
-    def python_modules(self) -> dict[str, tuple[str, ...]]:
-        """Dotted module name -> files, for every way the file could be imported.
+    def derived(self, key: Hashable, build: Callable[[RepoIndex], T]) -> T:
+        """A table computed once from this index and kept as long as it: ``build(self)`` on the
+        first request for ``key``, the same object afterwards.
 
-        ``src/pkg/mod.py`` is importable as ``src.pkg.mod``, ``pkg.mod`` and ``mod``; a longer
-        (more specific) name wins at lookup time.
+        For a backend's own lookup structures (a module-name table, say), which the core does
+        not know about: namespace ``key`` by the backend (``("python", "modules")``). ``build``
+        must depend on the index only, so the table is the same whoever asks first.
         """
-        modules: dict[str, list[str]] = defaultdict(list)
-        for f in self.files:
-            if not f.endswith((".py", ".pyi")):
-                continue
-            parts = f.rsplit(".", 1)[0].split("/")
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            for i in range(len(parts)):
-                modules[".".join(parts[i:])].append(f)
-        return {m: tuple(sorted(fs)) for m, fs in modules.items() if m}
-
-    def resolve_python_module(self, dotted: str) -> tuple[str, ...]:
-        """Files a dotted module name may refer to; the shortest paths win ties."""
-        candidates = self.python_modules.get(dotted, ())
-        if len(candidates) <= 1:
-            return candidates
-        best = min(c.count("/") for c in candidates)
-        return tuple(c for c in candidates if c.count("/") == best)
-
-    def resolve_python_relative(self, importer: str, source: str, level: int) -> str | None:
-        """Resolve ``from ..pkg import x`` written in ``importer``; ``None`` if not in the repo."""
-        base = posixpath.dirname(importer)
-        for _ in range(level - 1):
-            base = posixpath.dirname(base)
-        target = posixpath.join(base, *source.split(".")) if source else base
-        target = target.strip("/")
-        for candidate in (f"{target}.py", f"{target}.pyi", f"{target}/__init__.py"):
-            if candidate in self.files:
-                return candidate
-        return None
+        try:
+            return self._derived[key]
+        except KeyError:
+            value = self._derived[key] = build(self)
+            return value
 
     def resolve_relative_path(
         self,

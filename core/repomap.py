@@ -13,7 +13,7 @@ from .cache import TagCache, open_cache
 from .diagnostics import MAX_LISTED_PATHS, SUMMARISED, summarise
 from .discover import DEFAULT_MAX_FILE_SIZE, FileEntry, check_root, discover
 from .extract import Extractor, ProgressFn
-from .graph import SymbolTable, build_graph
+from .graph import SymbolTable, TargetResolver, build_graph
 from .index import RepoIndex
 from .isolation.supervisor import UNSETTLED
 from .memo import MAP_VERSION, map_digest, remember, replay
@@ -179,6 +179,29 @@ class RepoMap:
                         edges[path][target] += 1
         return edges
 
+    def target_resolver(self, index: RepoIndex) -> TargetResolver:
+        """Qualified reference targets resolved by the backend that extracted the referencing
+        file (its optional ``resolve_target`` hook), kept to files of ``index``. A backend
+        without the hook, one that fails (logged) or answers garbage leaves the reference linked
+        to every definer of its name."""
+        plugins = self.plugins
+
+        def resolve(fs: FileSymbols, target: str) -> tuple[str, ...]:
+            if fs.plugin is None:
+                return ()
+            try:
+                _, found = plugins.call_first(
+                    "resolve_target", [fs.plugin], file_path=fs.path, target=target, index=index
+                )
+                if found is None or isinstance(found, str | bytes):
+                    return ()
+                return tuple(f for f in found if isinstance(f, str) and f in index.files)
+            except Exception as exc:
+                log.warning("%s: resolving target %r failed: %s", fs.path, target, exc)
+                return ()
+
+        return resolve
+
     def graph(
         self,
         chat_files: Sequence[str | os.PathLike[str]] = (),
@@ -193,7 +216,7 @@ class RepoMap:
         diags: list[Diagnostic] = []
         chat = frozenset(e.path for e in self._entries_for(chat_files, diags))
         mapped = {p: fs for p, fs in self.extract(entries).items() if fs.plugin is not None}
-        table = SymbolTable.build(mapped, RepoIndex(self.root, mapped))
+        table = SymbolTable.build(mapped, self.target_resolver(RepoIndex(self.root, mapped)))
         return build_graph(
             mapped, table, self.resolve_imports(mapped), chat, frozenset(mentioned_idents)
         )
@@ -390,7 +413,7 @@ class RepoMap:
         if self._graph is not None and self._graph[0] == key:
             return self._graph[1]
         with self.timer.stage("graph"):
-            table = SymbolTable.build(mapped, RepoIndex(self.root, mapped))
+            table = SymbolTable.build(mapped, self.target_resolver(RepoIndex(self.root, mapped)))
             imports = self.resolve_imports(mapped)
             graph = factor_graph(mapped, table, imports, chat, mentioned_i)
         prior = pagerank(graph, personalization(mapped, chat, mentioned_f, mentioned_i))

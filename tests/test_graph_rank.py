@@ -1,12 +1,17 @@
+import logging
 import math
+from pathlib import Path
 
 import networkx as nx
 import pytest
 
 from repomapper.graph import SymbolTable, build_graph, identifier_multiplier, is_well_named
+from repomapper.hookspecs import hookimpl
 from repomapper.index import RepoIndex
 from repomapper.model import DEF, REF, FileExtraction, FileSymbols, Tag
 from repomapper.rank import factor_graph, pagerank, personalization, rank_definitions
+from repomapper.registry import PluginConfig, PluginSet
+from repomapper.repomap import RepoMap
 
 
 def ex(path, defs=(), refs=()):
@@ -82,12 +87,12 @@ def test_targets_narrow_edges_to_the_resolved_definer():
             FileExtraction(
                 "user.py",
                 (Tag("user.py", 3, 3, "run_task", REF, "call", target="pkg.mod.run_task"),),
-                plugin="t",
+                plugin="python_libcst",  # the backend that reports targets resolves them
             )
         ),
     }
-    index = RepoIndex(".", files)
-    g = build_graph(files, SymbolTable.build(files, index), {})
+    resolve = RepoMap(Path("."), python_backend="libcst").target_resolver(RepoIndex(".", files))
+    g = build_graph(files, SymbolTable.build(files, resolve), {})
     assert weights(g, "user.py", "pkg/mod.py") and not weights(g, "user.py", "other/mod2.py")
 
 
@@ -191,3 +196,82 @@ def test_factored_pagerank_equals_networkx_on_the_explicit_graph(seed):
     for k, v in manual.items():
         boost = 10 if k[1] in mentioned else 1
         assert ranking[k] >= v * boost * (1 - 1e-6)
+
+
+def _owned_by(plugin: str, target: str) -> dict[str, FileSymbols]:
+    """``pkg/mod.py`` and ``other/mod2.py`` both define ``run_task``; ``user.py`` (extracted by
+    ``plugin``) references it with the qualified ``target``."""
+    tag = Tag("user.py", 3, 3, "run_task", REF, "call", target=target)
+    return {
+        "pkg/mod.py": ex("pkg/mod.py", defs=["run_task"]),
+        "other/mod2.py": ex("other/mod2.py", defs=["run_task"]),
+        "user.py": FileSymbols.from_extraction(FileExtraction("user.py", (tag,), plugin=plugin)),
+    }
+
+
+class DotSlashTargets:
+    """A backend whose targets are paths (``pkg/mod.py#run_task``), not Python names."""
+
+    def __init__(self, raises: bool = False, answer=None):
+        self.raises = raises
+        self.answer = answer
+        self.calls: list[tuple[str, str]] = []
+
+    @hookimpl
+    def resolve_target(self, file_path, target, index):
+        self.calls.append((file_path, target))
+        if self.raises:
+            raise RuntimeError("boom")
+        if self.answer is not None:
+            return self.answer
+        path = target.split("#", 1)[0]
+        return [path] if path in index.files else []
+
+
+def _resolver(backend, name="paths"):
+    plugins = PluginSet(PluginConfig(python_backend="libcst"))
+    plugins.pm.register(backend, name=name)
+    return RepoMap(Path("."), plugins=plugins)
+
+
+def test_targets_are_resolved_by_the_backend_that_owns_the_file_not_as_python():
+    backend = DotSlashTargets()
+    files = _owned_by("paths", "other/mod2.py#run_task")
+    rm = _resolver(backend)
+    table = SymbolTable.build(files, rm.target_resolver(RepoIndex(".", files)))
+    assert backend.calls == [("user.py", "other/mod2.py#run_task")]
+    assert table.chosen_definers("user.py", "run_task") == ["other/mod2.py"]
+    # a Python-looking target from this backend is not read with Python's rules by the core
+    files = _owned_by("paths", "pkg.mod.run_task")
+    table = SymbolTable.build(files, rm.target_resolver(RepoIndex(".", files)))
+    assert table.chosen_definers("user.py", "run_task") == ["other/mod2.py", "pkg/mod.py"]
+
+
+def test_python_targets_resolve_only_through_a_python_backend():
+    files = _owned_by("python_libcst", "pkg.mod.run_task")
+    rm = _resolver(DotSlashTargets())
+    table = SymbolTable.build(files, rm.target_resolver(RepoIndex(".", files)))
+    assert table.chosen_definers("user.py", "run_task") == ["pkg/mod.py"]
+    # a backend without the hook leaves every definer linked
+    files = _owned_by("python_ast", "pkg.mod.run_task")
+    rm = RepoMap(Path("."), plugins=PluginSet(PluginConfig()))
+    table = SymbolTable.build(files, rm.target_resolver(RepoIndex(".", files)))
+    assert table.chosen_definers("user.py", "run_task") == ["other/mod2.py", "pkg/mod.py"]
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        DotSlashTargets(raises=True),
+        DotSlashTargets(answer="pkg/mod.py"),  # a string, not a sequence of paths
+        DotSlashTargets(answer=["../etc/passwd", 3, "nowhere.py"]),
+    ],
+)
+def test_a_failing_or_garbage_resolver_keeps_every_definer(backend, caplog):
+    files = _owned_by("paths", "pkg/mod.py#run_task")
+    rm = _resolver(backend)
+    with caplog.at_level(logging.WARNING, logger="repomapper.repomap"):
+        table = SymbolTable.build(files, rm.target_resolver(RepoIndex(".", files)))
+    assert table.chosen_definers("user.py", "run_task") == ["other/mod2.py", "pkg/mod.py"]
+    if backend.raises:
+        assert "user.py: resolving target 'pkg/mod.py#run_task' failed: boom" in caplog.text

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from repomapper.index import RepoIndex
 from repomapper.model import Import, SymbolKind
 
+from .modules import resolve_module, resolve_qualified, resolve_relative
+
 PYTHON_EXTENSIONS = (".py", ".pyi", ".pyw")
 #: The two kinds of function definition node.
 _FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -26,21 +28,28 @@ def resolve_python_import(imp: Import, index: RepoIndex) -> Sequence[str] | None
         return None
     found: set[str] = set()
     if imp.level:
-        base = index.resolve_python_relative(imp.file_path, imp.source, imp.level)
+        base = resolve_relative(index, imp.file_path, imp.source, imp.level)
         if base:
             found.add(base)
         for name in imp.names:
             sub = ".".join(p for p in (imp.source, name) if p)
-            target = index.resolve_python_relative(imp.file_path, sub, imp.level)
+            target = resolve_relative(index, imp.file_path, sub, imp.level)
             if target:
                 found.add(target)
         return sorted(found)
-    found.update(index.resolve_python_module(imp.source))
+    found.update(resolve_module(index, imp.source))
     for name in imp.names:
         if name != "*":
-            found.update(index.resolve_python_module(f"{imp.source}.{name}"))
+            found.update(resolve_module(index, f"{imp.source}.{name}"))
     found.discard(imp.file_path)
     return sorted(found)
+
+
+def resolve_python_target(file_path: str, target: str, index: RepoIndex) -> Sequence[str] | None:
+    """Files defining a reference's qualified target (``None`` for non-Python files)."""
+    if not is_python(file_path):
+        return None
+    return list(resolve_qualified(index, target))
 
 
 def unparse(node: ast.AST) -> str:

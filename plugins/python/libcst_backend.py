@@ -34,7 +34,7 @@ from repomapper.index import RepoIndex
 from repomapper.model import BackendInfo, Capability, Import, SourceFile, Tag
 
 from . import ast_backend as python_ast
-from .common import PYTHON_EXTENSIONS, is_python, resolve_python_import
+from .common import PYTHON_EXTENSIONS, is_python, resolve_python_import, resolve_python_target
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -258,4 +258,10 @@ def extract_imports(source: SourceFile) -> list[Import] | None:
 @hookimpl
 def resolve_import(imp: Import, index: RepoIndex) -> list[str] | None:
     found = resolve_python_import(imp, index)
+    return None if found is None else list(found)
+
+
+@hookimpl
+def resolve_target(file_path: str, target: str, index: RepoIndex) -> list[str] | None:
+    found = resolve_python_target(file_path, target, index)
     return None if found is None else list(found)

@@ -411,7 +411,7 @@ class Collector(cst.CSTVisitor):
 
     def _from_module(self, stmt: cst.ImportFrom) -> str | None:
         """The absolute module a ``from`` import reads from; ``None`` if the dots climb above
-        the repository root (the same rule as ``RepoIndex.resolve_python_relative``)."""
+        the repository root (the same rule as :func:`.modules.resolve_relative`)."""
         source = _dotted(stmt.module)
         level = len(stmt.relative)
         if not level:
