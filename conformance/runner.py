@@ -8,8 +8,9 @@ plugin (``conformance_fixtures``) is run against that plugin only.
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from repomapper.isolation.validate import PROPERTY_OF, Lines, import_problem, ta
 from repomapper.model import BackendInfo, Capability, Import, SourceFile, Tag
 from repomapper.registry import PluginSet
 
+from .contain import contained
 from .corpus import (
     Corpus,
     FixtureFile,
@@ -290,6 +292,23 @@ def _uncovered(corpora: Sequence[Corpus], covered: set[str], language: str | Non
     ]
 
 
+def _contained_check(
+    plugin: str, language: str, files: tuple[str, ...], check: Callable[[], LanguageResult]
+) -> LanguageResult:
+    """``check()`` in a child process: a crash fails this pair only (see :mod:`.contain`)."""
+    return contained(
+        check,
+        lambda why: LanguageResult(
+            plugin,
+            language,
+            files,
+            (),
+            (),
+            errors=(f"the check crashed the process ({why}): a bug in the backend or its grammar",),
+        ),
+    )
+
+
 def run_conformance(
     plugin_set: PluginSet,
     plugin: str | None = None,
@@ -368,7 +387,16 @@ def run_conformance(
                         fatal=False,
                     )
                 )
-                results.append(check_properties_only(Subject(plugin_set, name), examples))
+                results.append(
+                    _contained_check(
+                        name,
+                        "*",
+                        (),
+                        functools.partial(
+                            check_properties_only, Subject(plugin_set, name), examples
+                        ),
+                    )
+                )
             elif explicit:
                 problems.append(
                     Problem(name, f"no fixtures for language {language!r} that it claims")
@@ -377,7 +405,16 @@ def run_conformance(
         subject = Subject(plugin_set, name)
         for plan in plans:
             log.info("conformance: %s on %s (%d files)", name, plan.language, len(plan.files))
-            results.append(check_language(subject, plan, examples, properties, overrides))
+            results.append(
+                _contained_check(
+                    name,
+                    plan.language,
+                    tuple(f.rel_path for f in plan.files),
+                    functools.partial(
+                        check_language, subject, plan, examples, properties, overrides
+                    ),
+                )
+            )
     if plugin is None:
         problems.extend(_uncovered(corpora, covered, language))
     # a second Python backend checked alongside the default finds nothing under --language go
