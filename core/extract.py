@@ -366,10 +366,16 @@ class Extractor:
         self.limits = (limits or plugins.config.limits).with_timeout(timeout)
         self.stats = {"cached": 0, "extracted": 0}
         self.diagnostics: list[Diagnostic] = []
+        self._keys: dict[FileEntry, CacheKey] = {}
 
     def key(self, entry: FileEntry) -> CacheKey:
-        fp = f"{EXTRACT_VERSION}|{self.plugins.fingerprint(entry.path)}"
-        return CacheKey(entry.path, entry.mtime_ns, entry.size, fp)
+        """The cache key of ``entry``; computed once per entry for this extractor's call (the
+        map's digest, the extraction, the reuse check and the lexical index all ask)."""
+        key = self._keys.get(entry)
+        if key is None:
+            fp = f"{EXTRACT_VERSION}|{self.plugins.fingerprint(entry.path)}"
+            key = self._keys[entry] = CacheKey(entry.path, entry.mtime_ns, entry.size, fp)
+        return key
 
     def run(self, root: Path, entries: Sequence[FileEntry], full: bool = False) -> dict:
         keys = {e.path: self.key(e) for e in entries}
