@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from ..cache import CacheKey, TagCache
 from ..model import FileSymbols
-from .terms import STOP_WORDS, fold, split_identifier
+from .terms import identifier_terms
 
 log = logging.getLogger(__name__)
 
@@ -42,16 +42,8 @@ Postings = dict[str, tuple[int, int, int, int]]
 
 @functools.lru_cache(maxsize=200_000)
 def _expand(word: str) -> tuple[str, ...]:
-    whole = word.lower().strip("_")
-    out = []
-    if len(whole) >= 2 and not whole.isdigit() and whole not in STOP_WORDS:
-        out.append(fold(whole))
-    parts = split_identifier(word)
-    if len(parts) > 1:
-        out.extend(
-            fold(p) for p in parts if len(p) >= 2 and not p.isdigit() and p not in STOP_WORDS
-        )
-    return tuple(out)
+    """:func:`identifier_terms`, memoised: a file repeats its words, a repository its names."""
+    return tuple(identifier_terms(word))
 
 
 def _count(words: Iterable[str]) -> Counter[str]:
