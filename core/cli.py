@@ -108,6 +108,33 @@ def _from_cwd(names: Sequence[str]) -> list[str]:
     return [os.path.abspath(n) for n in names]
 
 
+def repository_options(f):
+    """Which files to map and how: ``--include``, ``--exclude``, ``--no-cache``, ``--cache-dir``
+    and ``--jobs``, shared by the commands that map a whole repository (``map``, ``graph``)."""
+    f = click.option(
+        "--jobs",
+        "-j",
+        type=int,
+        default=None,
+        help="Processes for extraction (default and cap: the CPU count).",
+    )(f)
+    f = click.option(
+        "--cache-dir",
+        type=click.Path(path_type=Path, readable=False),
+        help="Where the tag cache lives (default: the user cache directory).",
+    )(f)
+    f = click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")(f)
+    f = click.option(
+        "--exclude", multiple=True, metavar="GLOB", help="Do not map files matching this glob."
+    )(f)
+    return click.option(
+        "--include",
+        multiple=True,
+        metavar="GLOB",
+        help="Only map files matching this glob (gitignore syntax, ** allowed).",
+    )(f)
+
+
 def task_options(task_help: str):
     """``--task TEXT`` and ``--task-file FILE``, shared by every command that ranks for a task."""
 
@@ -290,30 +317,9 @@ def main(verbose: int) -> None:
     "A task description: files and symbols are ranked for it (see ranked_files[].why in --format json)."
 )
 @click.option(
-    "--include",
-    multiple=True,
-    metavar="GLOB",
-    help="Only map files matching this glob (gitignore syntax, ** allowed).",
-)
-@click.option(
-    "--exclude", multiple=True, metavar="GLOB", help="Do not map files matching this glob."
-)
-@click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
-@click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
-@click.option(
-    "--cache-dir",
-    type=click.Path(path_type=Path, readable=False),
-    help="Where the tag cache lives (default: the user cache directory).",
-)
-@click.option(
-    "--jobs",
-    "-j",
-    type=int,
-    default=None,
-    help="Processes for extraction (default and cap: the CPU count).",
-)
+@repository_options
 @click.option(
     "--max-file-size",
     type=int,
@@ -762,23 +768,7 @@ def mcp_command(
     metavar="N",
     help="Highlight the files the map at this budget includes (repeatable; default 1024).",
 )
-@click.option("--include", multiple=True, metavar="GLOB", help="Only map files matching this glob.")
-@click.option(
-    "--exclude", multiple=True, metavar="GLOB", help="Do not map files matching this glob."
-)
-@click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
-@click.option(
-    "--cache-dir",
-    type=click.Path(path_type=Path, readable=False),
-    help="Where the tag cache lives.",
-)
-@click.option(
-    "--jobs",
-    "-j",
-    type=int,
-    default=None,
-    help="Processes for extraction (default and cap: the CPU count).",
-)
+@repository_options
 @plugin_options
 def graph_command(
     root: Path,
