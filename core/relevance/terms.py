@@ -9,8 +9,6 @@ plurals (``aliases`` and ``alias`` are one term) without a stemmer's surprises.
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Iterable
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -209,8 +207,6 @@ def split_identifier(word: str) -> list[str]:
 
 def identifier_terms(word: str) -> list[str]:
     """Search terms of one identifier: the whole (folded) and, when compound, its parts."""
-    if len(word) > MAX_WORD:
-        return []
     out: list[str] = []
     whole = word.lower().strip("_")
     parts = split_identifier(word)
@@ -224,19 +220,10 @@ def identifier_terms(word: str) -> list[str]:
 
 
 def terms(text: str) -> list[str]:
-    """Every search term of ``text``, in order, with repeats."""
+    """Every search term of ``text``, in order, with repeats (runs longer than
+    :data:`MAX_WORD` are data, not names, and give none)."""
     out: list[str] = []
     for word in _IDENT.findall(text):
-        out.extend(identifier_terms(word))
+        if len(word) <= MAX_WORD:
+            out.extend(identifier_terms(word))
     return out
-
-
-def term_counts(text: str) -> Counter[str]:
-    return Counter(terms(text))
-
-
-def name_terms(names: Iterable[str]) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    for n in names:
-        counts.update(identifier_terms(n))
-    return counts
