@@ -343,7 +343,7 @@ class RepoMap:
             mapped,
             table,
             lexical,
-            walk=lambda pers, idents: pagerank(graph, pers),
+            walk=lambda pers: pagerank(graph, pers),
             prior=prior,
             chat=chat,
             mentioned_files=mentioned_f,

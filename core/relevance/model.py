@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..graph import SymbolTable
 from ..model import FileSymbols, Reason
@@ -55,10 +55,6 @@ class TaskRanking:
     symbol_reasons: dict[tuple[str, str], tuple[Reason, ...]]
     #: files the task names by path, module or traceback frame
     named: frozenset[str]
-    #: identifiers the task names that the repository defines (they weigh x10 on graph edges)
-    idents: frozenset[str]
-    #: file -> PageRank from the task's seeds (distributed to definitions by the caller)
-    walk: dict[str, float] = field(default_factory=dict)
 
 
 def _norm(scores: Mapping[str, float]) -> dict[str, float]:
@@ -79,7 +75,7 @@ def rank_task(
 ) -> TaskRanking:
     """Rank ``files`` for ``query``.
 
-    ``walk(personalization, idents)`` runs personalized PageRank over the repository's graph and
+    ``walk(personalization)`` runs personalized PageRank over the repository's graph and
     returns file -> rank; ``prior`` is the task-free PageRank (the last tie-break).
     """
     paths = sorted(files)
@@ -121,11 +117,6 @@ def rank_task(
                 test_score[t] += TEST_SHARE * s / len(targets)
                 reasons[t].append(Reason("tests", p, round(TEST_SHARE * s / len(targets), 4)))
 
-    idents = frozenset(
-        name
-        for (_, name), evs in explicit.symbols.items()
-        if any(sig != "file_stem" for sig, _, _ in evs)
-    )
     graph_score: dict[str, float] = {}
     if "graph" not in disabled:
         top = sorted(seed.items(), key=lambda x: (-x[1], x[0]))[:MAX_SEEDS]
@@ -138,9 +129,7 @@ def rank_task(
             # only what arrives over edges: the walk's restarts at the seeds themselves are the
             # seeds' own evidence, already counted
             total = sum(pers.values())
-            arrived = {
-                p: r - (1 - ALPHA) * pers.get(p, 0.0) / total for p, r in walk(pers, idents).items()
-            }
+            arrived = {p: r - (1 - ALPHA) * pers.get(p, 0.0) / total for p, r in walk(pers).items()}
             graph_score = _norm({p: r for p, r in arrived.items() if r > 0})
     for p, g in graph_score.items():
         if g >= 0.05:
@@ -190,6 +179,4 @@ def rank_task(
         symbols=sym_scores,
         symbol_reasons=sym_reasons,
         named=frozenset(explicit.named),
-        idents=idents,
-        walk=graph_score,
     )
