@@ -102,6 +102,10 @@ def decode_full(path: str, row: EncodedRow) -> FileExtraction:
     return FileExtraction(path, tuple(tags), imps, plugin, language, diagnostics)
 
 
+#: a lookup of at most this many files reads their rows alone, not the whole table
+FEW_KEYS = 200
+
+
 class TagCache:
     """Bulk read, streamed write. Use :func:`open_cache` to get one."""
 
@@ -118,7 +122,10 @@ class TagCache:
         reference tag; otherwise only the reference summary ranking needs."""
         decode = decode_full if full else decode_symbols
         hits: dict[str, FileExtraction | FileSymbols] = {}
-        rows = self._all_rows(full)
+        keys = list(keys)
+        rows = self._rows_of([k.path for k in keys], full) if len(keys) <= FEW_KEYS else None
+        if rows is None:
+            rows = self._all_rows(full)
         for key in keys:
             row = rows.get(key.path)
             if row is None or (row[0], row[1], row[2]) != (key.mtime_ns, key.size, key.fingerprint):
@@ -135,6 +142,10 @@ class TagCache:
             self.rows[key.path] = (key.mtime_ns, key.size, key.fingerprint, *row)
 
     def _all_rows(self, full: bool = True) -> dict[str, tuple]:
+        return self.rows
+
+    def _rows_of(self, paths: list[str], full: bool = True) -> dict[str, tuple] | None:
+        """The rows of a few paths (``None``: read them all instead)."""
         return self.rows
 
     def get_map(self, key: str) -> str | None:
@@ -190,6 +201,22 @@ class SqliteTagCache(TagCache):
             cur = self.conn.execute(
                 f"SELECT path, mtime_ns, size, fingerprint, plugin, language, defs, {refs}, summary,"
                 " imports, diagnostics FROM files"
+            )
+            return {r[0]: r[1:] for r in cur}
+        except sqlite3.Error as exc:
+            self._fallback(exc)
+            return self.rows
+
+    def _rows_of(self, paths: list[str], full: bool = True) -> dict[str, tuple] | None:
+        if self._fallen_back:
+            return self.rows
+        refs = "refs" if full else "''"
+        marks = ",".join("?" * len(paths))
+        try:
+            cur = self.conn.execute(
+                f"SELECT path, mtime_ns, size, fingerprint, plugin, language, defs, {refs}, summary,"
+                f" imports, diagnostics FROM files WHERE path IN ({marks})",
+                paths,
             )
             return {r[0]: r[1:] for r in cur}
         except sqlite3.Error as exc:

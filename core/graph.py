@@ -45,6 +45,8 @@ class SymbolTable:
     unreferenced: set[tuple[str, str]] = field(default_factory=set)
     #: (file, identifier) whose every definition there is data (variable, constant, field)
     data_only: set[tuple[str, str]] = field(default_factory=set)
+    #: file -> its identifiers with a top-level class or function (not data), sorted
+    top_level: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _external: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
 
     def kind_factor(self, definer: str, ident: str) -> float:
@@ -81,10 +83,113 @@ class SymbolTable:
         for key, tags in table.definitions.items():
             if all(str(t.symbol_kind) in DATA_KINDS for t in tags):
                 table.data_only.add(key)
+        for path in paths:
+            top = top_level_names(files[path].definitions)
+            if top:
+                table.top_level[path] = top
         for ident, definers in table.defines.items():
             if not table.external_refs(ident):
                 table.unreferenced.update((d, ident) for d in definers)
         return table
+
+    def updated(
+        self,
+        old_files: Mapping[str, FileSymbols],
+        new_files: Mapping[str, FileSymbols],
+        changed: Iterable[str],
+        resolve: TargetResolver | None = None,
+    ) -> tuple[SymbolTable, frozenset[str]]:
+        """The table of ``new_files``, made from this one (the table of ``old_files``) by
+        replacing the rows of the ``changed`` paths, and the identifiers whose rows changed.
+
+        Equal to :meth:`build` on ``new_files`` when the two file sets are the same and only the
+        changed paths differ (qualified targets are resolved per file, and the resolver answers
+        by file set). This table is not modified: rows are copied before they change, so a
+        ranking that still holds it keeps reading what it was computed on.
+        """
+        changed = sorted(set(changed))
+        table = SymbolTable(
+            defines=defaultdict(set, self.defines),
+            references=dict(self.references),
+            definitions=defaultdict(list, self.definitions),
+            targets=defaultdict(set, self.targets),
+            unreferenced=set(self.unreferenced),
+            data_only=set(self.data_only),
+            top_level=dict(self.top_level),
+        )
+        touched: set[str] = set()
+        referenced_by_changed: dict[str, dict[str, int]] = defaultdict(dict)
+        for path in changed:
+            old = old_files.get(path)
+            if old is not None:
+                for name in {t.name for t in old.definitions}:
+                    touched.add(name)
+                    rest = table.defines.get(name, set()) - {path}
+                    if rest:
+                        table.defines[name] = rest
+                    else:
+                        table.defines.pop(name, None)
+                    table.definitions.pop((path, name), None)
+                    table.data_only.discard((path, name))
+                touched.update(name for name, _ in old.references)
+                for name, _ in old.targets:
+                    table.targets.pop((path, name), None)
+        for path in changed:
+            new = new_files.get(path)
+            table.top_level.pop(path, None)
+            if new is None:
+                continue
+            top = top_level_names(new.definitions)
+            if top:
+                table.top_level[path] = top
+            added: dict[str, list[Tag]] = defaultdict(list)
+            for tag in new.definitions:
+                added[tag.name].append(tag)
+            for name, tags in added.items():
+                touched.add(name)
+                table.defines[name] = table.defines.get(name, set()) | {path}
+                table.definitions[(path, name)] = tags
+                if all(str(t.symbol_kind) in DATA_KINDS for t in tags):
+                    table.data_only.add((path, name))
+            for name, count in new.references:
+                touched.add(name)
+                referenced_by_changed[name][path] = count
+            if resolve is not None:
+                for name, target in new.targets:
+                    found = resolve(new, target)
+                    if found:
+                        table.targets[(path, name)] = table.targets.get((path, name), set()) | set(
+                            found
+                        )
+        # identifiers that only now have a definer: their references come from every file
+        fresh = {n for n in touched if n in table.defines and n not in self.defines}
+        scanned: dict[str, dict[str, int]] = defaultdict(dict)
+        if fresh:
+            for path in sorted(new_files):
+                for name, count in new_files[path].references:
+                    if name in fresh:
+                        scanned[name][path] = count
+        gone = set(changed)
+        for name in touched:
+            if name not in table.defines:
+                table.references.pop(name, None)
+                continue
+            if name in fresh:
+                refs = scanned.get(name, {})
+            else:
+                refs = {p: c for p, c in self.references.get(name, {}).items() if p not in gone}
+                refs.update(referenced_by_changed.get(name, {}))
+            if refs:
+                table.references[name] = dict(sorted(refs.items()))
+            else:
+                table.references.pop(name, None)
+        table._external = {k: v for k, v in self._external.items() if k not in touched}
+        for name in touched:
+            for definer in self.defines.get(name, ()):
+                table.unreferenced.discard((definer, name))
+            if name in table.defines and not table.external_refs(name):
+                table.unreferenced.update((d, name) for d in table.defines[name])
+        return table, frozenset(touched)
 
     def external_refs(self, ident: str) -> dict[str, int]:
         """Referencing file -> count (files in sorted order), leaving out the files that define
@@ -104,6 +209,15 @@ class SymbolTable:
         if resolved:
             return [d for d in definers if d in resolved] or definers
         return definers
+
+
+def top_level_names(definitions: Iterable[Tag]) -> tuple[str, ...]:
+    """The names of a file's top-level classes and functions (not data), sorted."""
+    return tuple(
+        sorted(
+            {t.name for t in definitions if not t.scope and str(t.symbol_kind) not in DATA_KINDS}
+        )
+    )
 
 
 def is_well_named(ident: str) -> bool:
@@ -172,22 +286,35 @@ def reference_weights(
     mentioned_idents: frozenset[str] = frozenset(),
 ) -> Iterator[tuple[str, str, tuple[str, ...], float]]:
     """Every reference edge's weight before the definer's kind factor, in a fixed order:
-    (identifier, referencing file, the files it links to, weight). The one place Aider's
-    multipliers meet the chat boost and the reference count; the explicit graph
-    (:func:`build_graph`) and the factored one (:func:`repomapper.rank.factor_graph`) both read it.
-    """
+    (identifier, referencing file, the files it links to, weight). The explicit graph
+    (:func:`build_graph`) and the factored one (:mod:`repomapper.rank`) both read it."""
     for ident in sorted(table.defines):
-        refs = table.external_refs(ident)
-        if not refs:
-            continue
-        mul = identifier_multiplier(ident, len(table.defines[ident]), mentioned_idents)
-        for referencer in sorted(refs):
-            weight = (
-                mul
-                * (CHAT_MULTIPLIER if referencer in chat_files else 1.0)
-                * math.sqrt(refs[referencer])
-            )
-            yield ident, referencer, tuple(table.chosen_definers(referencer, ident)), weight
+        for referencer, definers, weight in ident_weights(
+            table, ident, chat_files, mentioned_idents
+        ):
+            yield ident, referencer, definers, weight
+
+
+def ident_weights(
+    table: SymbolTable,
+    ident: str,
+    chat_files: frozenset[str] = frozenset(),
+    mentioned_idents: frozenset[str] = frozenset(),
+) -> Iterator[tuple[str, tuple[str, ...], float]]:
+    """One identifier's reference edges, referencing files in order: (referencing file, the
+    files it links to, weight). The one place Aider's multipliers meet the chat boost and the
+    reference count."""
+    refs = table.external_refs(ident)
+    if not refs:
+        return
+    mul = identifier_multiplier(ident, len(table.defines[ident]), mentioned_idents)
+    for referencer in sorted(refs):
+        weight = (
+            mul
+            * (CHAT_MULTIPLIER if referencer in chat_files else 1.0)
+            * math.sqrt(refs[referencer])
+        )
+        yield referencer, tuple(table.chosen_definers(referencer, ident)), weight
 
 
 def import_weights(

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from .graph import DATA_KINDS, SymbolTable, import_weights, reference_weights
+from .graph import SymbolTable, ident_weights, import_weights
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +93,136 @@ class FactoredGraph:  # numpy and scipy are imported lazily: a replayed map need
     out_weight: Any  # numpy array: total out-weight per file
 
 
+@dataclass(frozen=True, slots=True)
+class IdentBlock:
+    """One identifier's share of ``R`` and ``D``: the files that reference it, each with its
+    local column and weight, and each local column's definers with their kind factors."""
+
+    rows: tuple[str, ...]
+    cols: tuple[int, ...]
+    weights: tuple[float, ...]
+    definers: tuple[tuple[str, ...], ...]
+    factors: tuple[tuple[float, ...], ...]
+
+
+def ident_block(
+    table: SymbolTable,
+    ident: str,
+    chat_files: frozenset[str] = frozenset(),
+    mentioned_idents: frozenset[str] = frozenset(),
+) -> IdentBlock | None:
+    """The block of ``ident``: one column per distinct set of files its references link to."""
+    rows: list[str] = []
+    cols: list[int] = []
+    weights: list[float] = []
+    local: dict[tuple[str, ...], int] = {}
+    for referencer, chosen, weight in ident_weights(table, ident, chat_files, mentioned_idents):
+        col = local.get(chosen)
+        if col is None:
+            col = local[chosen] = len(local)
+        rows.append(referencer)
+        cols.append(col)
+        weights.append(weight)
+    if not rows:
+        return None
+    definers = tuple(local)
+    factors = tuple(tuple(table.kind_factor(d, ident) for d in ds) for ds in definers)
+    return IdentBlock(tuple(rows), tuple(cols), tuple(weights), definers, factors)
+
+
+@dataclass(frozen=True)
+class FactorBlocks:
+    """The reference part of the factored graph, kept per identifier so that an edit recomputes
+    only the identifiers it touched (see :meth:`repomapper.graph.SymbolTable.updated`)."""
+
+    chat_files: frozenset[str]
+    mentioned_idents: frozenset[str]
+    blocks: Mapping[str, IdentBlock]
+
+    @classmethod
+    def build(
+        cls,
+        table: SymbolTable,
+        chat_files: frozenset[str] = frozenset(),
+        mentioned_idents: frozenset[str] = frozenset(),
+    ) -> FactorBlocks:
+        blocks = {}
+        for ident in table.defines:
+            block = ident_block(table, ident, chat_files, mentioned_idents)
+            if block is not None:
+                blocks[ident] = block
+        return cls(chat_files, mentioned_idents, blocks)
+
+    def updated(self, table: SymbolTable, touched: Iterable[str]) -> FactorBlocks:
+        """The blocks of ``table``, given that only the ``touched`` identifiers' rows changed."""
+        blocks = dict(self.blocks)
+        for ident in touched:
+            block = None
+            if ident in table.defines:
+                block = ident_block(table, ident, self.chat_files, self.mentioned_idents)
+            if block is None:
+                blocks.pop(ident, None)
+            else:
+                blocks[ident] = block
+        return FactorBlocks(self.chat_files, self.mentioned_idents, blocks)
+
+    def factored(
+        self, files: Iterable[str], import_edges: Mapping[str, Mapping[str, int]]
+    ) -> FactoredGraph:
+        """The factored graph over ``files`` (identifiers in sorted order, so the matrices are
+        the same however the blocks were arrived at)."""
+        import numpy as np
+        from scipy import sparse
+
+        names = sorted(set(files))
+        idx = {f: i for i, f in enumerate(names)}
+        columns: list[str] = []
+        r_rows: list[int] = []
+        r_cols: list[int] = []
+        r_vals: list[float] = []
+        d_rows: list[int] = []
+        d_cols: list[int] = []
+        d_vals: list[float] = []
+        blocks = self.blocks
+        for ident in sorted(blocks):
+            block = blocks[ident]
+            col_of: list[int | None] = []
+            for ds, fs in zip(block.definers, block.factors, strict=True):
+                kept = [(idx[d], f) for d, f in zip(ds, fs, strict=True) if d in idx]
+                if not kept:
+                    col_of.append(None)
+                    continue
+                col = len(columns)
+                col_of.append(col)
+                columns.append(ident)
+                for i, f in kept:
+                    d_rows.append(col)
+                    d_cols.append(i)
+                    d_vals.append(f)
+            for referencer, local, weight in zip(
+                block.rows, block.cols, block.weights, strict=True
+            ):
+                row = idx.get(referencer)
+                col = col_of[local]
+                if row is None or col is None:
+                    continue
+                r_rows.append(row)
+                r_cols.append(col)
+                r_vals.append(weight)
+        n, k = len(names), len(columns)
+        R = sparse.csr_array((r_vals, (r_rows, r_cols)), shape=(n, k), dtype=np.float64)
+        D = sparse.csr_array((d_vals, (d_rows, d_cols)), shape=(k, n), dtype=np.float64)
+        i_rows, i_cols, i_vals = [], [], []
+        for importer, target, weight in import_weights(import_edges, self.chat_files):
+            if importer in idx and target in idx:
+                i_rows.append(idx[importer])
+                i_cols.append(idx[target])
+                i_vals.append(weight)
+        I = sparse.csr_array((i_vals, (i_rows, i_cols)), shape=(n, n), dtype=np.float64)  # noqa: E741
+        out_weight = R @ D.sum(axis=1) + I.sum(axis=1) if n else np.zeros(0)
+        return FactoredGraph(names, columns, R, D, I, np.asarray(out_weight, dtype=np.float64))
+
+
 def factor_graph(
     files: Iterable[str],
     table: SymbolTable,
@@ -100,50 +230,7 @@ def factor_graph(
     chat_files: frozenset[str] = frozenset(),
     mentioned_idents: frozenset[str] = frozenset(),
 ) -> FactoredGraph:
-    import numpy as np
-    from scipy import sparse
-
-    names = sorted(set(files))
-    idx = {f: i for i, f in enumerate(names)}
-    columns: list[str] = []
-    col_of: dict[tuple[str, tuple[str, ...]], int] = {}
-    r_rows: list[int] = []
-    r_cols: list[int] = []
-    r_vals: list[float] = []
-    d_rows: list[int] = []
-    d_cols: list[int] = []
-    d_vals: list[float] = []
-    for ident, referencer, chosen, weight in reference_weights(table, chat_files, mentioned_idents):
-        row = idx.get(referencer)
-        if row is None:
-            continue
-        definers = tuple(d for d in chosen if d in idx)
-        if not definers:
-            continue
-        key = (ident, definers)
-        col = col_of.get(key)
-        if col is None:
-            col = col_of[key] = len(columns)
-            columns.append(ident)
-            for d in definers:
-                d_rows.append(col)
-                d_cols.append(idx[d])
-                d_vals.append(table.kind_factor(d, ident))
-        r_rows.append(row)
-        r_cols.append(col)
-        r_vals.append(weight)
-    n, k = len(names), len(columns)
-    R = sparse.csr_array((r_vals, (r_rows, r_cols)), shape=(n, k), dtype=np.float64)
-    D = sparse.csr_array((d_vals, (d_rows, d_cols)), shape=(k, n), dtype=np.float64)
-    i_rows, i_cols, i_vals = [], [], []
-    for importer, target, weight in import_weights(import_edges, chat_files):
-        if importer in idx and target in idx:
-            i_rows.append(idx[importer])
-            i_cols.append(idx[target])
-            i_vals.append(weight)
-    I = sparse.csr_array((i_vals, (i_rows, i_cols)), shape=(n, n), dtype=np.float64)  # noqa: E741
-    out_weight = R @ D.sum(axis=1) + I.sum(axis=1) if n else np.zeros(0)
-    return FactoredGraph(names, columns, R, D, I, np.asarray(out_weight, dtype=np.float64))
+    return FactorBlocks.build(table, chat_files, mentioned_idents).factored(files, import_edges)
 
 
 def pagerank(g: FactoredGraph, pers: Mapping[str, float]) -> dict[str, float]:
@@ -198,28 +285,48 @@ def rank_definitions(
         w = np.divide(x, g.out_weight, out=np.zeros(n), where=g.out_weight > 0)
         per_column = g.R.T @ w
         D = g.D.tocoo()
-        for col, dst, factor in zip(D.row.tolist(), D.col.tolist(), D.data.tolist(), strict=True):
-            ranked[(g.files[dst], g.columns[col])] += per_column[col] * factor
-        top_level: dict[str, list[str]] = defaultdict(list)
-        for (path, ident), tags in table.definitions.items():
-            if any(not t.scope and str(t.symbol_kind) not in DATA_KINDS for t in tags):
-                top_level[path].append(ident)
+        arrived = (per_column[D.row] * D.data).tolist()
+        files, columns = g.files, g.columns
+        for col, dst, value in zip(D.row.tolist(), D.col.tolist(), arrived, strict=True):
+            ranked[(files[dst], columns[col])] += value
         imported = g.I.T @ w
         for i in np.flatnonzero(imported).tolist():
-            idents = sorted(top_level.get(g.files[i], ()))
+            idents = table.top_level.get(files[i], ())
             for ident in idents:
-                ranked[(g.files[i], ident)] += imported[i] / len(idents)
+                ranked[(files[i], ident)] += imported[i] / len(idents)
     unreferenced: dict[str, list[str]] = defaultdict(list)
-    for path, ident in sorted(table.unreferenced):
+    for path, ident in table.unreferenced:
         unreferenced[path].append(ident)
-    for path, idents in unreferenced.items():
-        weights = {i: table.kind_factor(path, i) for i in idents}
-        total = sum(weights.values())
-        for ident, wt in weights.items():
-            ranked[(path, ident)] += file_ranks.get(path, 0.0) * SELF_SHARE * wt / total
-    for key in ranked:
-        if key[1] in mentioned_idents:
-            ranked[key] *= MENTIONED_BOOST
-    items = [(f, i, stable(r)) for (f, i), r in ranked.items() if (f, i) in table.definitions]
-    items.sort(key=lambda x: (-x[2], -stable(file_ranks.get(x[0], 0.0)), x[0], x[1]))
-    return Ranking({f: stable(r) for f, r in file_ranks.items()}, tuple(items))
+    for path in sorted(unreferenced):
+        idents = sorted(unreferenced[path])
+        weights = [table.kind_factor(path, i) for i in idents]
+        total = sum(weights)
+        share = file_ranks.get(path, 0.0) * SELF_SHARE
+        for ident, wt in zip(idents, weights, strict=True):
+            ranked[(path, ident)] += share * wt / total
+    for ident in mentioned_idents:
+        for definer in table.defines.get(ident, ()):
+            if (definer, ident) in ranked:
+                ranked[(definer, ident)] *= MENTIONED_BOOST
+    definitions = table.definitions
+    keys = sorted(k for k in ranked if k in definitions)
+    scores = stable_array(np.fromiter((ranked[k] for k in keys), np.float64, len(keys)))
+    file_scores = {f: stable(r) for f, r in file_ranks.items()}
+    of_key = np.fromiter((file_scores.get(f, 0.0) for f, _ in keys), np.float64, len(keys))
+    order = np.lexsort((-of_key, -scores)).tolist()  # stable: ties keep (file, identifier) order
+    values = scores.tolist()
+    items = tuple((*keys[i], values[i]) for i in order)
+    return Ranking(file_scores, items)
+
+
+def stable_array(x):
+    """:func:`stable` for a numpy array: each value rounded to 12 significant digits."""
+    import numpy as np
+
+    out = np.array(x, dtype=np.float64)
+    nz = np.flatnonzero(np.isfinite(out) & (np.abs(out) > 1e-280))
+    if len(nz):
+        digits = 11 - np.floor(np.log10(np.abs(out[nz])))
+        scale = 10.0**digits
+        out[nz] = np.round(out[nz] * scale) / scale
+    return out

@@ -14,6 +14,7 @@ from .diagnostics import MAX_LISTED_PATHS, SUMMARISED, summarise
 from .discover import DEFAULT_MAX_FILE_SIZE, FileEntry, check_root, discover
 from .extract import Extractor, ProgressFn
 from .graph import SymbolTable, TargetResolver, build_graph
+from .graphstate import GraphState, StateInputs, update_state
 from .index import RepoIndex
 from .isolation.supervisor import UNSETTLED
 from .memo import MAP_VERSION, map_digest, remember, replay
@@ -27,7 +28,7 @@ from .model import (
     Reason,
 )
 from .paths import entries_for, relative_to_root
-from .rank import factor_graph, pagerank, personalization, rank_definitions, stable
+from .rank import pagerank, stable
 from .ranked import RankedRepository, map_items
 from .registry import PluginConfig, PluginSet
 from .relevance import LexicalIndex, parse_task, rank_task
@@ -110,7 +111,7 @@ class RepoMap:
         self._cache: TagCache | None = None
         self._lexical: tuple[TagCache, LexicalIndex] | None = None
         self._extracted: tuple[tuple, dict] | None = None
-        self._graph: tuple[tuple, tuple] | None = None
+        self._graph: GraphState | None = None
         self.last_stats: dict[str, int] = {}
         #: seconds per stage of the last :meth:`map` or :meth:`rank` call
         self.timer = timer or StageTimer()
@@ -158,26 +159,35 @@ class RepoMap:
         self.last_stats = dict(extractor.stats)
         return result
 
-    def resolve_imports(self, extractions: Mapping[str, FileSymbols]) -> dict[str, Counter[str]]:
+    def resolve_imports(
+        self, extractions: Mapping[str, FileSymbols], index: RepoIndex | None = None
+    ) -> dict[str, Counter[str]]:
         """importer -> Counter(target file), via each importer's own backend."""
-        index = RepoIndex(self.root, extractions)
+        index = index or RepoIndex(self.root, extractions)
         edges: dict[str, Counter[str]] = defaultdict(Counter)
         for path in sorted(extractions):
             ex = extractions[path]
-            if not ex.imports or ex.plugin is None:
-                continue
-            for imp in ex.imports:
-                try:
-                    _, targets = self.plugins.call_first(
-                        "resolve_import", [ex.plugin], imp=imp, index=index
-                    )
-                except Exception as exc:
-                    log.warning("%s: resolving %r failed: %s", path, imp.source, exc)
-                    continue
-                for target in targets or ():
-                    if target in extractions and target != path:
-                        edges[path][target] += 1
+            if ex.imports and ex.plugin is not None:
+                found = self.file_imports(path, ex, index)
+                if found:
+                    edges[path] = found
         return edges
+
+    def file_imports(self, path: str, fs: FileSymbols, index: RepoIndex) -> Counter[str]:
+        """The files of ``index`` that one file's imports resolve to, by its own backend."""
+        found: Counter[str] = Counter()
+        for imp in fs.imports:
+            try:
+                _, targets = self.plugins.call_first(
+                    "resolve_import", [fs.plugin], imp=imp, index=index
+                )
+            except Exception as exc:
+                log.warning("%s: resolving %r failed: %s", path, imp.source, exc)
+                continue
+            for target in targets or ():
+                if target in index.files and target != path:
+                    found[target] += 1
+        return found
 
     def target_resolver(self, index: RepoIndex) -> TargetResolver:
         """Qualified reference targets resolved by the backend that extracted the referencing
@@ -403,27 +413,19 @@ class RepoMap:
             d.code in UNSETTLED for ex in extractions.values() for d in ex.diagnostics
         )
         self._extracted = None if unsettled else (keys, extractions)
-        self._graph = None
         return extractions
 
     def _graph_state(self, extractions, mapped, chat, mentioned_f, mentioned_i):
-        """Symbol table, factored graph and task-free PageRank, reused by the next call on the
-        same extraction (the object :meth:`_extract` keeps) with the same chat files and mentions."""
-        key = (id(extractions), chat, mentioned_f, mentioned_i)
-        if self._graph is not None and self._graph[0] == key:
-            return self._graph[1]
+        """Symbol table, factored graph and task-free PageRank of the mapped files: built on the
+        first call, then updated by the files whose extraction changed (see
+        :mod:`repomapper.graphstate`)."""
+        inputs = StateInputs(
+            self.root, self.file_imports, self.target_resolver, chat, mentioned_f, mentioned_i
+        )
         with self.timer.stage("graph"):
-            table = SymbolTable.build(mapped, self.target_resolver(RepoIndex(self.root, mapped)))
-            imports = self.resolve_imports(mapped)
-            graph = factor_graph(mapped, table, imports, chat, mentioned_i)
-        prior = pagerank(graph, personalization(mapped, chat, mentioned_f, mentioned_i))
-        defs = rank_definitions(graph, table, prior, mentioned_i)
-        by_file: dict[str, list[tuple[str, float]]] = defaultdict(list)
-        for f, ident, score in defs.definitions:
-            by_file[f].append((ident, score))
-        state = (table, graph, prior, defs, dict(by_file), imports)
-        self._graph = (key, state)
-        return state
+            state = update_state(self._graph, mapped, inputs)
+        self._graph = state
+        return state.table, state.graph, state.prior, state.ranking, state.by_file, state.imports
 
     def _lexical_index(
         self, extractor: Extractor, entries: Sequence[FileEntry], mapped

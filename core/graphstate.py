@@ -1,0 +1,142 @@
+"""The repository's graph state, built once and then brought up to date per changed file.
+
+The symbol table, the resolved import edges, the factored graph and the task-free ranking are
+what every output reads (the map, the relevance model, the packs, the graph view). Building
+them reads every file's summary, which on a few thousand files costs far more than anything an
+edit changes; :func:`update_state` replaces only the rows of the changed files (their
+identifiers' blocks of the factored graph, their import edges) and ranks again, and gives the
+same state as :func:`build_state` on the new files (a test holds the two together).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .graph import SymbolTable, TargetResolver
+from .index import RepoIndex
+from .model import FileSymbols
+from .rank import FactorBlocks, FactoredGraph, Ranking, pagerank, personalization, rank_definitions
+
+log = logging.getLogger(__name__)
+
+#: an update that changes more than this share of the files builds the state again instead
+REBUILD_SHARE = 0.25
+#: (importer, its summary, the index of the mapped files) -> imported file -> count
+ImportResolver = Callable[[str, FileSymbols, RepoIndex], Counter[str]]
+
+
+@dataclass(frozen=True)
+class StateInputs:
+    """What besides the files a state depends on: its resolvers and the chat/mention boosts."""
+
+    root: Path
+    resolve_imports: ImportResolver
+    target_resolver: Callable[[RepoIndex], TargetResolver]
+    chat: frozenset[str] = frozenset()
+    mentioned_files: frozenset[str] = frozenset()
+    mentioned_idents: frozenset[str] = frozenset()
+
+    def boosts(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+        return self.chat, self.mentioned_files, self.mentioned_idents
+
+
+@dataclass(frozen=True)
+class GraphState:
+    """Everything ranking derives from the mapped files, for one set of chat files and mentions."""
+
+    files: Mapping[str, FileSymbols]
+    boosts: tuple[frozenset[str], frozenset[str], frozenset[str]]
+    index: RepoIndex
+    table: SymbolTable
+    #: importer -> {imported file: count}
+    imports: Mapping[str, Counter[str]]
+    blocks: FactorBlocks
+    graph: FactoredGraph
+    #: the task-free PageRank of files (personalized by chat files and mentions)
+    prior: Mapping[str, float]
+    ranking: Ranking
+    #: per file, its identifiers in the order of ``ranking.definitions``
+    by_file: Mapping[str, list[tuple[str, float]]]
+    #: how the state was arrived at: "built" or "updated" (with how many changed files)
+    how: str = "built"
+
+
+def build_state(files: Mapping[str, FileSymbols], inputs: StateInputs) -> GraphState:
+    """The state of ``files`` (mapped files only) from scratch."""
+    index = RepoIndex(inputs.root, files)
+    table = SymbolTable.build(files, inputs.target_resolver(index))
+    imports = _resolve(files, sorted(files), index, inputs.resolve_imports)
+    blocks = FactorBlocks.build(table, inputs.chat, inputs.mentioned_idents)
+    return _ranked(files, inputs, index, table, imports, blocks, "built")
+
+
+def update_state(
+    state: GraphState | None, files: Mapping[str, FileSymbols], inputs: StateInputs
+) -> GraphState:
+    """The state of ``files``: ``state`` updated by the files whose summary changed (compared by
+    identity: an unchanged file keeps its summary object), or built again when there is no
+    usable state (other boosts, or files added or removed: resolution depends on the file set)."""
+    if state is None or state.boosts != inputs.boosts() or state.files.keys() != files.keys():
+        return build_state(files, inputs)
+    old = state.files
+    changed = [p for p, fs in files.items() if old[p] is not fs]
+    if not changed:
+        return state
+    if len(changed) > len(files) * REBUILD_SHARE:
+        return build_state(files, inputs)
+    index = state.index
+    table, touched = state.table.updated(old, files, changed, inputs.target_resolver(index))
+    imports = dict(state.imports)
+    fresh = _resolve(files, changed, index, inputs.resolve_imports)
+    for path in changed:
+        imports.pop(path, None)
+        if path in fresh:
+            imports[path] = fresh[path]
+    blocks = state.blocks.updated(table, touched)
+    return _ranked(
+        files, inputs, index, table, imports, blocks, f"updated ({len(changed)} changed)"
+    )
+
+
+def _resolve(
+    files: Mapping[str, FileSymbols],
+    paths: Iterable[str],
+    index: RepoIndex,
+    resolve: ImportResolver,
+) -> dict[str, Counter[str]]:
+    edges: dict[str, Counter[str]] = {}
+    for path in paths:
+        fs = files[path]
+        if fs.imports and fs.plugin is not None:
+            found = resolve(path, fs, index)
+            if found:
+                edges[path] = found
+    return edges
+
+
+def _ranked(files, inputs: StateInputs, index, table, imports, blocks, how: str) -> GraphState:
+    chat, mentioned_f, mentioned_i = inputs.boosts()
+    ordered = {p: imports[p] for p in sorted(imports)}
+    graph = blocks.factored(files, ordered)
+    prior = pagerank(graph, personalization(files, chat, mentioned_f, mentioned_i))
+    ranking = rank_definitions(graph, table, prior, mentioned_i)
+    by_file: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    for f, ident, score in ranking.definitions:
+        by_file[f].append((ident, score))
+    return GraphState(
+        files,
+        inputs.boosts(),
+        index,
+        table,
+        ordered,
+        blocks,
+        graph,
+        prior,
+        ranking,
+        dict(by_file),
+        how,
+    )

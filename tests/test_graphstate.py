@@ -1,0 +1,133 @@
+"""The graph state updated per changed file equals the state built from scratch."""
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from repomapper.graphstate import StateInputs, build_state, update_state
+from repomapper.model import DEF, REF, FileExtraction, FileSymbols, Import, Tag
+
+NAMES = ["alpha", "beta", "gamma_value", "DeltaThing", "_eps", "zeta_function", "eta"]
+KINDS = ["function", "class", "variable", "method"]
+FILES = [f"pkg/m{i}.py" for i in range(6)]
+
+
+def summary(path, defs, refs, targets, imports):
+    tags = [
+        Tag(path, i + 1, i + 1, n, DEF, kind, "C" if kind == "method" else "")
+        for i, (n, kind) in enumerate(defs)
+    ]
+    tags += [
+        Tag(path, 100 + i, 100 + i, n, REF, "call", target=f"{t}:{n}" if t else None)
+        for i, (n, t) in enumerate(zip(refs, targets, strict=True))
+    ]
+    imps = tuple(Import(path, 200 + i, f) for i, f in enumerate(imports))
+    return FileSymbols.from_extraction(FileExtraction(path, tuple(tags), imps, plugin="t"))
+
+
+def file_strategy(path):
+    refs = st.lists(st.sampled_from(NAMES), max_size=8)
+    return st.builds(
+        lambda defs, refs, targets, imports: summary(
+            path, defs, refs, (targets * 8)[: len(refs)], imports
+        ),
+        st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(KINDS)), max_size=4),
+        refs,
+        st.lists(st.sampled_from([None, *FILES]), min_size=1, max_size=3),
+        st.lists(st.sampled_from(FILES), max_size=2),
+    )
+
+
+def repo_strategy():
+    return st.fixed_dictionaries({p: file_strategy(p) for p in FILES})
+
+
+def inputs(chat=frozenset(), mentioned=frozenset()):
+    def imports_of(path, fs, index):
+        return Counter(i.source for i in fs.imports if i.source in index.files and i.source != path)
+
+    def targets(index):
+        return lambda fs, target: (
+            (target.split(":")[0],) if target.split(":")[0] in index.files else ()
+        )
+
+    return StateInputs(Path("."), imports_of, targets, chat, frozenset(), mentioned)
+
+
+def same(a, b):
+    assert dict(a.table.defines) == dict(b.table.defines)
+    assert a.table.references == b.table.references
+    assert dict(a.table.definitions) == dict(b.table.definitions)
+    assert {k: v for k, v in a.table.targets.items() if v} == {
+        k: v for k, v in b.table.targets.items() if v
+    }
+    assert a.table.unreferenced == b.table.unreferenced
+    assert a.table.data_only == b.table.data_only
+    assert a.table.top_level == b.table.top_level
+    assert dict(a.imports) == dict(b.imports)
+    assert a.graph.columns == b.graph.columns
+    for m in ("R", "D", "I"):
+        assert np.array_equal(getattr(a.graph, m).toarray(), getattr(b.graph, m).toarray())
+    assert a.prior == b.prior
+    assert a.ranking == b.ranking
+    assert a.by_file == b.by_file
+
+
+@settings(max_examples=150, deadline=None)
+@given(repo_strategy(), st.data())
+def test_update_equals_build(before, data):
+    chat = frozenset(data.draw(st.lists(st.sampled_from(FILES), max_size=1)))
+    mentioned = frozenset(data.draw(st.lists(st.sampled_from(NAMES), max_size=1)))
+    state = build_state(before, inputs(chat, mentioned))
+    files = dict(before)
+    for _ in range(data.draw(st.integers(1, 3))):  # a few edits in a row, each checked
+        for path in data.draw(
+            st.lists(st.sampled_from(FILES), min_size=1, max_size=2, unique=True)
+        ):
+            files[path] = data.draw(file_strategy(path))
+        state = update_state(state, dict(files), inputs(chat, mentioned))
+        same(state, build_state(dict(files), inputs(chat, mentioned)))
+
+
+def test_unchanged_files_keep_the_state_and_other_boosts_rebuild():
+    files = {p: summary(p, [("alpha", "function")], ["beta"], [None], []) for p in FILES}
+    state = build_state(files, inputs())
+    assert update_state(state, dict(files), inputs()) is state
+    edited = {**files, FILES[0]: summary(FILES[0], [("beta", "class")], ["alpha"], [None], [])}
+    assert update_state(state, edited, inputs()).how.startswith("updated (1 changed)")
+    assert update_state(state, edited, inputs(chat=frozenset({FILES[1]}))).how == "built"
+    fewer = {p: fs for p, fs in files.items() if p != FILES[-1]}
+    assert update_state(state, fewer, inputs()).how == "built"
+
+
+def test_an_earlier_state_is_not_changed_by_an_update():
+    files = {
+        p: summary(p, [("alpha", "function")], ["beta", "alpha"], [None, None], []) for p in FILES
+    }
+    state = build_state(files, inputs())
+    snapshot = (dict(state.table.references), set(state.table.unreferenced), state.ranking)
+    edited = {**files, FILES[0]: summary(FILES[0], [("beta", "class")], ["alpha"], [None], [])}
+    update_state(state, edited, inputs())
+    assert (dict(state.table.references), set(state.table.unreferenced), state.ranking) == snapshot
+
+
+def test_a_long_lived_repomap_updates_its_state_and_answers_as_a_fresh_one(pyrepo, tmp_path):
+    from repomapper import RepoMap
+
+    rm = RepoMap(pyrepo, 400, cache_dir=tmp_path / "c")
+    before = rm.map()
+    target = sorted(p for p in pyrepo.rglob("*.py") if p.stat().st_size > 200)[0]
+    target.write_text(target.read_text() + "\n\ndef freshly_added_helper(x):\n    return x\n")
+    for task in (None, "freshly_added_helper"):
+        after = rm.map(task=task)
+        assert rm._graph.how == "updated (1 changed)"  # the second call reuses the update
+        fresh = RepoMap(pyrepo, 400, use_cache=False).map(task=task)
+        assert (after.map, after.ranked_files, after.ranked_symbols) == (
+            fresh.map,
+            fresh.ranked_files,
+            fresh.ranked_symbols,
+        )
+    assert before.ranked_files != after.ranked_files
