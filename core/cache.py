@@ -1,8 +1,13 @@
-"""The tag cache: one SQLite file per repository root, plain JSON rows, never pickle.
+"""The tag cache: plain JSON rows in SQLite, never pickle.
 
-A row is valid while the file's mtime and size and the answering backends' fingerprint are
-unchanged. Anything wrong with the database (corrupt, locked, read-only, disk full) turns the
-cache into an in-memory one with one warning; mapping goes on.
+Rows are keyed by content: a file's path, the digest of its bytes and the answering backends'
+fingerprint. They live in one database shared by every repository in the cache directory
+(``content.sqlite3``, with the memoised maps, which are keyed by content too), so a fresh clone,
+a branch switch or a ``git stash`` finds unchanged files; a bounded number of rows is kept, the
+oldest written leave first. Each repository has its own database (one per root) for the digest
+of each path with the mtime and size it was taken at (a warm run reads no file), memoised graph
+pages and the lexical index. Anything wrong with a database (corrupt, locked, read-only, disk
+full) turns the cache into an in-memory one with one warning; mapping goes on.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import hashlib
 import json
 import logging
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +28,10 @@ from .model import DEF, Diagnostic, FileExtraction, FileSymbols, Import, Tag, ta
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "5"
-#: Memoised map results kept per repository (the most recent ones).
+SCHEMA_VERSION = "6"
+#: Memoised results kept per repository (the most recent ones), and in the shared database.
 MAX_MAPS = 16
+MAX_SHARED_MAPS = 64
 APP_NAME = "repomapper"
 
 
@@ -43,6 +50,13 @@ class CacheKey:
     mtime_ns: int
     size: int
     fingerprint: str
+    #: the file's content digest ("" when unknown: such a key is never looked up or stored)
+    digest: str = ""
+
+    @property
+    def content(self) -> tuple[str, str, str]:
+        """What a cached row is keyed by: path, content, backends."""
+        return (self.path, self.digest, self.fingerprint)
 
 
 #: The columns of a cached file after the key: who answered, then JSON payloads.
@@ -102,87 +116,170 @@ def decode_full(path: str, row: EncodedRow) -> FileExtraction:
     return FileExtraction(path, tuple(tags), imps, plugin, language, diagnostics)
 
 
-#: a lookup of at most this many files reads their rows alone, not the whole table
+#: a lookup of at most this many files names them in the query; more go through a temp table
 FEW_KEYS = 200
+#: content rows kept in the shared table; the oldest written leave first
+MAX_CONTENT_ROWS = 200_000
+#: a file whose mtime is this close to when its digest was taken is hashed again (file systems
+#: with coarse timestamps can change a file twice within one tick; git calls this "racy")
+RACY_NS = 2_000_000_000
+#: the shared database of content rows and memoised maps, in the cache directory
+CONTENT_DB = "content.sqlite3"
+CONTENT_SCHEMA = "1"
+
+#: path -> (mtime_ns, size, digest, when the digest was taken in ns)
+StatRows = dict[str, tuple[int, int, str, int]]
+
+
+def content_digest(path: Path) -> str:
+    """The file's content digest (BLAKE2b, 128 bits, hex); "" when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.blake2b(f.read(), digest_size=16).hexdigest()
+    except OSError:
+        return ""
 
 
 class TagCache:
-    """Bulk read, streamed write. Use :func:`open_cache` to get one."""
+    """Rows keyed by content: (path, content digest, backends' fingerprint). Which digest a
+    path has is remembered per repository with the file's mtime and size, so a warm run reads
+    no file, while a fresh clone, a branch switch or ``git stash`` finds unchanged files by
+    their content. In memory; :func:`open_cache` gives the SQLite one."""
 
     def __init__(self) -> None:
-        self.rows: dict[str, tuple] = {}
+        self.rows: dict[tuple[str, str, str], tuple] = {}
+        self.stats: StatRows = {}
         self.meta: dict[str, str] = {}
         self.diagnostics: list[Diagnostic] = []
         self.location = ":memory:"
 
+    def digests(self) -> StatRows:
+        """The remembered digest of each path, with the mtime and size it was taken at."""
+        return self.stats
+
+    def record_digests(self, rows: Iterable[tuple[str, int, int, str, int]]) -> None:
+        """Remember (path, mtime_ns, size, digest, taken_ns) rows."""
+        for path, mtime_ns, size, digest, taken in rows:
+            self.stats[path] = (mtime_ns, size, digest, taken)
+
     def lookup(
         self, keys: Iterable[CacheKey], full: bool = False
     ) -> dict[str, FileExtraction | FileSymbols]:
-        """Every valid cached entry among ``keys``, read in one query. ``full`` decodes every
-        reference tag; otherwise only the reference summary ranking needs."""
+        """Every cached entry among ``keys`` (same path, content and backends). ``full`` decodes
+        every reference tag; otherwise only the reference summary ranking needs."""
         decode = decode_full if full else decode_symbols
         hits: dict[str, FileExtraction | FileSymbols] = {}
-        keys = list(keys)
-        rows = self._rows_of([k.path for k in keys], full) if len(keys) <= FEW_KEYS else None
-        if rows is None:
-            rows = self._all_rows(full)
+        keys = [k for k in keys if k.digest]
+        rows = self._rows_of(keys, full) if keys else {}
         for key in keys:
-            row = rows.get(key.path)
-            if row is None or (row[0], row[1], row[2]) != (key.mtime_ns, key.size, key.fingerprint):
+            row = rows.get(key.content)
+            if row is None:
                 continue
             try:
-                hits[key.path] = decode(key.path, row[3:])
+                hits[key.path] = decode(key.path, row)
             except (ValueError, TypeError, KeyError) as exc:  # a row we cannot read is a miss
                 log.debug("cache row for %s unreadable: %s", key.path, exc)
         return hits
 
+    def _rows_of(self, keys: list[CacheKey], full: bool) -> dict[tuple[str, str, str], tuple]:
+        return {k.content: self.rows[k.content] for k in keys if k.content in self.rows}
+
     def store(self, items: Iterable[tuple[CacheKey, EncodedRow]]) -> None:
-        """Store encoded rows (see :func:`encode`)."""
+        """Store encoded rows (see :func:`encode`); a key without a digest is not stored."""
         for key, row in items:
-            self.rows[key.path] = (key.mtime_ns, key.size, key.fingerprint, *row)
-
-    def _all_rows(self, full: bool = True) -> dict[str, tuple]:
-        return self.rows
-
-    def _rows_of(self, paths: list[str], full: bool = True) -> dict[str, tuple] | None:
-        """The rows of a few paths (``None``: read them all instead)."""
-        return self.rows
+            if key.digest:
+                self.rows[key.content] = tuple(row)
 
     def get_map(self, key: str) -> str | None:
-        """A memoised map result (JSON) for an input digest, or None."""
+        """A memoised result (JSON) of this repository for an input digest, or None."""
         return self.meta.get(f"map:{key}")
 
     def put_map(self, key: str, value: str) -> None:
         self.meta[f"map:{key}"] = value
 
+    def get_shared_map(self, key: str) -> str | None:
+        """A memoised map for a digest of content (no path outside the repository in it), so a
+        clone of the same tree replays it too."""
+        return self.get_map(key)
+
+    def put_shared_map(self, key: str, value: str) -> None:
+        self.put_map(key, value)
+
     def close(self) -> None:
         pass
 
 
+_ROW_COLUMNS = "plugin, language, defs, {refs}, summary, imports, diagnostics"
+
+
+def _init_root(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+    version = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+    if version is None or version[0] != SCHEMA_VERSION:
+        conn.execute("DROP TABLE IF EXISTS files")
+        conn.execute("DROP TABLE IF EXISTS maps")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,"
+        " digest TEXT, taken_ns INTEGER)"
+    )
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS maps (key TEXT PRIMARY KEY, created INTEGER, result TEXT)"
+    )
+    # prove we can write (read-only file systems and locked databases fail here)
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+
+
+def _init_content(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+    version = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+    if version is None or version[0] != CONTENT_SCHEMA:
+        conn.execute("DROP TABLE IF EXISTS blobs")
+        conn.execute("DROP TABLE IF EXISTS maps")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS blobs (path TEXT, digest TEXT, fingerprint TEXT,"
+        " written INTEGER, plugin TEXT, language TEXT, defs TEXT, refs TEXT, summary TEXT,"
+        " imports TEXT, diagnostics TEXT, PRIMARY KEY (path, digest, fingerprint)) WITHOUT ROWID"
+    )
+    conn.execute("CREATE INDEX IF NOT EXISTS blobs_written ON blobs (written)")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS maps (key TEXT PRIMARY KEY, created INTEGER, result TEXT)"
+    )
+    conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS wanted (path TEXT, digest TEXT, fingerprint TEXT)"
+    )
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (CONTENT_SCHEMA,))
+
+
+def _connect(db_path: Path) -> sqlite3.Connection:
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(db_path), timeout=2.0, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    return conn
+
+
 class SqliteTagCache(TagCache):
-    def __init__(self, db_path: Path):
+    """The repository's database (``conn``: paths' digests, memoised graph pages, the lexical
+    index) and the shared content database (``content``: rows by content, memoised maps)."""
+
+    def __init__(self, db_path: Path, content_path: Path | None = None):
         super().__init__()
         self.location = str(db_path)
-        db_path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(str(db_path), timeout=2.0, isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-        version = self.conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-        if version is None or version[0] != SCHEMA_VERSION:
-            self.conn.execute("DROP TABLE IF EXISTS files")
-            self.conn.execute("DROP TABLE IF EXISTS maps")
-        self.conn.execute(
-            "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,"
-            " fingerprint TEXT, plugin TEXT, language TEXT, defs TEXT, refs TEXT, summary TEXT,"
-            " imports TEXT, diagnostics TEXT)"
-        )
-        self.conn.execute(
-            "CREATE TABLE IF NOT EXISTS maps (key TEXT PRIMARY KEY, created INTEGER, result TEXT)"
-        )
-        # prove we can write (read-only file systems and locked databases fail here)
-        self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         self._fallen_back = False
+        self._evicted = False
+        self.conn = _connect(db_path)
+        try:
+            _init_root(self.conn)
+            self.content_location = str(content_path or db_path.with_name(CONTENT_DB))
+            self.content = _connect(Path(self.content_location))
+            try:
+                _init_content(self.content)
+            except BaseException:
+                self.content.close()
+                raise
+        except BaseException:
+            self.conn.close()
+            raise
 
     def _fallback(self, exc: Exception) -> None:
         if not self._fallen_back:
@@ -190,104 +287,146 @@ class SqliteTagCache(TagCache):
             msg = f"tag cache {self.location} failed ({exc}); using an in-memory cache for this run"
             log.warning(msg)
             self.diagnostics.append(Diagnostic("cache_unavailable", msg))
-            with contextlib.suppress(sqlite3.Error):
-                self.conn.close()
+            for conn in (self.conn, self.content):
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()
 
-    def _all_rows(self, full: bool = True) -> dict[str, tuple]:
+    def digests(self) -> StatRows:
         if self._fallen_back:
-            return self.rows
-        refs = "refs" if full else "''"  # the summary path never reads the reference rows
+            return self.stats
         try:
-            cur = self.conn.execute(
-                f"SELECT path, mtime_ns, size, fingerprint, plugin, language, defs, {refs}, summary,"
-                " imports, diagnostics FROM files"
-            )
+            cur = self.conn.execute("SELECT path, mtime_ns, size, digest, taken_ns FROM files")
             return {r[0]: r[1:] for r in cur}
         except sqlite3.Error as exc:
             self._fallback(exc)
-            return self.rows
+            return self.stats
 
-    def _rows_of(self, paths: list[str], full: bool = True) -> dict[str, tuple] | None:
+    def record_digests(self, rows: Iterable[tuple[str, int, int, str, int]]) -> None:
+        rows = list(rows)
+        if not rows:
+            return
+        if not self._fallen_back:
+            try:
+                with _transaction(self.conn):
+                    self.conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?)", rows)
+                return
+            except (sqlite3.Error, ValueError) as exc:
+                self._fallback(exc)
+        super().record_digests(rows)
+
+    def _rows_of(self, keys: list[CacheKey], full: bool) -> dict[tuple[str, str, str], tuple]:
         if self._fallen_back:
-            return self.rows
-        refs = "refs" if full else "''"
-        marks = ",".join("?" * len(paths))
+            return super()._rows_of(keys, full)
+        cols = _ROW_COLUMNS.format(refs="refs" if full else "''")
         try:
-            cur = self.conn.execute(
-                f"SELECT path, mtime_ns, size, fingerprint, plugin, language, defs, {refs}, summary,"
-                f" imports, diagnostics FROM files WHERE path IN ({marks})",
-                paths,
-            )
-            return {r[0]: r[1:] for r in cur}
+            if len(keys) <= FEW_KEYS:
+                marks = ",".join("(?,?,?)" for _ in keys)
+                cur = self.content.execute(
+                    f"SELECT path, digest, fingerprint, {cols} FROM blobs"
+                    f" WHERE (path, digest, fingerprint) IN (VALUES {marks})",
+                    [v for k in keys for v in k.content],
+                )
+                return {tuple(r[:3]): r[3:] for r in cur}
+            with _transaction(self.content):
+                self.content.execute("DELETE FROM wanted")
+                self.content.executemany(
+                    "INSERT INTO wanted VALUES (?,?,?)", [k.content for k in keys]
+                )
+                cur = self.content.execute(
+                    f"SELECT b.path, b.digest, b.fingerprint, {cols} FROM wanted w JOIN blobs b"
+                    " ON b.path = w.path AND b.digest = w.digest AND b.fingerprint = w.fingerprint"
+                )
+                found = {tuple(r[:3]): r[3:] for r in cur}
+                self.content.execute("DELETE FROM wanted")
+            return found
         except sqlite3.Error as exc:
             self._fallback(exc)
-            return self.rows
+            return super()._rows_of(keys, full)
 
     def store(self, items: Iterable[tuple[CacheKey, EncodedRow]]) -> None:
-        batch = [(k.path, k.mtime_ns, k.size, k.fingerprint, *row) for k, row in items]
+        written = time.time_ns()
+        batch = [(*k.content, written, *row) for k, row in items if k.digest]
         if not batch:
             return
         if not self._fallen_back:
             try:
-                with self._transaction():
-                    self.conn.executemany(
-                        "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?)", batch
+                with _transaction(self.content):
+                    self.content.executemany(
+                        "INSERT OR REPLACE INTO blobs VALUES (?,?,?,?,?,?,?,?,?,?,?)", batch
                     )
+                if not self._evicted:
+                    self._evicted = True
+                    self._evict()
                 return
             except (sqlite3.Error, ValueError) as exc:  # ValueError: text sqlite cannot encode
                 self._fallback(exc)
         for row in batch:
-            self.rows[row[0]] = row[1:]
+            self.rows[tuple(row[:3])] = row[4:]
 
-    def _transaction(self) -> Iterator[None]:
-        from contextlib import contextmanager
-
-        @contextmanager
-        def tx() -> Iterator[None]:
-            self.conn.execute("BEGIN")
-            try:
-                yield
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-            self.conn.execute("COMMIT")
-
-        return tx()
+    def _evict(self) -> None:
+        """Keep the shared table within MAX_CONTENT_ROWS (once per run: counting is a scan)."""
+        (n,) = self.content.execute("SELECT COUNT(*) FROM blobs").fetchone()
+        if n > MAX_CONTENT_ROWS:
+            with _transaction(self.content):
+                self.content.execute(
+                    "DELETE FROM blobs WHERE (path, digest, fingerprint) IN (SELECT path, digest,"
+                    " fingerprint FROM blobs ORDER BY written LIMIT ?)",
+                    (n - MAX_CONTENT_ROWS,),
+                )
 
     def get_map(self, key: str) -> str | None:
-        if self._fallen_back:
-            return super().get_map(key)
+        return self._get(self.conn, key) if not self._fallen_back else super().get_map(key)
+
+    def put_map(self, key: str, value: str) -> None:
+        if self._fallen_back or not self._put(self.conn, key, value, MAX_MAPS):
+            super().put_map(key, value)
+
+    def get_shared_map(self, key: str) -> str | None:
+        return self._get(self.content, key) if not self._fallen_back else super().get_map(key)
+
+    def put_shared_map(self, key: str, value: str) -> None:
+        if self._fallen_back or not self._put(self.content, key, value, MAX_SHARED_MAPS):
+            super().put_map(key, value)
+
+    def _get(self, conn: sqlite3.Connection, key: str) -> str | None:
         try:
-            row = self.conn.execute("SELECT result FROM maps WHERE key=?", (key,)).fetchone()
+            row = conn.execute("SELECT result FROM maps WHERE key=?", (key,)).fetchone()
             return row[0] if row else None
         except sqlite3.Error as exc:
             self._fallback(exc)
-            return None
+            return super().get_map(key)
 
-    def put_map(self, key: str, value: str) -> None:
-        """Memoise a map; only the most recent MAX_MAPS are kept."""
-        if not self._fallen_back:
-            try:
-                with self._transaction():
-                    (n,) = self.conn.execute(
-                        "SELECT COALESCE(MAX(created), 0) + 1 FROM maps"
-                    ).fetchone()
-                    self.conn.execute(
-                        "INSERT OR REPLACE INTO maps VALUES (?, ?, ?)", (key, n, value)
-                    )
-                    self.conn.execute(
-                        "DELETE FROM maps WHERE key NOT IN (SELECT key FROM maps ORDER BY created DESC LIMIT ?)",
-                        (MAX_MAPS,),
-                    )
-                return
-            except sqlite3.Error as exc:
-                self._fallback(exc)
-        super().put_map(key, value)
+    def _put(self, conn: sqlite3.Connection, key: str, value: str, keep: int) -> bool:
+        """Memoise a result; only the most recent ``keep`` are kept. False: it failed."""
+        try:
+            with _transaction(conn):
+                (n,) = conn.execute("SELECT COALESCE(MAX(created), 0) + 1 FROM maps").fetchone()
+                conn.execute("INSERT OR REPLACE INTO maps VALUES (?, ?, ?)", (key, n, value))
+                conn.execute(
+                    "DELETE FROM maps WHERE key NOT IN (SELECT key FROM maps ORDER BY created DESC LIMIT ?)",
+                    (keep,),
+                )
+            return True
+        except sqlite3.Error as exc:
+            self._fallback(exc)
+            return False
 
     def close(self) -> None:
         if not self._fallen_back:
-            with contextlib.suppress(sqlite3.Error):
-                self.conn.close()
+            for conn in (self.conn, self.content):
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()
+
+
+@contextlib.contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    conn.execute("BEGIN")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def open_cache(root: Path, cache_dir: Path | None = None, enabled: bool = True) -> TagCache:
@@ -298,32 +437,35 @@ def open_cache(root: Path, cache_dir: Path | None = None, enabled: bool = True) 
     if not enabled:
         return TagCache()
     db = cache_file_for(root, cache_dir)
-    repaired: Diagnostic | None = None
-    for attempt in (1, 2):
+    content = db.with_name(CONTENT_DB)
+    notes: list[Diagnostic] = []
+    moved: set[Path] = set()
+    while True:
         try:
-            cache = SqliteTagCache(db)
-            if repaired is not None:
-                cache.diagnostics.append(repaired)
+            cache = SqliteTagCache(db, content)
+            cache.diagnostics.extend(notes)
             return cache
         except sqlite3.OperationalError as exc:  # locked, read-only, no such directory, ...
             failure: Exception = exc
             break
         except sqlite3.DatabaseError as exc:  # "file is not a database", "malformed"
             failure = exc
-            if attempt == 2:
+            broken = _broken(db, content)
+            if broken is None or broken in moved:
                 break
-            aside = db.with_name(db.name + ".corrupt")
+            moved.add(broken)
+            aside = broken.with_name(broken.name + ".corrupt")
             try:
                 for suffix in ("", "-wal", "-shm"):
-                    part = Path(str(db) + suffix)
+                    part = Path(str(broken) + suffix)
                     if part.exists():
                         part.replace(Path(str(aside) + suffix))
             except OSError as move_exc:
                 failure = move_exc
                 break
-            msg = f"tag cache {db} was corrupt ({exc}); moved aside to {aside} and rebuilt"
+            msg = f"tag cache {broken} was corrupt ({exc}); moved aside to {aside} and rebuilt"
             log.warning(msg)
-            repaired = Diagnostic("cache_rebuilt", msg)
+            notes.append(Diagnostic("cache_rebuilt", msg))
         except OSError as exc:
             failure = exc
             break
@@ -332,3 +474,19 @@ def open_cache(root: Path, cache_dir: Path | None = None, enabled: bool = True) 
     cache = TagCache()
     cache.diagnostics.append(Diagnostic("cache_unavailable", msg))
     return cache
+
+
+def _broken(*dbs: Path) -> Path | None:
+    """The first of ``dbs`` that SQLite cannot read as a database."""
+    for db in dbs:
+        if not db.exists():
+            continue
+        try:
+            conn = sqlite3.connect(str(db), timeout=2.0)
+            try:
+                conn.execute("PRAGMA schema_version").fetchone()
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError:
+            return db
+    return None

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from .backfill import backfill_references, needs_backfill
-from .cache import CacheKey, TagCache, encode
+from .cache import RACY_NS, CacheKey, TagCache, content_digest, encode
 from .discover import FileEntry
 from .isolation.limits import Limits
 from .isolation.supervisor import (
@@ -367,17 +368,51 @@ class Extractor:
         self.stats = {"cached": 0, "extracted": 0}
         self.diagnostics: list[Diagnostic] = []
         self._keys: dict[FileEntry, CacheKey] = {}
+        self.root: Path | None = None
+
+    def prepare(self, root: Path, entries: Iterable[FileEntry]) -> None:
+        """Compute the cache keys of ``entries`` at once (see :meth:`key`). A file's content
+        digest is the one the cache remembers for its mtime and size, unless the file changed
+        too close to when that digest was taken to trust its mtime; otherwise the file is read
+        and hashed (a fresh clone pays this once, a warm run never)."""
+        self.root = root
+        missing = [e for e in entries if e not in self._keys]
+        if not missing:
+            return
+        known = self.cache.digests()
+        now = time.time_ns()
+        taken: list[tuple[str, int, int, str, int]] = []
+        for entry in missing:
+            row = known.get(entry.path)
+            if (
+                row is not None
+                and row[2]
+                and (row[0], row[1]) == (entry.mtime_ns, entry.size)
+                and entry.mtime_ns < row[3] - RACY_NS
+            ):
+                digest = row[2]
+            else:
+                digest = content_digest(root / entry.path)
+                if digest:
+                    taken.append((entry.path, entry.mtime_ns, entry.size, digest, now))
+            fp = f"{EXTRACT_VERSION}|{self.plugins.fingerprint(entry.path)}"
+            self._keys[entry] = CacheKey(entry.path, entry.mtime_ns, entry.size, fp, digest)
+        self.cache.record_digests(taken)
 
     def key(self, entry: FileEntry) -> CacheKey:
-        """The cache key of ``entry``; computed once per entry for this extractor's call (the
-        map's digest, the extraction, the reuse check and the lexical index all ask)."""
+        """The cache key of ``entry`` (path, stat, backends, content digest); computed once per
+        entry for this extractor's call (the map's digest, the extraction, the reuse check and
+        the lexical index all ask)."""
         key = self._keys.get(entry)
         if key is None:
-            fp = f"{EXTRACT_VERSION}|{self.plugins.fingerprint(entry.path)}"
-            key = self._keys[entry] = CacheKey(entry.path, entry.mtime_ns, entry.size, fp)
+            if self.root is None:
+                raise RuntimeError("Extractor.prepare(root, entries) must come before key()")
+            self.prepare(self.root, [entry])
+            key = self._keys[entry]
         return key
 
     def run(self, root: Path, entries: Sequence[FileEntry], full: bool = False) -> dict:
+        self.prepare(root, entries)
         keys = {e.path: self.key(e) for e in entries}
         self.diagnostics = list(self.plugins.load_diagnostics())
         results = self.cache.lookup(keys.values(), full=full)

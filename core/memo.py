@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 #: Bump when ranking or rendering changes: memoised maps of older versions are not replayed.
-MAP_VERSION = "4"
+MAP_VERSION = "5"
 
 
 def map_digest(
@@ -35,7 +35,8 @@ def map_digest(
     task: str | None,
 ) -> str:
     """Everything a map of ``rm`` depends on: its settings, the request, the diagnostics so far,
-    and each file's cache key (path, mtime, size, backends)."""
+    and each file's path, content digest and backends. Nothing outside the repository is in
+    it (not its location, not mtimes), so a clone of the same tree replays the same map."""
     h = hashlib.sha256()
     inputs = {
         "version": MAP_VERSION,
@@ -53,19 +54,17 @@ def map_digest(
         "diagnostics": [d.to_dict() for d in diags],
     }
     h.update(json.dumps(inputs, sort_keys=True, default=str).encode())
+    extractor.prepare(rm.root, entries)
     for e in entries:
         k = extractor.key(e)
-        h.update(
-            f"\0{k.path}\0{k.mtime_ns}\0{k.size}\0{k.fingerprint}".encode(
-                "utf-8", "surrogateescape"
-            )
-        )
+        content = k.digest or f"unread:{k.mtime_ns}:{k.size}"
+        h.update(f"\0{k.path}\0{content}\0{k.fingerprint}".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 
 def replay(cache: TagCache, digest: str) -> MapResult | None:
     """The stored map for ``digest``, or None (none stored, or unreadable)."""
-    memo = cache.get_map(digest)
+    memo = cache.get_shared_map(digest)
     if memo is None:
         return None
     try:
@@ -83,4 +82,4 @@ def remember(cache: TagCache, digest: str, result: MapResult) -> None:
     """Store ``result`` under ``digest``, unless it reports a cache problem or an unsettled
     extraction (a plugin crash, a time-out, a disabled plugin)."""
     if not any(d.code in NOT_REMEMBERED for d in result.diagnostics):
-        cache.put_map(digest, json.dumps(result.to_dict(), ensure_ascii=False))
+        cache.put_shared_map(digest, json.dumps(result.to_dict(), ensure_ascii=False))

@@ -246,6 +246,7 @@ class RepoMap:
         extractor = Extractor(
             self.plugins, self.cache, self.jobs, self.progress, self.plugin_timeout
         )
+        extractor.prepare(self.root, all_entries)
         return _Files(extractor, entries, all_entries, chat, seen)
 
     def rank(

@@ -3,7 +3,15 @@ import sqlite3
 
 import pytest
 
-from repomapper.cache import CacheKey, SqliteTagCache, cache_file_for, encode, open_cache
+from repomapper.cache import (
+    CONTENT_DB,
+    FEW_KEYS,
+    CacheKey,
+    SqliteTagCache,
+    cache_file_for,
+    encode,
+    open_cache,
+)
 from repomapper.model import DEF, REF, Diagnostic, FileExtraction, FileSymbols, Import, Tag
 
 
@@ -21,45 +29,57 @@ def sample(path="a.py"):
     )
 
 
-def test_round_trip_and_validity_by_mtime_size_fingerprint(tmp_path):
+def test_round_trip_and_validity_by_content_and_fingerprint(tmp_path):
     cache = open_cache(tmp_path / "root", tmp_path / "cache")
     assert isinstance(cache, SqliteTagCache)
-    key = CacheKey("a.py", 10, 20, "python_ast@1")
+    key = CacheKey("a.py", 10, 20, "python_ast@1", "digest1")
     cache.store([(key, encode(sample()))])
     assert cache.lookup([key], full=True) == {"a.py": sample()}
     for stale in (
-        CacheKey("a.py", 11, 20, key.fingerprint),
-        CacheKey("a.py", 10, 21, key.fingerprint),
-        CacheKey("a.py", 10, 20, "python_ast@2"),
+        CacheKey("a.py", 10, 20, key.fingerprint, "digest2"),  # other content
+        CacheKey("a.py", 10, 20, "python_ast@2", "digest1"),  # other backends
+        CacheKey("b.py", 10, 20, key.fingerprint, "digest1"),  # other path
+        CacheKey("a.py", 10, 20, key.fingerprint, ""),  # unknown content
     ):
         assert cache.lookup([stale], full=True) == {}
+    # the same content with another mtime (a fresh clone, a branch switched back) is a hit
+    assert cache.lookup([CacheKey("a.py", 99, 20, key.fingerprint, "digest1")], full=True)
     cache.close()
     reopened = open_cache(tmp_path / "root", tmp_path / "cache")
     assert reopened.lookup([key], full=True) == {"a.py": sample()}
     # the ranking view is decoded from the summary alone, and equals the one derived from the tags
     assert reopened.lookup([key]) == {"a.py": FileSymbols.from_extraction(sample())}
     assert reopened.lookup([key])["a.py"].references == (("g", 1),)
+    # another repository in the same cache directory shares the rows (a clone elsewhere)
+    other = open_cache(tmp_path / "clone", tmp_path / "cache")
+    assert other.lookup([key], full=True) == {"a.py": sample()}
+    many = [CacheKey(f"m{i}.py", 1, 1, "x", f"d{i}") for i in range(FEW_KEYS + 5)]
+    other.store([(k, encode(sample(k.path))) for k in many])
+    assert other.lookup(many, full=True) == {k.path: sample(k.path) for k in many}
 
 
 def test_cache_is_plain_json_never_pickle(tmp_path):
     cache = open_cache(tmp_path / "root", tmp_path / "cache")
-    cache.store([(CacheKey("a.py", 1, 1, "x"), encode(sample()))])
+    cache.store([(CacheKey("a.py", 1, 1, "x", "d"), encode(sample()))])
     cache.close()
-    db = cache_file_for(tmp_path / "root", tmp_path / "cache")
-    row = sqlite3.connect(db).execute("SELECT defs, refs, imports FROM files").fetchone()
+    db = cache_file_for(tmp_path / "root", tmp_path / "cache").with_name(CONTENT_DB)
+    row = sqlite3.connect(db).execute("SELECT defs, refs, imports FROM blobs").fetchone()
     assert row[0].startswith("[[") and '"def f():"' in row[0]
     assert '"m.g"' in row[1]
     assert '"os.path"' in row[2]
 
 
-def test_corrupt_cache_is_moved_aside_and_rebuilt_once(tmp_path):
+@pytest.mark.parametrize("which", ["repository", "content"])
+def test_either_corrupt_database_is_moved_aside_and_rebuilt_once(tmp_path, which):
     db = cache_file_for(tmp_path / "root", tmp_path / "cache")
+    if which == "content":
+        db = db.with_name(CONTENT_DB)
     db.parent.mkdir(parents=True)
     db.write_bytes(b"this is not a database" * 100)
     cache = open_cache(tmp_path / "root", tmp_path / "cache")
     assert [d.code for d in cache.diagnostics] == ["cache_rebuilt"]
     assert db.with_name(db.name + ".corrupt").read_bytes().startswith(b"this is not")
-    key = CacheKey("a.py", 1, 1, "x")
+    key = CacheKey("a.py", 1, 1, "x", "d")
     cache.store([(key, encode(sample()))])
     cache.close()
     again = open_cache(tmp_path / "root", tmp_path / "cache")  # the next run: healthy and warm
@@ -78,7 +98,7 @@ def test_a_corrupt_cache_that_cannot_be_moved_falls_back_to_memory(tmp_path, mon
     monkeypatch.setattr(type(db), "replace", refuse)
     cache = open_cache(tmp_path / "root", tmp_path / "cache")
     assert [d.code for d in cache.diagnostics] == ["cache_unavailable"]
-    key = CacheKey("a.py", 1, 1, "x")
+    key = CacheKey("a.py", 1, 1, "x", "d")
     cache.store([(key, encode(sample()))])
     assert cache.lookup([key], full=True) == {"a.py": sample()}
 
@@ -100,19 +120,19 @@ def test_unwritable_cache_path_falls_back(tmp_path):
     blocker.write_text("x")
     cache = open_cache(tmp_path / "root", blocker / "sub")
     assert [d.code for d in cache.diagnostics] == ["cache_unavailable"]
-    key = CacheKey("a.py", 1, 1, "x")
+    key = CacheKey("a.py", 1, 1, "x", "d")
     cache.store([(key, encode(sample()))])
     assert cache.lookup([key], full=True)["a.py"] == sample()
 
 
 def test_locked_database_falls_back_to_memory(tmp_path):
     cache = open_cache(tmp_path / "root", tmp_path / "cache")
-    db = cache_file_for(tmp_path / "root", tmp_path / "cache")
+    db = cache_file_for(tmp_path / "root", tmp_path / "cache").with_name(CONTENT_DB)
     locker = sqlite3.connect(db, isolation_level=None)
     locker.execute("BEGIN EXCLUSIVE")
     try:
-        cache.conn.execute("PRAGMA busy_timeout=50")
-        key = CacheKey("a.py", 1, 1, "x")
+        cache.content.execute("PRAGMA busy_timeout=50")
+        key = CacheKey("a.py", 1, 1, "x", "d")
         cache.store([(key, encode(sample()))])
         assert [d.code for d in cache.diagnostics] == ["cache_unavailable"]
         assert cache.lookup([key], full=True) == {"a.py": sample()}

@@ -155,3 +155,36 @@ def test_stage_timer_counts_nested_stages_once():
     assert t.describe().startswith("graph 0.0")
     t.reset()
     assert t.describe() == ""
+
+
+def test_a_fresh_clone_a_branch_switch_and_a_same_size_edit_use_content_keys(pyrepo, tmp_path):
+    import os
+
+    cache = tmp_path / "cache"
+    first = RepoMap(pyrepo, 300, cache_dir=cache).map(task="receipt total")
+    clone = tmp_path / "clone"
+    shutil.copytree(pyrepo, clone)  # new mtimes, another root: nothing to go by but content
+    rm = RepoMap(clone, 300, cache_dir=cache)
+    assert rm.map(task="receipt total").to_dict() == first.to_dict()
+    assert rm.last_stats.get("memoised") == 1  # the map itself was replayed
+    rm.map(task="something else entirely")
+    assert rm.last_stats["extracted"] == 0 and rm.last_stats["cached"] > 0
+
+    # a branch switched away and back: both versions of the file stay cached
+    money = clone / "shop/money.py"
+    original = money.read_text()
+    money.write_text(original + "\n\ndef on_the_branch():\n    return 1\n")
+    assert "on_the_branch" in RepoMap(clone, 2000, cache_dir=cache).map().map
+    money.write_text(original)
+    back = RepoMap(clone, 300, cache_dir=cache)
+    back.map(task="back on main")
+    assert back.last_stats["extracted"] == 0
+
+    # same size, same mtime, other content (a coarse-clock file system): still seen
+    stat = money.stat()
+    money.write_text(original[:-1] + "#")
+    os.utime(money, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert money.stat().st_size == stat.st_size
+    again = RepoMap(clone, 300, cache_dir=cache)
+    again.map(task="back on main")
+    assert again.last_stats["extracted"] == 1

@@ -86,7 +86,8 @@ def file_terms(path: str, symbols: FileSymbols, data: bytes) -> FileTerms:
 
 
 def _key_text(key: CacheKey) -> str:
-    return f"{LEXICAL_VERSION}|{key.mtime_ns}|{key.size}|{key.fingerprint}"
+    content = key.digest or f"{key.mtime_ns}|{key.size}"
+    return f"{LEXICAL_VERSION}|{content}|{key.fingerprint}"
 
 
 class _MemoryStore:
