@@ -96,6 +96,9 @@ def compile_globs(patterns: Sequence[str], what: str) -> pathspec.GitIgnoreSpec 
         raise GlobError(f"invalid {what} pattern: {exc}") from exc
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+
 def unsafe_name(rel: str) -> str | None:
     """Why a file name cannot be carried safely through maps, JSON and the cache, or None.
 
@@ -106,7 +109,7 @@ def unsafe_name(rel: str) -> str | None:
         rel.encode("utf-8")
     except UnicodeEncodeError:
         return "is not valid UTF-8"
-    if any(ord(c) < 32 or ord(c) == 127 for c in rel):
+    if _CONTROL.search(rel):
         return "contains control characters"
     return None
 

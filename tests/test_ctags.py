@@ -6,6 +6,7 @@ resolution tests run everywhere (the fake ctags binaries are tiny POSIX shell sc
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import stat
@@ -926,3 +927,35 @@ def test_udev_rules_are_code_through_a_defined_ctags_language(tmp_path):
     assert ("SHAPES_DEVICE", "variable", 2) in got
     assert ("shapes_end", "constant", 4) in got
     assert not [g for g in got if g[2] in (1, 3)]  # comments and matches (==) define nothing
+
+
+@needs_ctags
+def test_a_detection_is_remembered_on_disk_until_the_binary_changes(tmp_path, monkeypatch):
+    import subprocess
+
+    from repomapper.plugins.ctags import detect as detect_module
+
+    record = tmp_path / "ctags-detect.json"
+    monkeypatch.setattr(detect_module, "_detect_cache_file", lambda: record)
+    first = detect()
+    assert first.available and record.exists()
+
+    def no_probe(*args, **kwargs):
+        raise AssertionError("probed although the binary is unchanged")
+
+    ctags.reset_detection()
+    monkeypatch.setattr(subprocess, "run", no_probe)
+    assert detect() == first
+    monkeypatch.undo()
+    monkeypatch.setattr(detect_module, "_detect_cache_file", lambda: record)
+    # a damaged or hostile record is not trusted: the binary is probed again
+    for junk in ("not json", '{"format": 1, "entries": {"x": 1}}', '{"format": 1, "entries": []}'):
+        record.write_text(junk)
+        ctags.reset_detection()
+        assert detect() == first
+    data = json.loads(record.read_text())
+    (key,) = data["entries"]
+    data["entries"][key]["languages"] = "Python"  # wrong type
+    record.write_text(json.dumps(data))
+    ctags.reset_detection()
+    assert detect() == first

@@ -2,11 +2,14 @@
 
 Detection runs a handful of short ``ctags`` probes (argument lists, timeouts, ``--options=NONE``)
 once per process and caches the answer; :func:`reset_detection` forgets it (tests, long-lived
-embedders that install ctags meanwhile). Nothing here parses repository files.
+embedders that install ctags meanwhile). A usable detection is also kept on disk (JSON, in the
+user cache directory) by the binary's real path, mtime and size, so later processes skip the
+probes until the binary changes. Nothing here parses repository files.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -379,6 +382,105 @@ def _vet(binary: str) -> CtagsInstall:
     )
 
 
+#: The detection of a binary, kept on disk by its real path, mtime and size: probing costs
+#: about 50 ms of every run, and a binary that has not changed answers the same.
+DETECT_CACHE_FORMAT = 1
+DETECT_CACHE_NAME = "ctags-detect.json"
+DETECT_CACHE_ENTRIES = 8
+
+
+def _detect_cache_file() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("repomapper")) / DETECT_CACHE_NAME
+
+
+def _binary_key(binary: str) -> str | None:
+    try:
+        real = os.path.realpath(binary)
+        st = os.stat(real)
+    except OSError:
+        return None
+    return f"{real}|{st.st_mtime_ns}|{st.st_size}"
+
+
+def _to_json(found: CtagsInstall) -> dict:
+    return {
+        "path": found.path,
+        "version": found.version,
+        "languages": list(found.languages),
+        "extensions": {k: list(v) for k, v in found.language_map.extensions.items()},
+        "patterns": [list(p) for p in found.language_map.patterns],
+        "map_options": list(found.map_options),
+    }
+
+
+def _from_json(data: object) -> CtagsInstall | None:
+    """A remembered detection, or None when the record is not exactly what we write."""
+
+    def strings(value: object) -> bool:
+        return isinstance(value, list) and all(isinstance(x, str) for x in value)
+
+    if not isinstance(data, dict):
+        return None
+    ext, pats = data.get("extensions"), data.get("patterns")
+    if not (
+        isinstance(data.get("path"), str)
+        and isinstance(data.get("version"), str)
+        and strings(data.get("languages"))
+        and strings(data.get("map_options"))
+        and isinstance(ext, dict)
+        and all(isinstance(k, str) and strings(v) for k, v in ext.items())
+        and isinstance(pats, list)
+        and all(strings(p) and len(p) == 2 for p in pats)
+    ):
+        return None
+    return CtagsInstall(
+        True,
+        data["path"],
+        data["version"],
+        languages=tuple(data["languages"]),
+        language_map=LanguageMap({k: tuple(v) for k, v in ext.items()}, tuple(map(tuple, pats))),
+        map_options=tuple(data["map_options"]),
+    )
+
+
+def _read_detect_cache() -> dict:
+    try:
+        data = json.loads(_detect_cache_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != DETECT_CACHE_FORMAT:
+        return {}
+    entries = data.get("entries")
+    return entries if isinstance(entries, dict) else {}
+
+
+def _vet_remembered(binary: str) -> CtagsInstall:
+    """:func:`_vet`, answered from the on-disk record when the binary is unchanged (only a
+    usable detection is recorded: a missing or unusable ctags is probed again each run)."""
+    key = _binary_key(binary)
+    if key is not None:
+        found = _from_json(_read_detect_cache().get(key))
+        if found is not None and found.path == binary:
+            return found
+    found = _vet(binary)
+    if found.available and key is not None:
+        entries = _read_detect_cache()
+        entries.pop(key, None)
+        entries[key] = _to_json(found)
+        kept = dict(list(entries.items())[-DETECT_CACHE_ENTRIES:])
+        target = _detect_cache_file()
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"format": DETECT_CACHE_FORMAT, "entries": kept}), "utf-8")
+            tmp.replace(target)
+        except OSError as exc:
+            log.debug("ctags detection not remembered: %s", exc)
+    return found
+
+
 def detect() -> CtagsInstall:
     """The usable ctags (cached per process): :data:`ENV_CTAGS`, else ``ctags`` then
     ``universal-ctags`` on ``PATH``; the first that is Universal Ctags with json wins."""
@@ -392,7 +494,7 @@ def detect() -> CtagsInstall:
         else:
             result = None
             for binary in candidates:
-                vetted = _vet(binary)
+                vetted = _vet_remembered(binary)
                 if vetted.available or result is None:
                     result = vetted
                 if vetted.available:
