@@ -252,7 +252,9 @@ def _init_content(conn: sqlite3.Connection) -> None:
 
 def _connect(db_path: Path) -> sqlite3.Connection:
     db_path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(db_path), timeout=2.0, isolation_level=None)
+    # callers serialise their use (the MCP service holds a lock per call), but may do so from
+    # different threads (tool calls run in worker threads)
+    conn = sqlite3.connect(str(db_path), timeout=2.0, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     return conn

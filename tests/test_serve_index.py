@@ -120,3 +120,33 @@ def test_service_internal_errors_are_error_results(pyrepo, monkeypatch):
     r = service.call("file_outline", {"path": "README.md"})
     assert not r.is_error and r.data["total"] == 0 and "no_backend" in r.data["message"]
     service.close()
+
+
+def test_calls_from_different_threads_keep_the_disk_cache(pyrepo, tmp_path):
+    """The MCP SDK runs tool calls in worker threads: the service's lock serialises them, and
+    the cache must not fall back to memory because another thread asks."""
+    import threading
+
+    svc = Service(pyrepo, ServiceOptions(cache_dir=tmp_path / "c", watch=False))
+    answers = []
+    first_done, second_done = threading.Event(), threading.Event()
+
+    def first():
+        answers.append(svc.call("repo_map", {"token_budget": 300}))
+        first_done.set()
+        second_done.wait(30)  # alive meanwhile: the second thread cannot reuse its identity
+
+    def second():
+        first_done.wait(30)
+        answers.append(svc.call("repo_map", {"token_budget": 301}))
+        second_done.set()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    codes = {d["code"] for a in answers for d in a.data.get("diagnostics", [])}
+    assert len(answers) == 2 and all(a.data["outcome"] == "ok" for a in answers)
+    assert "cache_unavailable" not in codes
+    svc.close()
