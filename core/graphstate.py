@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .definitions import DefinitionIndex
 from .graph import SymbolTable, TargetResolver
 from .index import RepoIndex
 from .model import FileSymbols
@@ -55,6 +56,7 @@ class GraphState:
     #: importer -> {imported file: count}
     imports: Mapping[str, Counter[str]]
     blocks: FactorBlocks
+    definitions: DefinitionIndex
     graph: FactoredGraph
     #: the task-free PageRank of files (personalized by chat files and mentions)
     prior: Mapping[str, float]
@@ -71,35 +73,46 @@ def build_state(files: Mapping[str, FileSymbols], inputs: StateInputs) -> GraphS
     table = SymbolTable.build(files, inputs.target_resolver(index))
     imports = _resolve(files, sorted(files), index, inputs.resolve_imports)
     blocks = FactorBlocks.build(table, inputs.chat, inputs.mentioned_idents)
-    return _ranked(files, inputs, index, table, imports, blocks, "built")
+    definitions = DefinitionIndex.build(table, files)
+    return _ranked(files, inputs, index, table, imports, blocks, definitions, "built")
 
 
 def update_state(
     state: GraphState | None, files: Mapping[str, FileSymbols], inputs: StateInputs
 ) -> GraphState:
     """The state of ``files``: ``state`` updated by the files whose summary changed (compared by
-    identity: an unchanged file keeps its summary object), or built again when there is no
-    usable state (other boosts, or files added or removed: resolution depends on the file set)."""
-    if state is None or state.boosts != inputs.boosts() or state.files.keys() != files.keys():
+    identity: an unchanged file keeps its summary object) and by the chat files and mentions
+    that changed, or built again when there is no usable state (files added or removed:
+    resolution depends on the file set; or most files changed)."""
+    if state is None or state.files.keys() != files.keys():
         return build_state(files, inputs)
     old = state.files
     changed = [p for p, fs in files.items() if old[p] is not fs]
-    if not changed:
+    if not changed and state.boosts == inputs.boosts():
         return state
     if len(changed) > len(files) * REBUILD_SHARE:
         return build_state(files, inputs)
     index = state.index
-    table, touched = state.table.updated(old, files, changed, inputs.target_resolver(index))
+    table, touched = state.table, frozenset()
     imports = dict(state.imports)
-    fresh = _resolve(files, changed, index, inputs.resolve_imports)
-    for path in changed:
-        imports.pop(path, None)
-        if path in fresh:
-            imports[path] = fresh[path]
-    blocks = state.blocks.updated(table, touched)
-    return _ranked(
-        files, inputs, index, table, imports, blocks, f"updated ({len(changed)} changed)"
-    )
+    definitions = state.definitions
+    if changed:
+        table, touched = table.updated(old, files, changed, inputs.target_resolver(index))
+        definitions = definitions.updated(table, state.table, files, changed, touched)
+        fresh = _resolve(files, changed, index, inputs.resolve_imports)
+        for path in changed:
+            imports.pop(path, None)
+            if path in fresh:
+                imports[path] = fresh[path]
+    old_chat, _, old_mentioned = state.boosts
+    boosted = set(old_mentioned ^ inputs.mentioned_idents)
+    for path in old_chat ^ inputs.chat:  # every edge from a chat file weighs 50 times more
+        for version in (old.get(path), files.get(path)):
+            if version is not None:
+                boosted.update(name for name, _ in version.references)
+    blocks = state.blocks.updated(table, touched | boosted, inputs.chat, inputs.mentioned_idents)
+    how = f"updated ({len(changed)} changed)"
+    return _ranked(files, inputs, index, table, imports, blocks, definitions, how)
 
 
 def _resolve(
@@ -118,12 +131,14 @@ def _resolve(
     return edges
 
 
-def _ranked(files, inputs: StateInputs, index, table, imports, blocks, how: str) -> GraphState:
+def _ranked(
+    files, inputs: StateInputs, index, table, imports, blocks, definitions, how: str
+) -> GraphState:
     chat, mentioned_f, mentioned_i = inputs.boosts()
     ordered = {p: imports[p] for p in sorted(imports)}
     graph = blocks.factored(files, ordered)
     prior = pagerank(graph, personalization(files, chat, mentioned_f, mentioned_i))
-    ranking = rank_definitions(graph, table, prior, mentioned_i)
+    ranking = rank_definitions(graph, table, prior, mentioned_i, definitions)
     by_file: dict[str, list[tuple[str, float]]] = defaultdict(list)
     for f, ident, score in ranking.definitions:
         by_file[f].append((ident, score))
@@ -134,6 +149,7 @@ def _ranked(files, inputs: StateInputs, index, table, imports, blocks, how: str)
         table,
         ordered,
         blocks,
+        definitions,
         graph,
         prior,
         ranking,

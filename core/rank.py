@@ -13,12 +13,12 @@ graph (a test holds the two together).
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from .definitions import DefinitionIndex
 from .graph import SymbolTable, ident_weights, import_weights
 
 log = logging.getLogger(__name__)
@@ -153,18 +153,29 @@ class FactorBlocks:
                 blocks[ident] = block
         return cls(chat_files, mentioned_idents, blocks)
 
-    def updated(self, table: SymbolTable, touched: Iterable[str]) -> FactorBlocks:
-        """The blocks of ``table``, given that only the ``touched`` identifiers' rows changed."""
+    def updated(
+        self,
+        table: SymbolTable,
+        touched: Iterable[str],
+        chat_files: frozenset[str] | None = None,
+        mentioned_idents: frozenset[str] | None = None,
+    ) -> FactorBlocks:
+        """The blocks of ``table`` (with these chat files and mentions, by default the same),
+        given that only the ``touched`` identifiers' blocks can differ: those whose rows changed,
+        those mentioned before or now, and those referenced by a file that entered or left the
+        chat (see :func:`repomapper.graphstate.update_state`)."""
+        chat = self.chat_files if chat_files is None else chat_files
+        mentioned = self.mentioned_idents if mentioned_idents is None else mentioned_idents
         blocks = dict(self.blocks)
         for ident in touched:
             block = None
             if ident in table.defines:
-                block = ident_block(table, ident, self.chat_files, self.mentioned_idents)
+                block = ident_block(table, ident, chat, mentioned)
             if block is None:
                 blocks.pop(ident, None)
             else:
                 blocks[ident] = block
-        return FactorBlocks(self.chat_files, self.mentioned_idents, blocks)
+        return FactorBlocks(chat, mentioned, blocks)
 
     def factored(
         self, files: Iterable[str], import_edges: Mapping[str, Mapping[str, int]]
@@ -269,53 +280,69 @@ def rank_definitions(
     table: SymbolTable,
     file_ranks: Mapping[str, float],
     mentioned_idents: frozenset[str] = frozenset(),
+    index: DefinitionIndex | None = None,
 ) -> Ranking:
     """Distribute each file's rank over its out-edges to (definer, identifier) pairs.
 
     Rank that arrives over an import edge is shared equally by the target's top-level classes and
     functions, so an imported module's API is ranked even when no name matched. Unreferenced
-    definitions share a tenth of their file's rank.
+    definitions share a tenth of their file's rank. ``index`` is ``table``'s definition index
+    over ``g.files`` (built here when not given; :mod:`repomapper.graphstate` keeps one).
     """
     import numpy as np
 
-    n = len(g.files)
-    ranked: dict[tuple[str, str], float] = defaultdict(float)
-    if n:
-        x = np.array([file_ranks.get(f, 0.0) for f in g.files])
+    if index is None:
+        index = DefinitionIndex.build(table, g.files)
+    if index.files != g.files:
+        raise ValueError("the definition index is not over the graph's files")
+    a = index.arrays
+    n, pairs = len(g.files), len(a.idents)
+    ranked = np.zeros(pairs)
+    received = np.zeros(pairs, dtype=bool)
+    x = np.array([file_ranks.get(f, 0.0) for f in g.files], dtype=np.float64)
+    if n and pairs:
         w = np.divide(x, g.out_weight, out=np.zeros(n), where=g.out_weight > 0)
         per_column = g.R.T @ w
         D = g.D.tocoo()
-        arrived = (per_column[D.row] * D.data).tolist()
-        files, columns = g.files, g.columns
-        for col, dst, value in zip(D.row.tolist(), D.col.tolist(), arrived, strict=True):
-            ranked[(files[dst], columns[col])] += value
-        imported = g.I.T @ w
-        for i in np.flatnonzero(imported).tolist():
-            idents = table.top_level.get(files[i], ())
-            for ident in idents:
-                ranked[(files[i], ident)] += imported[i] / len(idents)
-    unreferenced: dict[str, list[str]] = defaultdict(list)
-    for path, ident in table.unreferenced:
-        unreferenced[path].append(ident)
-    for path in sorted(unreferenced):
-        idents = sorted(unreferenced[path])
-        weights = [table.kind_factor(path, i) for i in idents]
-        total = sum(weights)
-        share = file_ranks.get(path, 0.0) * SELF_SHARE
-        for ident, wt in zip(idents, weights, strict=True):
-            ranked[(path, ident)] += share * wt / total
+        columns, local = g.columns, a.local
+        ids = np.fromiter(
+            (local[(d, columns[c])] for c, d in zip(D.row.tolist(), D.col.tolist(), strict=True)),
+            np.int64,
+            D.nnz,
+        )
+        ranked += np.bincount(ids, per_column[D.row] * D.data, minlength=pairs)
+        received[ids] = True
+        imported = (g.I.T @ w)[a.top_file]
+        hit = imported != 0
+        ranked += np.bincount(a.top_ids[hit], imported[hit] / a.top_count[hit], minlength=pairs)
+        received[a.top_ids[hit]] = True
+        unref = a.unreferenced
+        owner = a.pair_file[unref]
+        totals = np.bincount(owner, a.kind[unref], minlength=n)
+        ranked[unref] += x[owner] * SELF_SHARE * a.kind[unref] / totals[owner]
+        received |= unref
+    position = {f: i for i, f in enumerate(g.files)}
     for ident in mentioned_idents:
         for definer in table.defines.get(ident, ()):
-            if (definer, ident) in ranked:
-                ranked[(definer, ident)] *= MENTIONED_BOOST
-    definitions = table.definitions
-    keys = sorted(k for k in ranked if k in definitions)
-    scores = stable_array(np.fromiter((ranked[k] for k in keys), np.float64, len(keys)))
+            pid = a.local.get((position.get(definer, -1), ident))
+            if pid is not None and received[pid]:
+                ranked[pid] *= MENTIONED_BOOST
     file_scores = {f: stable(r) for f, r in file_ranks.items()}
-    of_key = np.fromiter((file_scores.get(f, 0.0) for f, _ in keys), np.float64, len(keys))
-    order = np.lexsort((-of_key, -scores)).tolist()  # stable: ties keep (file, identifier) order
-    values = scores.tolist()
-    items = tuple((*keys[i], values[i]) for i in order)
+    kept = np.flatnonzero(received)
+    scores = stable_array(ranked[kept])
+    by_file = np.array([file_scores.get(f, 0.0) for f in g.files], dtype=np.float64)
+    order = np.lexsort((-by_file[a.pair_file[kept]], -scores))  # stable: ties keep pair order
+    chosen = kept[order].tolist()
+    owners = a.pair_file[kept[order]].tolist()
+    files, idents = g.files, a.idents
+    items = tuple(
+        zip(
+            [files[i] for i in owners],
+            [idents[i] for i in chosen],
+            scores[order].tolist(),
+            strict=True,
+        )
+    )
     return Ranking(file_scores, items)
 
 
