@@ -448,6 +448,16 @@ class RepoMap:
         index.update(keys, mapped, read)
         return index
 
+    @property
+    def warm(self) -> bool:
+        """Whether the ranking state is built, so that a call after an edit only updates it."""
+        return self._graph is not None
+
+    def warm_up(self) -> None:
+        """Extract the repository and build its ranking state now (a map replayed from the cache
+        builds neither), so that the first call after an edit only updates them."""
+        self.rank()
+
     # -- the map -----------------------------------------------------------------------------
     def map(
         self,

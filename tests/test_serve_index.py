@@ -150,3 +150,25 @@ def test_calls_from_different_threads_keep_the_disk_cache(pyrepo, tmp_path):
     assert len(answers) == 2 and all(a.data["outcome"] == "ok" for a in answers)
     assert "cache_unavailable" not in codes
     svc.close()
+
+
+def test_a_replayed_map_is_followed_by_a_background_warm_up(pyrepo, tmp_path):
+    import time
+
+    Service(pyrepo, ServiceOptions(cache_dir=tmp_path / "c", watch=False)).call(
+        "repo_map", {"token_budget": 300}
+    )  # fills the cache, so the next server replays the map
+    svc = Service(pyrepo, ServiceOptions(cache_dir=tmp_path / "c", watch=False))
+    first = svc.call("repo_map", {"token_budget": 300})
+    assert first.data["outcome"] == "ok"
+    rm = next(iter(svc._repomaps.values()))
+    deadline = time.monotonic() + 30
+    while not rm.warm and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert rm.warm
+    money = pyrepo / "shop" / "money.py"
+    money.write_text(money.read_text() + "\n\ndef warmed_then_edited():\n    pass\n")
+    after = svc.call("repo_map", {"token_budget": 2000, "mentioned_idents": ["warmed_then_edited"]})
+    assert "warmed_then_edited" in after.data["map"]
+    assert rm._graph.how.startswith("updated")
+    svc.close()

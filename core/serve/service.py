@@ -40,6 +40,8 @@ class ServiceOptions:
     python_backend: str = "ast"
     watch: bool = True
     jobs: int | None = None
+    #: build the ranking state in the background after a map replayed from the cache
+    warm_up: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,7 @@ class Service:
         self._repomaps: OrderedDict[tuple, Any] = OrderedDict()
         self._packers: OrderedDict[Path, Any] = OrderedDict()
         self._lock = threading.Lock()
+        self._warming: set[int] = set()
 
     # -- plumbing --------------------------------------------------------------------------------
     def _repomap(self, root: Path, include: tuple[str, ...] = ()):
@@ -145,6 +148,7 @@ class Service:
             with self._lock:
                 if name == "repo_map":
                     env = self.repo_map(args)
+                    self._warm_later()
                     return ToolResult(env.to_dict(), env.is_error)
                 root = resolve_root(args.pop("clone_path"), self.root)
                 if name == "context_pack":
@@ -158,6 +162,28 @@ class Service:
             return ToolResult(
                 {"error": {"code": "internal", "message": f"{type(exc).__name__}: {exc}"}}, True
             )
+
+    def _warm_later(self) -> None:
+        """After a map replayed from the cache nothing is extracted or ranked yet, so the first
+        call after an edit would build everything. A background thread builds the state of each
+        map's RepoMap now (holding the lock, as a call would), while the agent reads the answer."""
+        cold = [rm for rm in self._repomaps.values() if not rm.warm and id(rm) not in self._warming]
+        if not cold or not self.options.warm_up:
+            return
+        self._warming.update(id(rm) for rm in cold)
+
+        def warm() -> None:
+            for rm in cold:
+                with self._lock:
+                    try:
+                        if rm in self._repomaps.values():
+                            rm.warm_up()
+                    except Exception as exc:  # a later call reports real problems
+                        log.debug("warming %s failed: %s", rm.root, exc)
+                    finally:
+                        self._warming.discard(id(rm))
+
+        threading.Thread(target=warm, name="repomapper-warm-up", daemon=True).start()
 
     # -- tools -----------------------------------------------------------------------------------
     def repo_map(self, args: dict[str, Any]) -> Envelope:
