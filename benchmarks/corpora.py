@@ -69,6 +69,7 @@ class Corpus:
     min_files: int = 0  # for kind == "replicate": copy until at least this many files
     description: str = ""
     comment_prefix: str = "#"  # used by the "one file touched" scenario
+    tarball: str = ""  # for kind == "deb": a source tarball inside the package to unpack instead
 
     def wants(self, rel: str) -> bool:
         return rel.endswith(self.extensions) and not rel.endswith(self.exclude_suffixes)
@@ -153,6 +154,34 @@ CORPUS_LIST: list[Corpus] = [
         "(tests the 20,000-file warm target)",
     ),
     Corpus(
+        "synthetic5k",
+        "replicate",
+        base="sympy",
+        min_files=5_000,
+        description="the sympy corpus copied into c00/, c01/, ... until >= 5,000 files "
+        "(a point of the scale curve)",
+    ),
+    Corpus(
+        "synthetic50k",
+        "replicate",
+        base="sympy",
+        min_files=50_000,
+        description="the sympy corpus copied into c00/, c01/, ... until >= 50,000 files "
+        "(a point of the scale curve)",
+    ),
+    Corpus(
+        "linux",
+        "deb",
+        "linux-source-6.1",
+        "6.1.192-2",
+        language="c",
+        extensions=("",),  # every file of the tree: C, headers, assembly, Kconfig, scripts, docs
+        tarball="usr/src/linux-source-6.1.tar.xz",
+        description="the Linux kernel 6.1 source tree from Debian's linux-source-6.1 package, "
+        "every file (mostly C; not in the default set: large)",
+        comment_prefix="//",
+    ),
+    Corpus(
         "self",
         "local",
         description="this repository's own .py files (tiny; for smoke-testing the harness)",
@@ -201,6 +230,8 @@ def read_meta(name: str) -> dict | None:
 def corpus_key(c: Corpus) -> dict:
     key = dataclasses.asdict(c)
     key.pop("description", None)
+    if not key.get("tarball"):
+        key.pop("tarball", None)  # added later: corpora without one keep their key
     key["layout"] = LAYOUT_VERSION
     if c.kind == "replicate":
         base_meta = read_meta(c.base) or {}
@@ -358,6 +389,16 @@ def _build(c: Corpus, tmp: Path) -> dict:
         if c.kind == "deb":
             _unpack_deb(archive, unpacked)
             top = unpacked
+            if c.tarball:
+                inner = unpacked / c.tarball
+                if not inner.is_file():
+                    raise CorpusError(f"{archive.name}: no {c.tarball} inside")
+                tree = tmp / "_tree"
+                tree.mkdir()
+                log(f"unpacking {inner.name}")
+                _extract_tar(inner, tree)
+                inner.unlink()
+                top = _single_top(tree)
         else:
             _extract_tar(archive, unpacked)
             top = _single_top(unpacked)
@@ -368,6 +409,7 @@ def _build(c: Corpus, tmp: Path) -> dict:
         out.mkdir()
         n = _copy_selected(c, src_root, out)
         shutil.rmtree(unpacked)
+        shutil.rmtree(tmp / "_tree", ignore_errors=True)
         return {"archive": archive.name, "files": n}
     if c.kind == "replicate":
         base_root = ensure(c.base)

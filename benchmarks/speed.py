@@ -773,6 +773,30 @@ def render_run(run: dict) -> str:
         lines.append("")
         if ratio_lines:
             lines += ratio_lines + [""]
+    scale = []
+    for c in run["corpora"]:
+        if not isinstance(c.get("files"), int) or c.get("error"):
+            continue
+        for budget, per_tool in c["budgets"].items():
+            runs = per_tool.get("repomapper")
+            if isinstance(runs, dict) and "cold" in runs:
+                st = [stats(runs.get(k, [])) for k in ("cold", "warm", "touched", "cloned")]
+                peak = max((x["rss_mb"] for x in st if x["rss_mb"] is not None), default=None)
+                scale.append((c["files"], c["name"], budget, st, peak))
+                break  # the first budget: the curve is about the repository's size
+    if len(scale) > 1:
+        lines += [
+            "### Scale: repomapper by repository size (first budget)",
+            "",
+            "| files | corpus | cold s | warm s | touched s | cloned s | peak RSS MB |",
+            "|---:|---|---:|---:|---:|---:|---:|",
+        ]
+        for files, name, _budget, st, peak in sorted(scale, key=lambda x: x[0]):
+            lines.append(
+                f"| {files:,} | {name} | {_cell(st[0])} | {_cell(st[1])} | {_cell(st[2])} | "
+                f"{_cell(st[3])} | {_s(peak, 0)} |"
+            )
+        lines.append("")
     lines += ["### Targets", ""]
     if targets:
         lines += ["| target | corpus | reached | met |", "|---|---|---:|:---:|"]

@@ -204,11 +204,8 @@ class SymbolTable:
 
     def chosen_definers(self, referencer: str, ident: str) -> list[str]:
         """The definers a reference links to: all of them, or those its resolved target names."""
-        definers = sorted(self.defines[ident])
-        resolved = self.targets.get((referencer, ident))
-        if resolved:
-            return [d for d in definers if d in resolved] or definers
-        return definers
+        definers = tuple(sorted(self.defines[ident]))
+        return list(pick_definers(definers, self.targets.get((referencer, ident))))
 
 
 def top_level_names(definitions: Iterable[Tag]) -> tuple[str, ...]:
@@ -303,18 +300,29 @@ def ident_weights(
 ) -> Iterator[tuple[str, tuple[str, ...], float]]:
     """One identifier's reference edges, referencing files in order: (referencing file, the
     files it links to, weight). The one place Aider's multipliers meet the chat boost and the
-    reference count."""
+    reference count. References the backend did not resolve all link to the same tuple of every
+    definer (one object, not one copy per reference: a name defined in many files is common)."""
     refs = table.external_refs(ident)
     if not refs:
         return
-    mul = identifier_multiplier(ident, len(table.defines[ident]), mentioned_idents)
+    definers = tuple(sorted(table.defines[ident]))
+    mul = identifier_multiplier(ident, len(definers), mentioned_idents)
+    targets = table.targets
     for referencer in sorted(refs):
         weight = (
             mul
             * (CHAT_MULTIPLIER if referencer in chat_files else 1.0)
             * math.sqrt(refs[referencer])
         )
-        yield referencer, tuple(table.chosen_definers(referencer, ident)), weight
+        yield referencer, pick_definers(definers, targets.get((referencer, ident))), weight
+
+
+def pick_definers(definers: tuple[str, ...], resolved: set[str] | None) -> tuple[str, ...]:
+    """Of a name's definers (sorted), those a reference's resolved targets name; all of them
+    when it was not resolved or names none of them (``definers`` itself, not a copy)."""
+    if resolved:
+        return tuple(d for d in definers if d in resolved) or definers
+    return definers
 
 
 def import_weights(

@@ -116,10 +116,16 @@ def ident_block(
     cols: list[int] = []
     weights: list[float] = []
     local: dict[tuple[str, ...], int] = {}
+    everyone, everyone_col = None, -1  # the tuple of every definer, without hashing it each time
     for referencer, chosen, weight in ident_weights(table, ident, chat_files, mentioned_idents):
-        col = local.get(chosen)
-        if col is None:
-            col = local[chosen] = len(local)
+        if chosen is everyone:
+            col = everyone_col
+        else:
+            col = local.get(chosen)
+            if col is None:
+                col = local[chosen] = len(local)
+            if everyone is None and len(chosen) == len(table.defines[ident]):
+                everyone, everyone_col = chosen, col
         rows.append(referencer)
         cols.append(col)
         weights.append(weight)

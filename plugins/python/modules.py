@@ -17,10 +17,10 @@ _TABLE_KEY = ("python", "modules")
 
 
 def module_table(index: RepoIndex) -> dict[str, tuple[str, ...]]:
-    """Dotted module name -> files, for every way each file could be imported.
+    """Dotted module name -> the files it names, for every way each file could be imported.
 
-    ``src/pkg/mod.py`` is importable as ``src.pkg.mod``, ``pkg.mod`` and ``mod``; a longer
-    (more specific) name wins at lookup time. Built once per index.
+    ``src/pkg/mod.py`` is importable as ``src.pkg.mod``, ``pkg.mod`` and ``mod``; of the files a
+    name could mean, those with the shortest path are kept. Built once per index.
     """
     return index.derived(_TABLE_KEY, _build_table)
 
@@ -35,16 +35,17 @@ def _build_table(index: RepoIndex) -> dict[str, tuple[str, ...]]:
             parts = parts[:-1]
         for i in range(len(parts)):
             modules[".".join(parts[i:])].append(f)
-    return {m: tuple(sorted(fs)) for m, fs in modules.items() if m}
+    table: dict[str, tuple[str, ...]] = {}
+    for m, fs in modules.items():
+        if m:
+            best = min(f.count("/") for f in fs)  # the shortest paths win ties
+            table[m] = tuple(sorted(f for f in fs if f.count("/") == best))
+    return table
 
 
 def resolve_module(index: RepoIndex, dotted: str) -> tuple[str, ...]:
     """Files a dotted module name may refer to; the shortest paths win ties."""
-    candidates = module_table(index).get(dotted, ())
-    if len(candidates) <= 1:
-        return candidates
-    best = min(c.count("/") for c in candidates)
-    return tuple(c for c in candidates if c.count("/") == best)
+    return module_table(index).get(dotted, ())
 
 
 def resolve_relative(index: RepoIndex, importer: str, source: str, level: int) -> str | None:
