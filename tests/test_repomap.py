@@ -30,11 +30,29 @@ def test_get_repo_map_mirrors_aider(pyrepo):
 
 
 def test_byte_identical_across_runs_and_cache_states(pyrepo, tmp_path):
-    outs = []
-    for _ in range(3):
-        rm = RepoMap(pyrepo, 300, cache_dir=tmp_path / "cache")  # cold, then warm
-        outs.append(rm.map().to_dict())
-    outs.append(RepoMap(pyrepo, 300, use_cache=False, jobs=2).map().to_dict())
+    import json
+
+    def out(root, **kw):
+        return json.dumps(RepoMap(root, 300, **kw).map().to_dict(), sort_keys=True)
+
+    cache = tmp_path / "cache"
+    outs = [out(pyrepo, cache_dir=cache) for _ in range(3)]  # cold, then warm
+    outs.append(out(pyrepo, use_cache=False, jobs=2))
+    # touched: an edit and its undo leave the map as it was, in a new process and a live one
+    live = RepoMap(pyrepo, 300, use_cache=False)  # no memo: each call ranks (incrementally)
+    live.map()
+    money = pyrepo / "shop/money.py"
+    original = money.read_text()
+    money.write_text(original + "\n\ndef while_touched():\n    pass\n")
+    assert out(pyrepo, cache_dir=cache) != outs[0] and live.map().to_dict()
+    money.write_text(original)
+    outs.append(out(pyrepo, cache_dir=cache))
+    outs.append(json.dumps(live.map().to_dict(), sort_keys=True))
+    assert live._graph.how.startswith("updated")
+    clone = tmp_path / "clone"  # cloned: another directory, the same cache
+    shutil.copytree(pyrepo, clone)
+    outs.append(out(clone, cache_dir=cache))
+    outs.append(out(clone, use_cache=False))
     assert all(o == outs[0] for o in outs)
 
 
