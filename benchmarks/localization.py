@@ -1,7 +1,7 @@
 """Localization benchmark: does the ranking put the files a real task changes near the top?
 
     python benchmarks/localization.py [--tasks PATH] [--snapshots DIR] [--only ID,...]
-                                      [--output docs/localization.md] [--no-write]
+                                      [--packs] [--output docs/localization.md] [--no-write]
 
 The tasks are SWE-bench Lite development tasks handed to us in ``../shared/bench/localization``
 next to the repository (``tasks.jsonl`` and ``snapshots/<instance_id>.tar.gz``; see its
@@ -15,7 +15,13 @@ of the same files are scored against the task's gold files (the files the accept
 * ``repomapper (no task)``: ``map()`` without the task, to show what the task text contributes.
 
 Acc@k is 1 when every gold file is among the first k files, else 0; MRR averages 1/rank of the
-first gold file (0 when it is not ranked at all). A table goes to stdout, the report to
+first gold file (0 when it is not ranked at all).
+
+With ``--packs`` the context packs are measured too (``RepoMapper.generate_context_pack_sync``,
+problem statement, no target, role coding): is a gold file in the pack at 8k, 32k and 100k tokens
+and at what position in the pack's file order; then, with the first gold file as the target
+(32k), how many of the other gold files (tasks whose fix changed several) are in the pack; and
+the time of a first and of a repeated pack. A table goes to stdout, the report to
 ``docs/localization.md`` (a hand-written discussion between the DISCUSSION markers of an existing
 report is kept). Progress goes to stderr. A task whose snapshot is missing or fails becomes an
 error row. This set is small and for development: not for tuning constants.
@@ -116,6 +122,53 @@ class Task:
     gold_files: tuple[str, ...]
 
 
+PACK_BUDGETS = (8_000, 32_000, 100_000)
+
+
+@dataclass
+class PackOutcome:
+    gold: tuple[str, ...]
+    error: str | None = None
+    #: budget -> (position of the first gold file in the pack or None, files in the pack, tokens)
+    at: dict[int, tuple[int | None, int, int]] = field(default_factory=dict)
+    #: with gold[0] as the target: (other gold files in the pack, other gold files)
+    others: tuple[int, int] = (0, 0)
+    first_seconds: float = 0.0
+    repeat_seconds: float = 0.0
+
+
+def measure_pack(problem: str, gold: tuple[str, ...], root: Path, tmp: Path) -> PackOutcome:
+    """The packs of one task (see the module docstring); an error is recorded, never raised."""
+    from repomapper.pack import RepoMapper
+
+    out = PackOutcome(gold)
+    m = RepoMapper(
+        root, write=False, env={}, cache_dir=tmp / "pack-cache", ast_context_path=tmp / "ast.json"
+    )
+    try:
+        for budget in PACK_BUDGETS:
+            t = time.perf_counter()
+            pack = m.generate_context_pack_sync("loc", problem, [], "coding", budget)
+            if budget == PACK_BUDGETS[0]:
+                out.first_seconds = time.perf_counter() - t
+            paths = [f.path for f in pack.files]
+            pos = [paths.index(g) + 1 for g in gold if g in paths]
+            out.at[budget] = (min(pos) if pos else None, len(paths), pack.token_count)
+        t = time.perf_counter()
+        m.generate_context_pack_sync("loc", problem, [], "coding", 32_000)
+        out.repeat_seconds = time.perf_counter() - t
+        if gold and (root / gold[0]).is_file():
+            pack = m.generate_context_pack_sync("loc", problem, [gold[0]], "coding", 32_000)
+            paths = {f.path for f in pack.files}
+            rest = gold[1:]
+            out.others = (sum(1 for g in rest if g in paths), len(rest))
+    except Exception as exc:  # an error cell, never the end of the run
+        out.error = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+    finally:
+        m.repomap.close()
+    return out
+
+
 @dataclass
 class Outcome:
     task: Task
@@ -130,6 +183,8 @@ class Outcome:
     #: budget -> (a gold file is in the --task map, the map's exact token count, files in the map
     #: that are tests, examples, docs or vendored, files in the map)
     maps: dict[int, tuple[bool, int, int, int]] = field(default_factory=dict)
+    #: the context packs of the task (with --packs)
+    pack: PackOutcome | None = None
 
     def first_rank(self, variant: str) -> int | None:
         """1-based rank of the best-ranked gold file, None when no gold file is ranked."""
@@ -235,7 +290,7 @@ def git_ceiling(directory: Path) -> Iterator[None]:
             os.environ["GIT_CEILING_DIRECTORIES"] = old
 
 
-def run_task(task: Task, snapshots: Path, jobs: int | None) -> Outcome:
+def run_task(task: Task, snapshots: Path, jobs: int | None, packs: bool = False) -> Outcome:
     from repomapper import RepoMap
     from repomapper.relevance.roles import CODE, file_role
 
@@ -282,6 +337,8 @@ def run_task(task: Task, snapshots: Path, jobs: int | None) -> Outcome:
             for g in task.gold_files:
                 if g not in set(mapped):
                     out.unmapped[g] = why_unmapped(root, g, with_task)
+            if packs:
+                out.pack = measure_pack(task.problem_statement, task.gold_files, root, Path(tmp))
     except Exception as exc:  # a broken task is an error row, never the end of the run
         out.error = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
         out.rankings.clear()
@@ -515,6 +572,7 @@ def report(outcomes: Sequence[Outcome], command: str, discussion: str) -> str:
         md_table(TASK_HEADER, task_rows(outcomes), 2),
         "",
     ]
+    parts += pack_section(outcomes)
     if unmapped:
         parts += [
             "Gold files repomapper did not map: "
@@ -528,6 +586,74 @@ def report(outcomes: Sequence[Outcome], command: str, discussion: str) -> str:
         ]
     parts += [DISCUSSION_START, discussion.rstrip("\n"), DISCUSSION_END, ""]
     return "\n".join(parts)
+
+
+PACK_HEADER = [
+    "task",
+    *(f"gold @ {b // 1000}k (pos / files)" for b in PACK_BUDGETS),
+    "others with target",
+    "first s",
+    "repeat s",
+]
+
+
+def pack_rows(outcomes: Sequence[Outcome]) -> list[list[str]]:
+    rows = []
+    for o in outcomes:
+        pk = o.pack
+        if pk is None or o.error:
+            continue
+        if pk.error:
+            rows.append([o.task.instance_id, pk.error, "", "", "", "", ""])
+            continue
+        cells = [f"{p if p else '-'} / {n}" for p, n, _ in (pk.at[b] for b in PACK_BUDGETS)]
+        rows.append(
+            [
+                o.task.instance_id,
+                *cells,
+                f"{pk.others[0]}/{pk.others[1]}" if pk.others[1] else "n/a",
+                f"{pk.first_seconds:.1f}",
+                f"{pk.repeat_seconds:.2f}",
+            ]
+        )
+    return rows
+
+
+def pack_section(outcomes: Sequence[Outcome]) -> list[str]:
+    """The context-pack part of the report (empty without --packs)."""
+    packs = [o.pack for o in outcomes if o.pack is not None and o.error is None]
+    if not packs:
+        return []
+    ok = [pk for pk in packs if pk.error is None]
+    several = [pk for pk in ok if pk.others[1]]
+    repeat = sorted(pk.repeat_seconds for pk in ok)
+    lines = [
+        "## Context packs",
+        "",
+        "`RepoMapper.generate_context_pack_sync(task_id, problem_statement, [], 'coding', budget)`",
+        "on the same snapshot: is a gold file in the pack and at what position (1-based, in the",
+        "pack's file order; '-': not in the pack). Then, with the first gold file given as the",
+        "target (32k), how many of the other gold files are in the pack, for tasks whose fix",
+        "changed several files. Times: the first pack of a new mapper (extraction of the snapshot",
+        "included, no cache) and the same request repeated on it.",
+        "",
+        f"- tasks: {len(packs)} ({len(packs) - len(ok)} errors)",
+        *(
+            f"- a gold file in the pack at {b // 1000}k: {sum(1 for pk in ok if pk.at[b][0])}/{len(ok)}"
+            for b in PACK_BUDGETS
+        ),
+        (
+            f"- other gold files in the pack with the first as the target (32k): "
+            f"{sum(pk.others[0] for pk in several)}/{sum(pk.others[1] for pk in several)} "
+            f"over {len(several)} task(s)"
+            if several
+            else "- other gold files with the first as the target: no task of this set changed "
+            "more than one file (the measure runs on sets that do)"
+        ),
+    ]
+    if repeat:
+        lines.append(f"- repeated pack, median: {repeat[len(repeat) // 2]:.2f} s")
+    return [*lines, "", md_table(PACK_HEADER, pack_rows(outcomes), 1), ""]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -548,6 +674,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="the markdown report")
     ap.add_argument("--no-write", action="store_true", help="do not write the report")
     ap.add_argument("--jobs", type=int, default=1, help="repomapper's extraction jobs (default 1)")
+    ap.add_argument(
+        "--packs", action="store_true", help="measure the context packs too (several minutes)"
+    )
     args = ap.parse_args(argv)
 
     snapshots = args.snapshots if args.snapshots is not None else args.tasks.parent / "snapshots"
@@ -567,7 +696,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     outcomes = []
     for n, task in enumerate(tasks, 1):
         log(f"[{n}/{len(tasks)}] {task.instance_id} ...")
-        o = run_task(task, snapshots, args.jobs)
+        o = run_task(task, snapshots, args.jobs, args.packs)
         if o.error:
             log(f"  error: {o.error}")
         else:
@@ -586,6 +715,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(text_table(MAP_HEADER, map_rows(outcomes)))
     print()
     print(text_table(TASK_HEADER, task_rows(outcomes)))
+    if args.packs:
+        print()
+        print(text_table(PACK_HEADER, pack_rows(outcomes)))
 
     if not args.no_write:
         shown = [
