@@ -17,6 +17,7 @@ import hashlib
 import json
 import logging
 import sqlite3
+import sys
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -84,9 +85,19 @@ def encode(ex: FileExtraction, summary: FileSymbols | None = None) -> EncodedRow
     )
 
 
+def _tag(path: str, row: list) -> Tag:
+    """A definition from its row, with its name, kinds and scope interned: the same names recur
+    across thousands of files, and one string each keeps the repository's state smaller."""
+    if len(row) >= 5:
+        for i in (2, 3, 4, 5):
+            if i < len(row) and isinstance(row[i], str):
+                row[i] = sys.intern(row[i])
+    return Tag.from_row(path, row)
+
+
 def _common(path: str, defs: str, imports: str, diags: str) -> tuple:
     return (
-        tuple(Tag.from_row(path, r) for r in json.loads(defs)),
+        tuple(_tag(path, r) for r in json.loads(defs)),
         tuple(Import.from_row(path, r) for r in json.loads(imports)),
         tuple(Diagnostic(c, m, path, s) for c, m, s in json.loads(diags)),
     )
@@ -96,10 +107,11 @@ def decode_symbols(path: str, row: EncodedRow) -> FileSymbols:
     plugin, language, defs, _refs, summary, imports, diags = row
     definitions, imps, diagnostics = _common(path, defs, imports, diags)
     s = json.loads(summary)
+    intern = sys.intern
     return FileSymbols(
         path,
         definitions,
-        tuple((n, c) for n, c in s["c"]),
+        tuple((intern(n), c) for n, c in s["c"]),
         tuple((n, t) for n, t in s["t"]),
         imps,
         plugin,
