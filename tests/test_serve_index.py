@@ -63,6 +63,24 @@ def test_import_edges_follow_changes(pyrepo):
     idx.refresh()
     assert "shop/orders.py" not in idx.import_edges()[0]
 
+    def fresh():
+        other = LiveIndex(RepoMap(pyrepo, use_cache=False))
+        other.refresh()
+        return other.import_edges()
+
+    assert idx.import_edges() == fresh()  # updated per changed importer, equal to resolving all
+    index = idx._repo_index()
+    bump(pyrepo / "shop" / "catalog.py", "from shop.orders import *\nfrom shop import money\n")
+    idx.refresh()
+    forward, backward = idx.import_edges()
+    assert "shop/orders.py" in forward["shop/catalog.py"]
+    assert "shop/catalog.py" in backward["shop/orders.py"]
+    assert (forward, backward) == fresh() and idx._repo_index() is index
+    (pyrepo / "shop" / "extra.py").write_text("import shop.catalog\n")  # a new file: all again
+    idx.mark_dirty()
+    idx.refresh()
+    assert idx.import_edges() == fresh() and idx._repo_index() is not index
+
 
 @pytest.mark.parametrize(
     "path,fragment",

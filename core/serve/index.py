@@ -3,7 +3,8 @@
 Built on RepoMap's public pieces (``collect``, ``extract``, ``resolve_imports``): the per-file
 summaries come from the SQLite tag cache (so a restart is cheap), and only files whose size or
 mtime changed are extracted again; their rows in the lookup tables (name -> definitions, name ->
-referencing files) are replaced. Import edges are resolved lazily and dropped on any change.
+referencing files) are replaced. Import edges are resolved on first use; after that an edit
+re-resolves the changed files' own imports, and an added or removed file all of them.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..discover import FileEntry
+from ..index import RepoIndex
 from ..model import Diagnostic, FileExtraction, FileSymbols, Tag
 
 log = logging.getLogger(__name__)
@@ -55,6 +57,7 @@ class LiveIndex:
         self._dirty = threading.Event()
         self._dirty.set()
         self._imports: tuple[dict[str, Counter[str]], dict[str, Counter[str]]] | None = None
+        self._index: RepoIndex | None = None
         self.last_refresh: RefreshStats | None = None
 
     # -- keeping it current --------------------------------------------------------------------
@@ -109,6 +112,7 @@ class LiveIndex:
 
     def _apply(self, changed: Sequence[FileEntry], removed: Sequence[str]) -> None:
         extracted = self.rm.extract(list(changed)) if changed else {}
+        before = {p for p, fs in self.files.items() if fs.plugin is not None}
         for path in removed:
             self._drop(path)
             self.entries.pop(path, None)
@@ -129,7 +133,31 @@ class LiveIndex:
             for name, count in fs.references:
                 self.refs[name][entry.path] = count
         self.version += 1
-        self._imports = None
+        after = {p for p, fs in self.files.items() if fs.plugin is not None}
+        if after != before:  # resolution depends on the file set: resolve again when asked
+            self._imports = None
+            self._index = None
+        elif self._imports is not None:  # same files: only the changed importers' edges move
+            self._reimport([e.path for e in changed])
+
+    def _reimport(self, paths: Sequence[str]) -> None:
+        forward, backward = self._imports
+        index = self._repo_index()
+        for path in paths:
+            for target in forward.pop(path, {}):
+                rows = backward.get(target)
+                if rows is not None:
+                    rows.pop(path, None)
+                    if not rows:
+                        del backward[target]
+            fs = self.files.get(path)
+            if fs is None or fs.plugin is None or not fs.imports:
+                continue
+            found = self.rm.file_imports(path, fs, index)
+            if found:
+                forward[path] = found
+                for target, n in found.items():
+                    backward.setdefault(target, Counter())[path] = n
 
     def _drop(self, path: str) -> None:
         old = self.files.pop(path, None)
@@ -157,13 +185,20 @@ class LiveIndex:
         """(importer -> imported files, imported file -> importers), resolved by each file's
         backend; computed on first use after a change."""
         if self._imports is None:
-            forward = self.rm.resolve_imports(self.mapped)
+            forward = self.rm.resolve_imports(self.mapped, self._repo_index())
             backward: dict[str, Counter[str]] = defaultdict(Counter)
             for src, targets in forward.items():
                 for dst, n in targets.items():
                     backward[dst][src] += n
             self._imports = (dict(forward), dict(backward))
         return self._imports
+
+    def _repo_index(self) -> RepoIndex:
+        """The index of the mapped files (kept, with the backends' tables built from it, while
+        the file set is the same)."""
+        if self._index is None:
+            self._index = RepoIndex(self.root, self.mapped)
+        return self._index
 
     def full_extraction(self, paths: Sequence[str]) -> Mapping[str, FileExtraction]:
         """Every tag (references with their lines) of ``paths``, from the cache where it has them."""
