@@ -32,7 +32,10 @@ ImportResolver = Callable[[str, FileSymbols, RepoIndex], Counter[str]]
 
 @dataclass(frozen=True)
 class StateInputs:
-    """What besides the files a state depends on: its resolvers and the chat/mention boosts."""
+    """What besides the files a state depends on: its resolvers, the chat/mention boosts, and
+    ``context``: a token for everything else resolution may read (the versions of the files that
+    are not mapped, such as ``tsconfig.json`` or ``go.mod``, which backends read to resolve
+    imports); a state is only updated while its context is the same, and built again otherwise."""
 
     root: Path
     resolve_imports: ImportResolver
@@ -40,6 +43,7 @@ class StateInputs:
     chat: frozenset[str] = frozenset()
     mentioned_files: frozenset[str] = frozenset()
     mentioned_idents: frozenset[str] = frozenset()
+    context: object = None
 
     def boosts(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
         return self.chat, self.mentioned_files, self.mentioned_idents
@@ -65,6 +69,7 @@ class GraphState:
     by_file: Mapping[str, list[tuple[str, float]]]
     #: how the state was arrived at: "built" or "updated" (with how many changed files)
     how: str = "built"
+    context: object = None
 
 
 def build_state(files: Mapping[str, FileSymbols], inputs: StateInputs) -> GraphState:
@@ -82,9 +87,9 @@ def update_state(
 ) -> GraphState:
     """The state of ``files``: ``state`` updated by the files whose summary changed (compared by
     identity: an unchanged file keeps its summary object) and by the chat files and mentions
-    that changed, or built again when there is no usable state (files added or removed:
-    resolution depends on the file set; or most files changed)."""
-    if state is None or state.files.keys() != files.keys():
+    that changed, or built again when there is no usable state (files added or removed, or a
+    file that is not mapped changed: resolution depends on both; or most files changed)."""
+    if state is None or state.files.keys() != files.keys() or state.context != inputs.context:
         return build_state(files, inputs)
     old = state.files
     changed = [p for p, fs in files.items() if old[p] is not fs]
@@ -155,4 +160,5 @@ def _ranked(
         ranking,
         dict(by_file),
         how,
+        inputs.context,
     )

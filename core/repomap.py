@@ -306,8 +306,11 @@ class RepoMap:
                 mentioned_f.add(rel)
         mentioned_f = frozenset(mentioned_f)
         mentioned_i = frozenset(mentioned_idents or ())
+        # what resolution may read besides the mapped files (tsconfig.json, go.mod, ...): the
+        # versions of every other file, so that a change to one builds the state again
+        context = frozenset(extractor.key(e) for e in all_entries if e.path not in mapped)
         table, graph, prior, defs, by_file, imports = self._graph_state(
-            extractions, mapped, chat, mentioned_f, mentioned_i
+            extractions, mapped, chat, mentioned_f, mentioned_i, context
         )
         query = parse_task(task) if task else None
         if query is not None and query.truncated:
@@ -416,12 +419,18 @@ class RepoMap:
         self._extracted = None if unsettled else (keys, extractions)
         return extractions
 
-    def _graph_state(self, extractions, mapped, chat, mentioned_f, mentioned_i):
+    def _graph_state(self, extractions, mapped, chat, mentioned_f, mentioned_i, context=None):
         """Symbol table, factored graph and task-free PageRank of the mapped files: built on the
         first call, then updated by the files whose extraction changed (see
         :mod:`repomapper.graphstate`)."""
         inputs = StateInputs(
-            self.root, self.file_imports, self.target_resolver, chat, mentioned_f, mentioned_i
+            self.root,
+            self.file_imports,
+            self.target_resolver,
+            chat,
+            mentioned_f,
+            mentioned_i,
+            context,
         )
         with self.timer.stage("graph"):
             state = update_state(self._graph, mapped, inputs)

@@ -132,3 +132,38 @@ def test_a_long_lived_repomap_updates_its_state_and_answers_as_a_fresh_one(pyrep
             fresh.ranked_symbols,
         )
     assert before.ranked_files != after.ranked_files
+
+
+def test_a_changed_configuration_file_rebuilds_the_state(tmp_path):
+    """Backends read files that are not mapped to resolve imports (tsconfig.json paths, go.mod):
+    a long-lived RepoMap and the MCP live index must see their changes too."""
+    import json
+    import os
+
+    from repomapper import RepoMap
+    from repomapper.serve.index import LiveIndex
+
+    root = tmp_path / "web"
+    (root / "src" / "one").mkdir(parents=True)
+    (root / "src" / "two").mkdir(parents=True)
+    (root / "src" / "one" / "fmt.ts").write_text("export function fmt(x: number) { return x; }\n")
+    (root / "src" / "two" / "fmt.ts").write_text("export function fmt(x: number) { return x; }\n")
+    (root / "src" / "app.ts").write_text('import { fmt } from "@lib/fmt";\nfmt(1);\n')
+    config = root / "tsconfig.json"
+
+    def point_at(folder: str, tick: int) -> None:
+        paths = {"@lib/*": [f"src/{folder}/*"]}
+        config.write_text(json.dumps({"compilerOptions": {"baseUrl": ".", "paths": paths}}))
+        os.utime(config, ns=(tick * 10**9, tick * 10**9))  # a distinct mtime, whatever the clock
+
+    point_at("one", 1)
+    rm = RepoMap(root, 300, use_cache=False)
+    live = LiveIndex(RepoMap(root, use_cache=False))
+    live.refresh()
+    assert rm.rank().imports["src/app.ts"] == {"src/one/fmt.ts": 1}
+    assert live.import_edges()[0]["src/app.ts"] == {"src/one/fmt.ts": 1}
+    point_at("two", 2)
+    ranked = rm.rank()
+    assert ranked.imports["src/app.ts"] == {"src/two/fmt.ts": 1} and rm._graph.how == "built"
+    live.refresh()
+    assert live.import_edges()[0]["src/app.ts"] == {"src/two/fmt.ts": 1}

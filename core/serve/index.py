@@ -134,7 +134,10 @@ class LiveIndex:
                 self.refs[name][entry.path] = count
         self.version += 1
         after = {p for p, fs in self.files.items() if fs.plugin is not None}
-        if after != before:  # resolution depends on the file set: resolve again when asked
+        touched = {e.path for e in changed} | set(removed)
+        if after != before or touched - after:
+            # resolution depends on the file set and may read files that are not mapped
+            # (tsconfig.json, go.mod): resolve again when asked
             self._imports = None
             self._index = None
         elif self._imports is not None:  # same files: only the changed importers' edges move
