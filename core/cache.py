@@ -224,42 +224,46 @@ class TagCache:
 _ROW_COLUMNS = "plugin, language, defs, {refs}, summary, imports, diagnostics"
 
 
-def _init_root(conn: sqlite3.Connection) -> None:
+_MAPS_TABLE = "CREATE TABLE IF NOT EXISTS maps (key TEXT PRIMARY KEY, created INTEGER, result TEXT)"
+
+
+def _schema(conn: sqlite3.Connection, version: str, tables: tuple[str, ...], *create: str) -> None:
+    """Bring a database to ``version``: its ``tables`` dropped when another version made them,
+    ``create`` run, the version stamped (which also proves the database is writable: read-only
+    file systems and locked databases fail here)."""
     conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-    version = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-    if version is None or version[0] != SCHEMA_VERSION:
-        conn.execute("DROP TABLE IF EXISTS files")
-        conn.execute("DROP TABLE IF EXISTS maps")
-    conn.execute(
+    found = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+    if found is None or found[0] != version:
+        for table in tables:
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+    for statement in create:
+        conn.execute(statement)
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (version,))
+
+
+def _init_root(conn: sqlite3.Connection) -> None:
+    _schema(
+        conn,
+        SCHEMA_VERSION,
+        ("files", "maps"),
         "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,"
-        " digest TEXT, taken_ns INTEGER)"
+        " digest TEXT, taken_ns INTEGER)",
+        _MAPS_TABLE,
     )
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS maps (key TEXT PRIMARY KEY, created INTEGER, result TEXT)"
-    )
-    # prove we can write (read-only file systems and locked databases fail here)
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
 
 
 def _init_content(conn: sqlite3.Connection) -> None:
-    conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-    version = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-    if version is None or version[0] != CONTENT_SCHEMA:
-        conn.execute("DROP TABLE IF EXISTS blobs")
-        conn.execute("DROP TABLE IF EXISTS maps")
-    conn.execute(
+    _schema(
+        conn,
+        CONTENT_SCHEMA,
+        ("blobs", "maps"),
         "CREATE TABLE IF NOT EXISTS blobs (path TEXT, digest TEXT, fingerprint TEXT,"
         " written INTEGER, plugin TEXT, language TEXT, defs TEXT, refs TEXT, summary TEXT,"
-        " imports TEXT, diagnostics TEXT, PRIMARY KEY (path, digest, fingerprint)) WITHOUT ROWID"
+        " imports TEXT, diagnostics TEXT, PRIMARY KEY (path, digest, fingerprint)) WITHOUT ROWID",
+        "CREATE INDEX IF NOT EXISTS blobs_written ON blobs (written)",
+        _MAPS_TABLE,
+        "CREATE TEMP TABLE IF NOT EXISTS wanted (path TEXT, digest TEXT, fingerprint TEXT)",
     )
-    conn.execute("CREATE INDEX IF NOT EXISTS blobs_written ON blobs (written)")
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS maps (key TEXT PRIMARY KEY, created INTEGER, result TEXT)"
-    )
-    conn.execute(
-        "CREATE TEMP TABLE IF NOT EXISTS wanted (path TEXT, digest TEXT, fingerprint TEXT)"
-    )
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (CONTENT_SCHEMA,))
 
 
 def _connect(db_path: Path) -> sqlite3.Connection:
