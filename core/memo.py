@@ -7,6 +7,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .isolation.supervisor import UNSETTLED
@@ -78,8 +79,12 @@ def replay(cache: TagCache, digest: str) -> MapResult | None:
 NOT_REMEMBERED = frozenset({"cache_unavailable", "cache_rebuilt", *UNSETTLED})
 
 
-def remember(cache: TagCache, digest: str, result: MapResult) -> None:
+def remember(cache: TagCache, digest: str, result: MapResult, root: Path | None = None) -> None:
     """Store ``result`` under ``digest``, unless it reports a cache problem or an unsettled
-    extraction (a plugin crash, a time-out, a disabled plugin)."""
-    if not any(d.code in NOT_REMEMBERED for d in result.diagnostics):
-        cache.put_shared_map(digest, json.dumps(result.to_dict(), ensure_ascii=False))
+    extraction (a plugin crash, a time-out, a disabled plugin), or names ``root``: the digest
+    leaves the repository's location out, so a clone elsewhere replays what is stored."""
+    if any(d.code in NOT_REMEMBERED for d in result.diagnostics):
+        return
+    if root is not None and any(str(root) in d.message for d in result.diagnostics):
+        return
+    cache.put_shared_map(digest, json.dumps(result.to_dict(), ensure_ascii=False))

@@ -515,7 +515,7 @@ class RepoMap:
             result = self.render(ranked)
         self.timer.counts = dict(self.last_stats)
         if self.use_cache:
-            remember(self.cache, digest, result)
+            remember(self.cache, digest, result, self.root)
         return result
 
     def render(self, ranked: RankedRepository, budget: int | None = None) -> MapResult:

@@ -206,3 +206,16 @@ def test_a_fresh_clone_a_branch_switch_and_a_same_size_edit_use_content_keys(pyr
     again = RepoMap(clone, 300, cache_dir=cache)
     again.map(task="back on main")
     assert again.last_stats["extracted"] == 1
+
+
+def test_a_map_that_names_its_root_is_not_replayed_for_a_clone(tmp_path):
+    cache = tmp_path / "cache"
+    one, two = tmp_path / "one", tmp_path / "two"
+    for root in (one, two):
+        root.mkdir()
+        (root / "notes.txt").write_text("nothing to map here\n")
+    first = RepoMap(one, 300, cache_dir=cache).map(other_files=[])
+    second = RepoMap(two, 300, cache_dir=cache).map(other_files=[])
+    assert any(str(one) in d.message for d in first.diagnostics)
+    assert all(str(one) not in d.message for d in second.diagnostics)
+    assert any(str(two) in d.message for d in second.diagnostics)
