@@ -29,7 +29,7 @@ from .model import DEF, Diagnostic, FileExtraction, FileSymbols, Import, Tag, ta
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 #: Memoised results kept per repository (the most recent ones), and in the shared database.
 MAX_MAPS = 16
 MAX_SHARED_MAPS = 64
@@ -161,6 +161,7 @@ class TagCache:
     def __init__(self) -> None:
         self.rows: dict[tuple[str, str, str], tuple] = {}
         self.stats: StatRows = {}
+        self.imports: dict[str, dict[tuple[str, str, str], dict[str, int]]] = {}
         self.meta: dict[str, str] = {}
         self.diagnostics: list[Diagnostic] = []
         self.location = ":memory:"
@@ -217,6 +218,20 @@ class TagCache:
     def put_shared_map(self, key: str, value: str) -> None:
         self.put_map(key, value)
 
+    def load_imports(self, scope: str) -> dict[tuple[str, str, str], dict[str, int]]:
+        """Resolved imports remembered for ``scope`` (a digest of everything resolution reads
+        besides the importer: the file set and the files that are not mapped), by the
+        importer's content key (path, digest, backends)."""
+        return dict(self.imports.get(scope, {}))
+
+    def store_imports(
+        self, scope: str, rows: Iterable[tuple[tuple[str, str, str], dict[str, int]]]
+    ) -> None:
+        """Remember resolved imports for ``scope``; those of any other scope are forgotten."""
+        kept = self.imports.get(scope, {})
+        kept.update(rows)
+        self.imports = {scope: kept}
+
     def close(self) -> None:
         pass
 
@@ -245,10 +260,12 @@ def _init_root(conn: sqlite3.Connection) -> None:
     _schema(
         conn,
         SCHEMA_VERSION,
-        ("files", "maps"),
+        ("files", "maps", "imports"),
         "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,"
         " digest TEXT, taken_ns INTEGER)",
         _MAPS_TABLE,
+        "CREATE TABLE IF NOT EXISTS imports (scope TEXT, path TEXT, digest TEXT, fingerprint TEXT,"
+        " targets TEXT, PRIMARY KEY (scope, path, digest, fingerprint)) WITHOUT ROWID",
     )
 
 
@@ -391,6 +408,41 @@ class SqliteTagCache(TagCache):
                     " fingerprint FROM blobs ORDER BY written LIMIT ?)",
                     (n - MAX_CONTENT_ROWS,),
                 )
+
+    def load_imports(self, scope: str) -> dict[tuple[str, str, str], dict[str, int]]:
+        if self._fallen_back:
+            return super().load_imports(scope)
+        try:
+            cur = self.conn.execute(
+                "SELECT path, digest, fingerprint, targets FROM imports WHERE scope=?", (scope,)
+            )
+            found = {}
+            for path, digest, fp, targets in cur:
+                rows = json.loads(targets)
+                if isinstance(rows, dict) and all(
+                    isinstance(k, str) and isinstance(v, int) for k, v in rows.items()
+                ):
+                    found[(path, digest, fp)] = rows
+            return found
+        except (sqlite3.Error, ValueError) as exc:
+            self._fallback(exc)
+            return super().load_imports(scope)
+
+    def store_imports(
+        self, scope: str, rows: Iterable[tuple[tuple[str, str, str], dict[str, int]]]
+    ) -> None:
+        batch = [(scope, *key, _dumps(targets)) for key, targets in rows]
+        if not self._fallen_back:
+            try:
+                with _transaction(self.conn):
+                    self.conn.execute("DELETE FROM imports WHERE scope != ?", (scope,))
+                    self.conn.executemany(
+                        "INSERT OR REPLACE INTO imports VALUES (?,?,?,?,?)", batch
+                    )
+                return
+            except (sqlite3.Error, ValueError) as exc:
+                self._fallback(exc)
+        super().store_imports(scope, [((p, d, f), json.loads(t)) for _, p, d, f, t in batch])
 
     def get_map(self, key: str) -> str | None:
         return self._get(self.conn, key) if not self._fallen_back else super().get_map(key)

@@ -399,6 +399,10 @@ class Extractor:
             self._keys[entry] = CacheKey(entry.path, entry.mtime_ns, entry.size, fp, digest)
         self.cache.record_digests(taken)
 
+    def prepared(self) -> dict[str, CacheKey]:
+        """path -> cache key, for every entry prepared so far."""
+        return {e.path: k for e, k in self._keys.items()}
+
     def key(self, entry: FileEntry) -> CacheKey:
         """The cache key of ``entry`` (path, stat, backends, content digest); computed once per
         entry for this extractor's call (the map's digest, the extraction, the reuse check and

@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from .definitions import DefinitionIndex
 from .graph import SymbolTable, TargetResolver
@@ -28,6 +29,18 @@ log = logging.getLogger(__name__)
 REBUILD_SHARE = 0.25
 #: (importer, its summary, the index of the mapped files) -> imported file -> count
 ImportResolver = Callable[[str, FileSymbols, RepoIndex], Counter[str]]
+
+
+class ImportMemo(Protocol):
+    """Resolved imports kept between processes (see :meth:`repomapper.cache.TagCache.load_imports`)."""
+
+    def known(self) -> Mapping[str, Counter[str]]:
+        """importer -> imported files, for the importers whose resolution is remembered."""
+        ...
+
+    def remember(self, found: Mapping[str, Counter[str]]) -> None:
+        """Keep these importers' resolutions (an empty Counter: resolved to nothing)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -44,6 +57,8 @@ class StateInputs:
     mentioned_files: frozenset[str] = frozenset()
     mentioned_idents: frozenset[str] = frozenset()
     context: object = None
+    #: resolved imports remembered by an earlier process, used when the state is built
+    imports_memo: ImportMemo | None = None
 
     def boosts(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
         return self.chat, self.mentioned_files, self.mentioned_idents
@@ -76,7 +91,13 @@ def build_state(files: Mapping[str, FileSymbols], inputs: StateInputs) -> GraphS
     """The state of ``files`` (mapped files only) from scratch."""
     index = RepoIndex(inputs.root, files)
     table = SymbolTable.build(files, inputs.target_resolver(index))
-    imports = _resolve(files, sorted(files), index, inputs.resolve_imports)
+    memo = inputs.imports_memo
+    known = dict(memo.known()) if memo is not None else {}
+    todo = [p for p in sorted(files) if p not in known]
+    fresh = _resolve(files, todo, index, inputs.resolve_imports)
+    if memo is not None:
+        memo.remember({p: fresh.get(p, Counter()) for p in todo if files[p].imports})
+    imports = {p: c for p, c in known.items() if c} | fresh
     blocks = FactorBlocks.build(table, inputs.chat, inputs.mentioned_idents)
     definitions = DefinitionIndex.build(table, files)
     return _ranked(files, inputs, index, table, imports, blocks, definitions, "built")

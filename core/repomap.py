@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from collections import Counter, defaultdict
@@ -9,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from .cache import TagCache, open_cache
+from .cache import CacheKey, TagCache, open_cache
 from .diagnostics import MAX_LISTED_PATHS, SUMMARISED, summarise
 from .discover import DEFAULT_MAX_FILE_SIZE, FileEntry, check_root, discover
 from .extract import Extractor, ProgressFn
@@ -56,6 +57,51 @@ class _Files(NamedTuple):
     all_entries: list[FileEntry]
     chat: frozenset[str]
     seen: int
+
+
+class _ImportMemo:
+    """Resolved imports kept in the repository's cache database between processes, for one
+    scope: the mapped files (resolution looks them up) and the versions of the files that are
+    not mapped (backends read some, such as tsconfig.json or go.mod). Each importer's row is
+    keyed by its own content key, so an edited file is resolved again and only it."""
+
+    def __init__(self, cache: TagCache, mapped, context, extractor: Extractor):
+        self.cache = cache
+        self.mapped = mapped
+        self.extractor = extractor
+        h = hashlib.sha256()
+        for path in sorted(mapped):
+            h.update(path.encode("utf-8", "surrogateescape") + b"\0")
+        h.update(b"\1")
+        for k in sorted(context, key=lambda k: k.path):
+            h.update(
+                f"{k.path}\0{k.digest or (k.mtime_ns, k.size)}\0".encode("utf-8", "surrogateescape")
+            )
+        self.scope = h.hexdigest()
+
+    def _keys(self) -> dict[str, CacheKey]:
+        prepared = self.extractor.prepared()
+        return {p: prepared[p] for p in self.mapped if p in prepared}
+
+    def known(self) -> dict[str, Counter[str]]:
+        rows = self.cache.load_imports(self.scope)
+        out: dict[str, Counter[str]] = {}
+        for path, key in self._keys().items():
+            hit = rows.get(key.content) if key.digest else None
+            if hit is not None and all(t in self.mapped and t != path for t in hit):
+                out[path] = Counter(hit)
+        return out
+
+    def remember(self, found: Mapping[str, Counter[str]]) -> None:
+        keys = self._keys()
+        self.cache.store_imports(
+            self.scope,
+            [
+                (keys[p].content, dict(sorted(c.items())))
+                for p, c in found.items()
+                if p in keys and keys[p].digest
+            ],
+        )
 
 
 class RepoMap:
@@ -309,8 +355,9 @@ class RepoMap:
         # what resolution may read besides the mapped files (tsconfig.json, go.mod, ...): the
         # versions of every other file, so that a change to one builds the state again
         context = frozenset(extractor.key(e) for e in all_entries if e.path not in mapped)
+        memo = _ImportMemo(self.cache, mapped, context, extractor)
         table, graph, prior, defs, by_file, imports = self._graph_state(
-            extractions, mapped, chat, mentioned_f, mentioned_i, context
+            extractions, mapped, chat, mentioned_f, mentioned_i, context, memo
         )
         query = parse_task(task) if task else None
         if query is not None and query.truncated:
@@ -419,7 +466,9 @@ class RepoMap:
         self._extracted = None if unsettled else (keys, extractions)
         return extractions
 
-    def _graph_state(self, extractions, mapped, chat, mentioned_f, mentioned_i, context=None):
+    def _graph_state(
+        self, extractions, mapped, chat, mentioned_f, mentioned_i, context=None, memo=None
+    ):
         """Symbol table, factored graph and task-free PageRank of the mapped files: built on the
         first call, then updated by the files whose extraction changed (see
         :mod:`repomapper.graphstate`)."""
@@ -431,6 +480,7 @@ class RepoMap:
             mentioned_f,
             mentioned_i,
             context,
+            memo,
         )
         with self.timer.stage("graph"):
             state = update_state(self._graph, mapped, inputs)

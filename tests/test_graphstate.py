@@ -167,3 +167,28 @@ def test_a_changed_configuration_file_rebuilds_the_state(tmp_path):
     assert ranked.imports["src/app.ts"] == {"src/two/fmt.ts": 1} and rm._graph.how == "built"
     live.refresh()
     assert live.import_edges()[0]["src/app.ts"] == {"src/two/fmt.ts": 1}
+
+
+def test_resolved_imports_are_remembered_between_processes(pyrepo, tmp_path, monkeypatch):
+    from repomapper import RepoMap
+
+    calls: list[str] = []
+    real = RepoMap.file_imports
+
+    def counting(self, path, fs, index):
+        calls.append(path)
+        return real(self, path, fs, index)
+
+    monkeypatch.setattr(RepoMap, "file_imports", counting)
+    cache = tmp_path / "c"
+    first = RepoMap(pyrepo, 300, cache_dir=cache).rank()
+    assert calls and first.imports
+    calls.clear()
+    again = RepoMap(pyrepo, 300, cache_dir=cache).rank()  # a new process on a warm cache
+    assert calls == [] and again.imports == first.imports
+    orders = pyrepo / "shop" / "orders.py"
+    orders.write_text(orders.read_text() + "\nimport shop.catalog\n")
+    edited = RepoMap(pyrepo, 300, cache_dir=cache).rank()
+    assert calls == ["shop/orders.py"] and "shop/catalog.py" in edited.imports["shop/orders.py"]
+    fresh = RepoMap(pyrepo, 300, use_cache=False).rank()
+    assert edited.imports == fresh.imports and edited.definitions == fresh.definitions
