@@ -130,8 +130,10 @@ def decode_full(path: str, row: EncodedRow) -> FileExtraction:
 
 #: a lookup of at most this many files names them in the query; more go through a temp table
 FEW_KEYS = 200
-#: content rows kept in the shared table; the oldest written leave first
+#: content rows kept in the shared table, and the bytes they may fill; the oldest written leave
+#: first (the Linux kernel's 78,000 files take about 2 GB)
 MAX_CONTENT_ROWS = 200_000
+MAX_CONTENT_BYTES = 8 << 30
 #: a file whose mtime is this close to when its digest was taken is hashed again (file systems
 #: with coarse timestamps can change a file twice within one tick; git calls this "racy")
 RACY_NS = 2_000_000_000
@@ -301,7 +303,7 @@ class SqliteTagCache(TagCache):
         super().__init__()
         self.location = str(db_path)
         self._fallen_back = False
-        self._evicted = False
+        self._stored = False
         self.conn = _connect(db_path)
         try:
             _init_root(self.conn)
@@ -389,9 +391,7 @@ class SqliteTagCache(TagCache):
                     self.content.executemany(
                         "INSERT OR REPLACE INTO blobs VALUES (?,?,?,?,?,?,?,?,?,?,?)", batch
                     )
-                if not self._evicted:
-                    self._evicted = True
-                    self._evict()
+                self._stored = True
                 return
             except (sqlite3.Error, ValueError) as exc:  # ValueError: text sqlite cannot encode
                 self._fallback(exc)
@@ -399,14 +399,22 @@ class SqliteTagCache(TagCache):
             self.rows[tuple(row[:3])] = row[4:]
 
     def _evict(self) -> None:
-        """Keep the shared table within MAX_CONTENT_ROWS (once per run: counting is a scan)."""
+        """Keep the shared table within MAX_CONTENT_ROWS rows and about MAX_CONTENT_BYTES of
+        pages in use, the oldest written rows first; run when a cache that stored rows is
+        closed (once: counting is a scan). Over the byte budget, a tenth of the rows go."""
         (n,) = self.content.execute("SELECT COUNT(*) FROM blobs").fetchone()
-        if n > MAX_CONTENT_ROWS:
+        pages = self.content.execute("PRAGMA page_count").fetchone()[0]
+        free = self.content.execute("PRAGMA freelist_count").fetchone()[0]
+        size = self.content.execute("PRAGMA page_size").fetchone()[0]
+        excess = n - MAX_CONTENT_ROWS
+        if (pages - free) * size > MAX_CONTENT_BYTES:
+            excess = max(excess, n // 10, 1)
+        if excess > 0:
             with _transaction(self.content):
                 self.content.execute(
                     "DELETE FROM blobs WHERE (path, digest, fingerprint) IN (SELECT path, digest,"
                     " fingerprint FROM blobs ORDER BY written LIMIT ?)",
-                    (n - MAX_CONTENT_ROWS,),
+                    (excess,),
                 )
 
     def load_imports(self, scope: str) -> dict[tuple[str, str, str], dict[str, int]]:
@@ -483,6 +491,12 @@ class SqliteTagCache(TagCache):
 
     def close(self) -> None:
         if not self._fallen_back:
+            if self._stored:
+                self._stored = False
+                try:
+                    self._evict()
+                except sqlite3.Error as exc:  # another run holds the lock: the next one evicts
+                    log.debug("content cache eviction skipped: %s", exc)
             for conn in (self.conn, self.content):
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()

@@ -389,6 +389,7 @@ def map_command(
                 _print_timings(time.perf_counter() - started, timer, timer.counts)
         return
     progress = StderrProgress("mapping")
+    rm = None
     try:
         rm = RepoMap(
             root,
@@ -413,6 +414,8 @@ def map_command(
         _fail(str(exc))
     finally:
         progress.close()
+        if rm is not None:
+            rm.close()
     if result.map:
         click.echo(result.map, nl=not result.map.endswith("\n"))
     lines = _summary(result.diagnostics)
@@ -534,7 +537,10 @@ def _extract_paths(
             diags.append(
                 Diagnostic("no_files_matched", f"no files found under {p}", severity="error")
             )
-        extractions = rm.extract(entries, full=True)
+        try:
+            extractions = rm.extract(entries, full=True)
+        finally:
+            rm.close()
         yield prefix, entries, extractions, diags
 
 
@@ -800,6 +806,7 @@ def graph_command(
     jobs = _cap_jobs(jobs)
     chat = _from_cwd(chat)
     progress = StderrProgress("graph")
+    rm = None
     try:
         rm = RepoMap(
             root,
@@ -828,6 +835,8 @@ def graph_command(
         _fail(str(exc))
     finally:
         progress.close()
+        if rm is not None:
+            rm.close()
     for line in result.diagnostics:
         _err(line)
     if not result.files:
@@ -896,6 +905,7 @@ def pack_command(
     task = _task_text(task, task_file)
     if budget is not None and budget < 1:
         _fail(f"--budget must be at least 1 (got {budget})")
+    mapper = None
     try:
         mapper = RepoMapper(root, pack_dir=output, use_cache=not no_cache)
         pack = mapper.generate_context_pack_sync(task_id, task, list(targets), role, budget)
@@ -903,6 +913,9 @@ def pack_command(
         _fail(str(exc))
     except OSError as exc:
         _fail(f"cannot write the pack: {exc}", EXIT_NOTHING_MAPPED)
+    finally:
+        if mapper is not None:
+            mapper.repomap.close()
     for line in _summary(pack.diagnostics):
         click.echo(f"repomapper: {line}", err=True)
     text = dumps(pack.to_dict()) if fmt == "json" else render_markdown(pack)

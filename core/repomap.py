@@ -170,9 +170,16 @@ class RepoMap:
         return self._cache
 
     def close(self) -> None:
+        """Close the cache (which also keeps the shared content table within its bounds)."""
         if self._cache is not None:
             self._cache.close()
             self._cache = None
+
+    def __enter__(self) -> RepoMap:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _relative(self, name: str | os.PathLike[str]) -> str | None:
         return relative_to_root(self.root, name)

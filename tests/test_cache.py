@@ -143,3 +143,31 @@ def test_locked_database_falls_back_to_memory(tmp_path):
 def test_disabled_cache_is_memory_only(tmp_path):
     cache = open_cache(tmp_path, tmp_path / "c", enabled=False)
     assert cache.location == ":memory:" and not (tmp_path / "c").exists()
+
+
+def test_the_shared_content_table_is_bounded_oldest_first(tmp_path, monkeypatch):
+    import repomapper.cache as cache_module
+
+    def fill(n, start=0):
+        cache = open_cache(tmp_path / "root", tmp_path / "cache")
+        keys = [CacheKey(f"f{i}.py", 1, 1, "x", f"d{i}") for i in range(start, start + n)]
+        for k in keys:
+            cache.store([(k, encode(sample(k.path)))])
+        cache.close()  # a cache that stored rows evicts when it is closed
+        return keys
+
+    def present(keys):
+        cache = open_cache(tmp_path / "root", tmp_path / "cache")
+        try:
+            return set(cache.lookup(keys, full=True))
+        finally:
+            cache.close()
+
+    monkeypatch.setattr(cache_module, "MAX_CONTENT_ROWS", 5)
+    old = fill(4)
+    new = fill(4, 4)
+    assert present(old + new) == {k.path for k in old[3:] + new}  # the oldest three left
+    monkeypatch.setattr(cache_module, "MAX_CONTENT_ROWS", 1000)
+    monkeypatch.setattr(cache_module, "MAX_CONTENT_BYTES", 1)  # over the byte budget: a tenth
+    more = fill(1, 8)
+    assert present(old + new + more) == {k.path for k in new + more}
