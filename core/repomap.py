@@ -204,13 +204,30 @@ class RepoMap:
     def extract(
         self, entries: Sequence[FileEntry], full: bool = False
     ) -> dict[str, FileExtraction] | dict[str, FileSymbols]:
-        """Extractions for ``entries``: every tag with ``full``, else the ranking summary."""
+        """Extractions for ``entries``: every tag with ``full``, else the ranking summary (the
+        very objects this RepoMap's last ranking holds for files whose key is unchanged, so
+        that the MCP live index and the ranking share one copy)."""
         extractor = Extractor(
             self.plugins, self.cache, self.jobs, self.progress, self.plugin_timeout
         )
-        result = extractor.run(self.root, entries, full=full)
-        self.last_stats = dict(extractor.stats)
-        return result
+        kept: dict[str, FileSymbols] = {}
+        if not full and self._extracted is not None:
+            extractor.prepare(self.root, entries)
+            old_keys, old = self._extracted
+            known = {k.path: k for k in old_keys}
+            for e in entries:
+                if e.path in old and known.get(e.path) == extractor.key(e):
+                    kept[e.path] = old[e.path]
+        rest = [e for e in entries if e.path not in kept]
+        result = extractor.run(self.root, rest, full=full) if rest else {}
+        self.last_stats = {**extractor.stats, "reused": len(kept)}
+        if not kept:
+            return result
+        return {
+            e.path: kept.get(e.path) or result[e.path]
+            for e in entries
+            if e.path in kept or e.path in result
+        }
 
     def resolve_imports(
         self, extractions: Mapping[str, FileSymbols], index: RepoIndex | None = None

@@ -190,3 +190,16 @@ def test_a_replayed_map_is_followed_by_a_background_warm_up(pyrepo, tmp_path):
     assert "warmed_then_edited" in after.data["map"]
     assert rm._graph.how.startswith("updated")
     svc.close()
+
+
+def test_the_live_index_shares_the_rankings_summaries(pyrepo, tmp_path):
+    rm = RepoMap(pyrepo, cache_dir=tmp_path / "c")
+    ranked = rm.rank()
+    idx = LiveIndex(rm)
+    idx.refresh()
+    assert idx.files and all(idx.files[p] is ranked.mapped[p] for p in ranked.mapped)
+    assert rm.last_stats["reused"] == len(idx.entries) > len(ranked.mapped)  # README too
+    money = pyrepo / "shop" / "money.py"
+    bump(money, money.read_text() + "\ndef shared_after_edit():\n    pass\n")
+    idx.refresh()  # the edited file is extracted again, not taken from the older ranking
+    assert "shared_after_edit" in {t.name for t in idx.files["shop/money.py"].definitions}
