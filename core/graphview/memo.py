@@ -1,7 +1,7 @@
 """Replay a graph output when nothing it depends on has changed, as ``RepoMap.map`` replays a map.
 
-The key covers every input: the files (path, mtime, size and the backends that answer for each,
-as the tag cache keys them), the chat files as given and their state, every argument, and the
+The key covers every input: the files (path, content digest and the backends that answer for
+each, as the tag cache keys them), the chat files as given and their state, every argument, and the
 versions of repomapper, its extraction and ranking, this package's page assets and the graph
 library. The value is stored with the memoised maps in the tag cache (plain JSON, never pickle).
 """
@@ -46,6 +46,7 @@ def memo_key(
     from importlib import resources
 
     from .. import extract, repomap
+    from ..extract import Extractor
 
     h = hashlib.sha256()
     assets = resources.files(__package__).joinpath("assets")
@@ -74,12 +75,12 @@ def memo_key(
     }
     h.update(json.dumps(inputs, sort_keys=True, default=str).encode())
     entries, diags, _ = rm.collect(None)
+    keys = Extractor(rm.plugins, rm.cache)
+    keys.prepare(rm.root, entries)
     for e in entries:
-        h.update(
-            f"\0{e.path}\0{e.mtime_ns}\0{e.size}\0{rm.plugins.fingerprint(e.path)}".encode(
-                "utf-8", "surrogateescape"
-            )
-        )
+        k = keys.key(e)
+        content = k.digest or f"unread:{k.mtime_ns}:{k.size}"
+        h.update(f"\0{k.path}\0{content}\0{k.fingerprint}".encode("utf-8", "surrogateescape"))
     for d in diags:
         h.update(json.dumps(d.to_dict(), sort_keys=True).encode("utf-8", "surrogateescape"))
     return PREFIX + h.hexdigest(), entries
