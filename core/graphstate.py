@@ -4,8 +4,11 @@ The symbol table, the resolved import edges, the factored graph and the task-fre
 what every output reads (the map, the relevance model, the packs, the graph view). Building
 them reads every file's summary, which on a few thousand files costs far more than anything an
 edit changes; :func:`update_state` replaces only the rows of the changed files (their
-identifiers' blocks of the factored graph, their import edges) and ranks again, and gives the
-same state as :func:`build_state` on the new files (a test holds the two together).
+identifiers' blocks of the factored graph, their import edges, their definitions), recomputes
+the blocks that other chat files or mentions boost, and ranks again; it gives the same state as
+:func:`build_state` on the new files (a property test holds the two together). A change the
+state cannot follow row by row (files added or removed, a file that is not mapped edited, most
+files changed) builds it again.
 """
 
 from __future__ import annotations
