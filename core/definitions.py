@@ -10,7 +10,7 @@ per version of the index; an edit rebuilds the rows of the files it touched only
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -27,6 +27,7 @@ class FileRows:
     kind: tuple[float, ...]
     top: tuple[int, ...]  # local positions of the top-level identifiers
     unreferenced: tuple[bool, ...]
+    position: Mapping[str, int] = field(compare=False)  # identifier -> local position
 
     @classmethod
     def of(cls, table: SymbolTable, path: str, idents: Iterable[str]) -> FileRows:
@@ -37,15 +38,24 @@ class FileRows:
             tuple(table.kind_factor(path, n) for n in names),
             tuple(i for i, n in enumerate(names) if n in top),
             tuple((path, n) in table.unreferenced for n in names),
+            {n: i for i, n in enumerate(names)},
         )
 
 
 class DefinitionIndex:
     """Positions and per-pair facts of every definition pair of a symbol table over ``files``."""
 
-    def __init__(self, files: Sequence[str], rows: Mapping[str, FileRows]):
+    def __init__(
+        self,
+        files: Sequence[str],
+        rows: Mapping[str, FileRows],
+        parent: tuple[DefinitionIndex, frozenset[str]] | None = None,
+    ):
         self.files = list(files)
         self.rows = dict(rows)
+        #: the index this was updated from and the files whose rows were made again, for
+        #: splicing the arrays (dropped once they are made)
+        self._parent = parent
 
     @classmethod
     def build(cls, table: SymbolTable, files: Iterable[str]) -> DefinitionIndex:
@@ -81,51 +91,73 @@ class DefinitionIndex:
             else:
                 idents = set(rows[path].idents)
             rows[path] = FileRows.of(table, path, idents)
-        return DefinitionIndex(self.files, rows)
+        parent = (self, frozenset(dirty)) if "arrays" in self.__dict__ else None
+        return DefinitionIndex(self.files, rows, parent)
 
     # -- arrays, once per version ----------------------------------------------------------
     @cached_property
     def arrays(self) -> _Arrays:
+        """The per-pair arrays: spliced from the parent's for the files whose rows are the
+        same, laid out again for the others."""
         import numpy as np
 
-        counts = [len(self.rows[f].idents) for f in self.files]
-        offsets = np.zeros(len(self.files) + 1, dtype=np.int64)
+        parent, self._parent = self._parent, None
+        old = parent[0].__dict__.get("arrays") if parent is not None else None
+        dirty = parent[1] if parent is not None else None
+        rows = [self.rows[f] for f in self.files]
+        counts = np.array([len(r.idents) for r in rows], dtype=np.int64)
+        tops = np.array([len(r.top) for r in rows], dtype=np.int64)
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
+        top_offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(tops, out=top_offsets[1:])
         idents: list[str] = []
-        kind: list[float] = []
-        unref: list[bool] = []
-        top_ids: list[int] = []
-        top_file: list[int] = []
-        top_count: list[int] = []
-        local: dict[tuple[int, str], int] = {}
-        for i, f in enumerate(self.files):
-            r = self.rows[f]
-            base = int(offsets[i])
-            idents.extend(r.idents)
-            kind.extend(r.kind)
-            unref.extend(r.unreferenced)
-            for k, n in enumerate(r.idents):
-                local[(i, n)] = base + k
-            for k in r.top:
-                top_ids.append(base + k)
-                top_file.append(i)
-                top_count.append(len(r.top))
+        parts: tuple[list, ...] = ([], [], [])  # kind, unreferenced, top pair ids
+        i, n = 0, len(rows)
+        while i < n:
+            if old is None or self.files[i] in dirty or old.rows[i] is not rows[i]:
+                r = rows[i]
+                base = int(offsets[i])
+                idents.extend(r.idents)
+                parts[0].append(np.array(r.kind, dtype=np.float64))
+                parts[1].append(np.array(r.unreferenced, dtype=bool))
+                parts[2].append(np.array(r.top, dtype=np.int64) + base)
+                i += 1
+                continue
+            j = i + 1  # a run of files whose rows are the very same objects
+            while j < n and self.files[j] not in dirty and old.rows[j] is rows[j]:
+                j += 1
+            a, b = int(old.offsets[i]), int(old.offsets[j])
+            ta, tb = int(old.top_offsets[i]), int(old.top_offsets[j])
+            idents.extend(old.idents[a:b])
+            parts[0].append(old.kind[a:b])
+            parts[1].append(old.unreferenced[a:b])
+            parts[2].append(old.top_ids[ta:tb] + (int(offsets[i]) - a))
+            i = j
+
+        def joined(chunks: list, dtype) -> Any:
+            return np.concatenate(chunks) if chunks else np.zeros(0, dtype=dtype)
+
+        top_file = np.repeat(np.arange(n), tops)
         return _Arrays(
+            rows,
             offsets,
-            np.repeat(np.arange(len(self.files)), counts),
+            top_offsets,
+            np.repeat(np.arange(n), counts),
             idents,
-            np.array(kind, dtype=np.float64),
-            np.array(unref, dtype=bool),
-            np.array(top_ids, dtype=np.int64),
-            np.array(top_file, dtype=np.int64),
-            np.array(top_count, dtype=np.float64),
-            local,
+            joined(parts[0], np.float64),
+            joined(parts[1], bool),
+            joined(parts[2], np.int64),
+            top_file,
+            tops[top_file].astype(np.float64),
         )
 
 
 @dataclass(frozen=True)
 class _Arrays:
+    rows: list[FileRows]  # per file index, the rows the arrays were made from
     offsets: Any  # file i's pairs are offsets[i]:offsets[i + 1]
+    top_offsets: Any  # file i's top-level pairs are top_ids[top_offsets[i]:top_offsets[i + 1]]
     pair_file: Any  # file index of each pair
     idents: list[str]  # identifier of each pair
     kind: Any  # kind factor of each pair
@@ -133,4 +165,10 @@ class _Arrays:
     top_ids: Any  # pairs that are top-level, with their file and the file's top-level count
     top_file: Any
     top_count: Any
-    local: dict[tuple[int, str], int]  # (file index, identifier) -> pair
+
+    def pair(self, file_index: int, ident: str) -> int | None:
+        """The pair of (file, identifier), or None when the file does not define it."""
+        if not 0 <= file_index < len(self.rows):
+            return None
+        local = self.rows[file_index].position.get(ident)
+        return None if local is None else int(self.offsets[file_index]) + local

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -136,14 +137,77 @@ def ident_block(
     return IdentBlock(tuple(rows), tuple(cols), tuple(weights), definers, factors)
 
 
+@dataclass
+class _Assembly:
+    """The blocks laid out as COO arrays over one file list, identifiers in sorted order, with
+    each identifier's share counted, so that an update can splice in the blocks it touched."""
+
+    files: tuple[str, ...]
+    order: list[str]
+    pos: dict[str, int]
+    counts: Any  # numpy int64 array, one row per identifier: (R entries, columns, D entries)
+    r_rows: Any
+    r_cols: Any
+    r_vals: Any
+    d_rows: Any
+    d_cols: Any
+    d_vals: Any
+    columns: list[str]
+
+    @cached_property
+    def starts(self) -> Any:
+        import numpy as np
+
+        out = np.zeros((len(self.order) + 1, 3), dtype=np.int64)
+        np.cumsum(self.counts, axis=0, out=out[1:])
+        return out
+
+
+def _block_rows(block: IdentBlock, idx: Mapping[str, int]) -> tuple[list, ...]:
+    """One block's entries over a file list: R (row, local column, weight), D (local column,
+    file, factor) and its column count; definers and referencers outside the list are left out,
+    and a column left without definers with them."""
+    col_of: list[int | None] = []
+    d_rows: list[int] = []
+    d_cols: list[int] = []
+    d_vals: list[float] = []
+    ncols = 0
+    for ds, fs in zip(block.definers, block.factors, strict=True):
+        kept = [(idx[d], f) for d, f in zip(ds, fs, strict=True) if d in idx]
+        if not kept:
+            col_of.append(None)
+            continue
+        col_of.append(ncols)
+        for i, f in kept:
+            d_rows.append(ncols)
+            d_cols.append(i)
+            d_vals.append(f)
+        ncols += 1
+    r_rows: list[int] = []
+    r_cols: list[int] = []
+    r_vals: list[float] = []
+    for referencer, local, weight in zip(block.rows, block.cols, block.weights, strict=True):
+        row = idx.get(referencer)
+        col = col_of[local]
+        if row is None or col is None:
+            continue
+        r_rows.append(row)
+        r_cols.append(col)
+        r_vals.append(weight)
+    return r_rows, r_cols, r_vals, d_rows, d_cols, d_vals, ncols
+
+
 @dataclass(frozen=True)
 class FactorBlocks:
     """The reference part of the factored graph, kept per identifier so that an edit recomputes
-    only the identifiers it touched (see :meth:`repomapper.graph.SymbolTable.updated`)."""
+    only the identifiers it touched (see :meth:`repomapper.graph.SymbolTable.updated`), and its
+    matrices are assembled by splicing those identifiers into the previous layout."""
 
     chat_files: frozenset[str]
     mentioned_idents: frozenset[str]
     blocks: Mapping[str, IdentBlock]
+    #: the assembly once made, and (until then) the blocks this was updated from
+    _memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(
@@ -173,6 +237,7 @@ class FactorBlocks:
         chat = self.chat_files if chat_files is None else chat_files
         mentioned = self.mentioned_idents if mentioned_idents is None else mentioned_idents
         blocks = dict(self.blocks)
+        touched = frozenset(touched)
         for ident in touched:
             block = None
             if ident in table.defines:
@@ -181,7 +246,124 @@ class FactorBlocks:
                 blocks.pop(ident, None)
             else:
                 blocks[ident] = block
-        return FactorBlocks(chat, mentioned, blocks)
+        new = FactorBlocks(chat, mentioned, blocks)
+        if "assembly" in self._memo:
+            new._memo["parent"] = (self._memo["assembly"], touched)
+        return new
+
+    def _assembly(self, names: tuple[str, ...]) -> _Assembly:
+        found = self._memo.get("assembly")
+        if found is not None and found.files == names:
+            return found
+        parent = self._memo.pop("parent", None)
+        if parent is not None and parent[0].files == names:
+            found = self._splice(parent[0], parent[1], names)
+        else:
+            found = self._assemble(names)
+        self._memo["assembly"] = found
+        return found
+
+    def _assemble(self, names: tuple[str, ...]) -> _Assembly:
+        import numpy as np
+
+        idx = {f: i for i, f in enumerate(names)}
+        order = sorted(self.blocks)
+        lists: tuple[list, ...] = ([], [], [], [], [], [])
+        counts: list[tuple[int, int, int]] = []
+        columns: list[str] = []
+        base = 0
+        for ident in order:
+            r_rows, r_cols, r_vals, d_rows, d_cols, d_vals, ncols = _block_rows(
+                self.blocks[ident], idx
+            )
+            lists[0].extend(r_rows)
+            lists[1].extend(c + base for c in r_cols)
+            lists[2].extend(r_vals)
+            lists[3].extend(c + base for c in d_rows)
+            lists[4].extend(d_cols)
+            lists[5].extend(d_vals)
+            columns.extend([ident] * ncols)
+            counts.append((len(r_rows), ncols, len(d_rows)))
+            base += ncols
+        ints, floats = np.int64, np.float64
+        return _Assembly(
+            names,
+            order,
+            {ident: i for i, ident in enumerate(order)},
+            np.array(counts, dtype=ints).reshape(len(order), 3),
+            np.array(lists[0], dtype=ints),
+            np.array(lists[1], dtype=ints),
+            np.array(lists[2], dtype=floats),
+            np.array(lists[3], dtype=ints),
+            np.array(lists[4], dtype=ints),
+            np.array(lists[5], dtype=floats),
+            columns,
+        )
+
+    def _splice(self, old: _Assembly, touched: frozenset[str], names: tuple[str, ...]) -> _Assembly:
+        """The assembly of these blocks from ``old``: runs of identifiers that kept their block
+        are copied (their columns shifted), the touched ones laid out again."""
+        import numpy as np
+
+        idx = {f: i for i, f in enumerate(names)}
+        order = sorted(self.blocks)
+        starts = old.starts
+        pieces: list[list] = [[], [], [], [], [], []]
+        counts: list = []
+        columns: list[str] = []
+        base = 0
+        i, n = 0, len(order)
+        while i < n:
+            ident = order[i]
+            p0 = old.pos.get(ident)
+            if ident in touched or p0 is None:
+                r_rows, r_cols, r_vals, d_rows, d_cols, d_vals, ncols = _block_rows(
+                    self.blocks[ident], idx
+                )
+                pieces[0].append(np.array(r_rows, dtype=np.int64))
+                pieces[1].append(np.array(r_cols, dtype=np.int64) + base)
+                pieces[2].append(np.array(r_vals, dtype=np.float64))
+                pieces[3].append(np.array(d_rows, dtype=np.int64) + base)
+                pieces[4].append(np.array(d_cols, dtype=np.int64))
+                pieces[5].append(np.array(d_vals, dtype=np.float64))
+                counts.append(np.array([[len(r_rows), ncols, len(d_rows)]], dtype=np.int64))
+                columns.extend([ident] * ncols)
+                base += ncols
+                i += 1
+                continue
+            j, p = i + 1, p0 + 1  # a run kept as it was: consecutive here and there
+            while j < n and order[j] not in touched and old.pos.get(order[j]) == p:
+                j += 1
+                p += 1
+            (ra, ca, da), (rb, cb, db) = starts[p0], starts[p]
+            shift = base - ca
+            pieces[0].append(old.r_rows[ra:rb])
+            pieces[1].append(old.r_cols[ra:rb] + shift)
+            pieces[2].append(old.r_vals[ra:rb])
+            pieces[3].append(old.d_rows[da:db] + shift)
+            pieces[4].append(old.d_cols[da:db])
+            pieces[5].append(old.d_vals[da:db])
+            counts.append(old.counts[p0:p])
+            columns.extend(old.columns[ca:cb])
+            base += cb - ca
+            i = j
+
+        def joined(parts: list, dtype) -> Any:
+            return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+        return _Assembly(
+            names,
+            order,
+            {ident: k for k, ident in enumerate(order)},
+            joined(counts, np.int64).reshape(len(order), 3),
+            joined(pieces[0], np.int64),
+            joined(pieces[1], np.int64),
+            joined(pieces[2], np.float64),
+            joined(pieces[3], np.int64),
+            joined(pieces[4], np.int64),
+            joined(pieces[5], np.float64),
+            columns,
+        )
 
     def factored(
         self, files: Iterable[str], import_edges: Mapping[str, Mapping[str, int]]
@@ -191,44 +373,12 @@ class FactorBlocks:
         import numpy as np
         from scipy import sparse
 
-        names = sorted(set(files))
+        names = tuple(sorted(set(files)))
+        a = self._assembly(names)
         idx = {f: i for i, f in enumerate(names)}
-        columns: list[str] = []
-        r_rows: list[int] = []
-        r_cols: list[int] = []
-        r_vals: list[float] = []
-        d_rows: list[int] = []
-        d_cols: list[int] = []
-        d_vals: list[float] = []
-        blocks = self.blocks
-        for ident in sorted(blocks):
-            block = blocks[ident]
-            col_of: list[int | None] = []
-            for ds, fs in zip(block.definers, block.factors, strict=True):
-                kept = [(idx[d], f) for d, f in zip(ds, fs, strict=True) if d in idx]
-                if not kept:
-                    col_of.append(None)
-                    continue
-                col = len(columns)
-                col_of.append(col)
-                columns.append(ident)
-                for i, f in kept:
-                    d_rows.append(col)
-                    d_cols.append(i)
-                    d_vals.append(f)
-            for referencer, local, weight in zip(
-                block.rows, block.cols, block.weights, strict=True
-            ):
-                row = idx.get(referencer)
-                col = col_of[local]
-                if row is None or col is None:
-                    continue
-                r_rows.append(row)
-                r_cols.append(col)
-                r_vals.append(weight)
-        n, k = len(names), len(columns)
-        R = sparse.csr_array((r_vals, (r_rows, r_cols)), shape=(n, k), dtype=np.float64)
-        D = sparse.csr_array((d_vals, (d_rows, d_cols)), shape=(k, n), dtype=np.float64)
+        n, k = len(names), len(a.columns)
+        R = sparse.csr_array((a.r_vals, (a.r_rows, a.r_cols)), shape=(n, k), dtype=np.float64)
+        D = sparse.csr_array((a.d_vals, (a.d_rows, a.d_cols)), shape=(k, n), dtype=np.float64)
         i_rows, i_cols, i_vals = [], [], []
         for importer, target, weight in import_weights(import_edges, self.chat_files):
             if importer in idx and target in idx:
@@ -237,7 +387,9 @@ class FactorBlocks:
                 i_vals.append(weight)
         I = sparse.csr_array((i_vals, (i_rows, i_cols)), shape=(n, n), dtype=np.float64)  # noqa: E741
         out_weight = R @ D.sum(axis=1) + I.sum(axis=1) if n else np.zeros(0)
-        return FactoredGraph(names, columns, R, D, I, np.asarray(out_weight, dtype=np.float64))
+        return FactoredGraph(
+            list(names), list(a.columns), R, D, I, np.asarray(out_weight, dtype=np.float64)
+        )
 
 
 def factor_graph(
@@ -310,9 +462,9 @@ def rank_definitions(
         w = np.divide(x, g.out_weight, out=np.zeros(n), where=g.out_weight > 0)
         per_column = g.R.T @ w
         D = g.D.tocoo()
-        columns, local = g.columns, a.local
+        columns, pair = g.columns, a.pair
         ids = np.fromiter(
-            (local[(d, columns[c])] for c, d in zip(D.row.tolist(), D.col.tolist(), strict=True)),
+            (pair(d, columns[c]) for c, d in zip(D.row.tolist(), D.col.tolist(), strict=True)),
             np.int64,
             D.nnz,
         )
@@ -330,7 +482,7 @@ def rank_definitions(
     position = {f: i for i, f in enumerate(g.files)}
     for ident in mentioned_idents:
         for definer in table.defines.get(ident, ()):
-            pid = a.local.get((position.get(definer, -1), ident))
+            pid = a.pair(position.get(definer, -1), ident)
             if pid is not None and received[pid]:
                 ranked[pid] *= MENTIONED_BOOST
     file_scores = {f: stable(r) for f, r in file_ranks.items()}

@@ -192,3 +192,39 @@ def test_resolved_imports_are_remembered_between_processes(pyrepo, tmp_path, mon
     assert calls == ["shop/orders.py"] and "shop/catalog.py" in edited.imports["shop/orders.py"]
     fresh = RepoMap(pyrepo, 300, use_cache=False).rank()
     assert edited.imports == fresh.imports and edited.definitions == fresh.definitions
+
+
+def test_spliced_definition_arrays_equal_built_ones():
+    """An edit that changes how many names an early file defines shifts every later pair: the
+    arrays spliced from the previous index must equal those built from scratch."""
+    from repomapper.definitions import DefinitionIndex
+    from repomapper.graph import SymbolTable
+
+    def files_with(first_defs):
+        out = {FILES[0]: summary(FILES[0], first_defs, ["alpha"], [None], [])}
+        for i, p in enumerate(FILES[1:], 1):
+            out[p] = summary(
+                p, [(f"top_{i}", "function"), ("beta", "class")], ["gamma_value"], [None], []
+            )
+        return out
+
+    before = files_with([("alpha", "function")])
+    table = SymbolTable.build(before)
+    index = DefinitionIndex.build(table, before)
+    assert index.arrays.top_ids.size  # made, so the next version splices from it
+    after = files_with([("alpha", "function"), ("aardvark", "class"), ("zeta_function", "class")])
+    new_table, touched = table.updated(before, after, [FILES[0]])
+    spliced = index.updated(new_table, table, after, [FILES[0]], touched).arrays
+    built = DefinitionIndex.build(new_table, after).arrays
+    for name in (
+        "offsets",
+        "top_offsets",
+        "pair_file",
+        "kind",
+        "unreferenced",
+        "top_ids",
+        "top_file",
+        "top_count",
+    ):
+        assert np.array_equal(getattr(spliced, name), getattr(built, name)), name
+    assert spliced.idents == built.idents
