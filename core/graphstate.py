@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -88,6 +88,32 @@ class GraphState:
     #: how the state was arrived at: "built" or "updated" (with how many changed files)
     how: str = "built"
     context: object = None
+
+
+class ByFile(Mapping[str, list[tuple[str, float]]]):
+    """Per file, its identifiers in the order of a ranking's definitions: grouped on first use
+    (a map without a task never asks)."""
+
+    def __init__(self, ranking: Ranking):
+        self._ranking = ranking
+        self._groups: dict[str, list[tuple[str, float]]] | None = None
+
+    def _grouped(self) -> dict[str, list[tuple[str, float]]]:
+        if self._groups is None:
+            groups: dict[str, list[tuple[str, float]]] = defaultdict(list)
+            for f, ident, score in self._ranking.definitions:
+                groups[f].append((ident, score))
+            self._groups = dict(groups)
+        return self._groups
+
+    def __getitem__(self, path: str) -> list[tuple[str, float]]:
+        return self._grouped()[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._grouped())
+
+    def __len__(self) -> int:
+        return len(self._grouped())
 
 
 def build_state(files: Mapping[str, FileSymbols], inputs: StateInputs) -> GraphState:
@@ -168,9 +194,6 @@ def _ranked(
     graph = blocks.factored(files, ordered)
     prior = pagerank(graph, personalization(files, chat, mentioned_f, mentioned_i))
     ranking = rank_definitions(graph, table, prior, mentioned_i, definitions)
-    by_file: dict[str, list[tuple[str, float]]] = defaultdict(list)
-    for f, ident, score in ranking.definitions:
-        by_file[f].append((ident, score))
     return GraphState(
         files,
         inputs.boosts(),
@@ -182,7 +205,7 @@ def _ranked(
         graph,
         prior,
         ranking,
-        dict(by_file),
+        ByFile(ranking),
         how,
         inputs.context,
     )

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -41,7 +41,8 @@ class Ranking:
     definitions: tuple[tuple[str, str, float], ...]
 
 
-def path_parts(path: str) -> set[str]:
+@lru_cache(maxsize=1 << 16)
+def path_parts(path: str) -> frozenset[str]:
     """The parts of a path a mentioned identifier can name: the file's name and stem.
 
     Aider also matches directory names; we do not, because a package's name appears in nearly
@@ -49,7 +50,7 @@ def path_parts(path: str) -> set[str]:
     the task actually names (measured in docs/localization.md).
     """
     p = PurePosixPath(path)
-    return {p.name, p.stem}
+    return frozenset((p.name, p.stem))
 
 
 def personalization(
