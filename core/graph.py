@@ -36,7 +36,8 @@ class SymbolTable:
     """Who defines and who references each identifier."""
 
     defines: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    #: identifier -> {referencing file: count}, for identifiers defined somewhere in the repository
+    #: identifier -> {referencing file: count}, for every name referenced (only names defined
+    #: somewhere make edges; the others are kept so that a new definition finds its references)
     references: dict[str, dict[str, int]] = field(default_factory=dict)
     definitions: dict[tuple[str, str], list[Tag]] = field(default_factory=lambda: defaultdict(list))
     #: (referencing file, identifier) -> files the backend resolved the reference to
@@ -65,16 +66,14 @@ class SymbolTable:
             for tag in files[path].definitions:
                 table.defines[tag.name].add(path)
                 table.definitions[(path, tag.name)].append(tag)
-        defined = table.defines
         references = table.references
-        for path in paths:  # only names defined somewhere can make an edge
+        for path in paths:  # every name, so that a name defined later finds its references
             fs = files[path]
             for name, count in fs.references:
-                if name in defined:
-                    refs = references.get(name)
-                    if refs is None:
-                        refs = references[name] = {}
-                    refs[path] = refs.get(path, 0) + count
+                refs = references.get(name)
+                if refs is None:
+                    refs = references[name] = {}
+                refs[path] = refs.get(path, 0) + count
             if resolve is not None:
                 for name, target in fs.targets:
                     found = resolve(fs, target)
@@ -161,29 +160,22 @@ class SymbolTable:
                         table.targets[(path, name)] = table.targets.get((path, name), set()) | set(
                             found
                         )
-        # identifiers that only now have a definer: their references come from every file
-        fresh = {n for n in touched if n in table.defines and n not in self.defines}
-        scanned: dict[str, dict[str, int]] = defaultdict(dict)
-        if fresh:
-            for path in sorted(new_files):
-                for name, count in new_files[path].references:
-                    if name in fresh:
-                        scanned[name][path] = count
         gone = set(changed)
         for name in touched:
-            if name not in table.defines:
-                table.references.pop(name, None)
+            refs = self.references.get(name)
+            if refs is None and name not in referenced_by_changed:
                 continue
-            if name in fresh:
-                refs = scanned.get(name, {})
-            else:
-                refs = {p: c for p, c in self.references.get(name, {}).items() if p not in gone}
-                refs.update(referenced_by_changed.get(name, {}))
+            refs = dict(refs or {})  # a copy of the row (in C), the changed files out and back in
+            for path in gone:
+                refs.pop(path, None)
+            refs.update(referenced_by_changed.get(name, {}))
             if refs:
-                table.references[name] = dict(sorted(refs.items()))
+                table.references[name] = refs
             else:
                 table.references.pop(name, None)
-        table._external = {k: v for k, v in self._external.items() if k not in touched}
+        table._external = dict(self._external)
+        for name in touched:
+            table._external.pop(name, None)
         for name in touched:
             for definer in self.defines.get(name, ()):
                 table.unreferenced.discard((definer, name))
@@ -192,9 +184,9 @@ class SymbolTable:
         return table, frozenset(touched)
 
     def external_refs(self, ident: str) -> dict[str, int]:
-        """Referencing file -> count (files in sorted order), leaving out the files that define
-        ``ident`` themselves: a file's use of its own names says nothing about its importance to
-        others."""
+        """Referencing file -> count (in no particular order: callers sort), leaving out the
+        files that define ``ident`` themselves: a file's use of its own names says nothing about
+        its importance to others."""
         found = self._external.get(ident)
         if found is None:
             defined_in = self.defines.get(ident, ())
