@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 from collections import Counter, defaultdict
@@ -10,12 +9,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from .cache import CacheKey, TagCache, open_cache
+from .cache import TagCache, open_cache
 from .diagnostics import MAX_LISTED_PATHS, SUMMARISED, summarise
 from .discover import DEFAULT_MAX_FILE_SIZE, FileEntry, check_root, discover
 from .extract import Extractor, ProgressFn
 from .graph import SymbolTable, TargetResolver, build_graph
 from .graphstate import GraphState, StateInputs, update_state
+from .importmemo import CachedImports
 from .index import RepoIndex
 from .isolation.supervisor import UNSETTLED
 from .memo import MAP_VERSION, map_digest, remember, replay
@@ -57,51 +57,6 @@ class _Files(NamedTuple):
     all_entries: list[FileEntry]
     chat: frozenset[str]
     seen: int
-
-
-class _ImportMemo:
-    """Resolved imports kept in the repository's cache database between processes, for one
-    scope: the mapped files (resolution looks them up) and the versions of the files that are
-    not mapped (backends read some, such as tsconfig.json or go.mod). Each importer's row is
-    keyed by its own content key, so an edited file is resolved again and only it."""
-
-    def __init__(self, cache: TagCache, mapped, context, extractor: Extractor):
-        self.cache = cache
-        self.mapped = mapped
-        self.extractor = extractor
-        h = hashlib.sha256()
-        for path in sorted(mapped):
-            h.update(path.encode("utf-8", "surrogateescape") + b"\0")
-        h.update(b"\1")
-        for k in sorted(context, key=lambda k: k.path):
-            h.update(
-                f"{k.path}\0{k.digest or (k.mtime_ns, k.size)}\0".encode("utf-8", "surrogateescape")
-            )
-        self.scope = h.hexdigest()
-
-    def _keys(self) -> dict[str, CacheKey]:
-        prepared = self.extractor.prepared()
-        return {p: prepared[p] for p in self.mapped if p in prepared}
-
-    def known(self) -> dict[str, Counter[str]]:
-        rows = self.cache.load_imports(self.scope)
-        out: dict[str, Counter[str]] = {}
-        for path, key in self._keys().items():
-            hit = rows.get(key.content) if key.digest else None
-            if hit is not None and all(t in self.mapped and t != path for t in hit):
-                out[path] = Counter(hit)
-        return out
-
-    def remember(self, found: Mapping[str, Counter[str]]) -> None:
-        keys = self._keys()
-        self.cache.store_imports(
-            self.scope,
-            [
-                (keys[p].content, dict(sorted(c.items())))
-                for p, c in found.items()
-                if p in keys and keys[p].digest
-            ],
-        )
 
 
 class RepoMap:
@@ -379,7 +334,7 @@ class RepoMap:
         # what resolution may read besides the mapped files (tsconfig.json, go.mod, ...): the
         # versions of every other file, so that a change to one builds the state again
         context = frozenset(extractor.key(e) for e in all_entries if e.path not in mapped)
-        memo = _ImportMemo(self.cache, mapped, context, extractor)
+        memo = CachedImports(self.cache, mapped, context, extractor)
         table, graph, prior, defs, by_file, imports = self._graph_state(
             extractions, mapped, chat, mentioned_f, mentioned_i, context, memo
         )
