@@ -140,30 +140,10 @@ def main(argv: list[str] | None = None) -> int:
         root = tmp / a.corpus
         shutil.copytree(src, root, symlinks=True)
         cli_cache = tmp / "cli-cache"
-        results["CLI map, cold cache (process)"] = timed_cli(
-            [
-                "map",
-                str(root),
-                "--tokens",
-                str(a.budget),
-                "--format",
-                "json",
-                "--cache-dir",
-                str(cli_cache),
-            ]
-        )
-        results["CLI map, warm cache (process)"] = timed_cli(
-            [
-                "map",
-                str(root),
-                "--tokens",
-                str(a.budget),
-                "--format",
-                "json",
-                "--cache-dir",
-                str(cli_cache),
-            ]
-        )
+        cli_map = ["map", str(root), "--tokens", str(a.budget), "--format", "json"]
+        cli_map += ["--cache-dir", str(cli_cache)]
+        results["CLI map, cold cache (process)"] = timed_cli(cli_map)
+        results["CLI map, warm cache (process)"] = timed_cli(cli_map)
         cache = tmp / "server-cache"
         anyio.run(server_run, root, cache, a.budget, [], results, "server, cold cache")
         anyio.run(

@@ -80,7 +80,7 @@ class SymbolTable:
                     if found:
                         table.targets[(path, name)].update(found)
         for key, tags in table.definitions.items():
-            if all(str(t.symbol_kind) in DATA_KINDS for t in tags):
+            if data_only(tags):
                 table.data_only.add(key)
         for path in paths:
             top = top_level_names(files[path].definitions)
@@ -148,7 +148,7 @@ class SymbolTable:
                 touched.add(name)
                 table.defines[name] = table.defines.get(name, set()) | {path}
                 table.definitions[(path, name)] = tags
-                if all(str(t.symbol_kind) in DATA_KINDS for t in tags):
+                if data_only(tags):
                     table.data_only.add((path, name))
             for name, count in new.references:
                 touched.add(name)
@@ -198,6 +198,11 @@ class SymbolTable:
         """The definers a reference links to: all of them, or those its resolved target names."""
         definers = tuple(sorted(self.defines[ident]))
         return list(pick_definers(definers, self.targets.get((referencer, ident))))
+
+
+def data_only(tags: Iterable[Tag]) -> bool:
+    """Whether every one of a name's definitions in a file is data (variable, constant, field)."""
+    return all(str(t.symbol_kind) in DATA_KINDS for t in tags)
 
 
 def top_level_names(definitions: Iterable[Tag]) -> tuple[str, ...]:

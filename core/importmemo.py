@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from functools import cached_property
 
 from .cache import CacheKey, TagCache
 from .extract import Extractor
@@ -27,16 +28,21 @@ class CachedImports:
     ):
         self.cache = cache
         self.mapped = mapped
+        self.context = context
         self.extractor = extractor
+
+    @cached_property
+    def scope(self) -> str:
+        """The digest of the scope; computed only when a state is built (an update never asks)."""
         h = hashlib.sha256()
-        for path in sorted(mapped):
+        for path in sorted(self.mapped):
             h.update(path.encode("utf-8", "surrogateescape") + b"\0")
         h.update(b"\1")
-        for k in sorted(context, key=lambda k: k.path):
+        for k in sorted(self.context, key=lambda k: k.path):
             h.update(
                 f"{k.path}\0{k.digest or (k.mtime_ns, k.size)}\0".encode("utf-8", "surrogateescape")
             )
-        self.scope = h.hexdigest()
+        return h.hexdigest()
 
     def _keys(self) -> dict[str, CacheKey]:
         prepared = self.extractor.prepared()

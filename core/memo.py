@@ -55,12 +55,18 @@ def map_digest(
         "diagnostics": [d.to_dict() for d in diags],
     }
     h.update(json.dumps(inputs, sort_keys=True, default=str).encode())
-    extractor.prepare(rm.root, entries)
+    hash_files(h, rm.root, extractor, entries)
+    return h.hexdigest()
+
+
+def hash_files(h, root: Path, extractor: Extractor, entries: Sequence[FileEntry]) -> None:
+    """Feed each file's path, content digest and backends to ``h`` (its mtime and size stand in
+    for the content of a file that could not be read)."""
+    extractor.prepare(root, entries)
     for e in entries:
         k = extractor.key(e)
         content = k.digest or f"unread:{k.mtime_ns}:{k.size}"
         h.update(f"\0{k.path}\0{content}\0{k.fingerprint}".encode("utf-8", "surrogateescape"))
-    return h.hexdigest()
 
 
 def replay(cache: TagCache, digest: str) -> MapResult | None:

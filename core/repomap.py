@@ -144,6 +144,10 @@ class RepoMap:
     ) -> list[FileEntry]:
         return entries_for(self.root, names, self.max_file_size, diags)
 
+    def _extractor(self) -> Extractor:
+        """An extractor with this RepoMap's plugins, cache, jobs, progress and time limit."""
+        return Extractor(self.plugins, self.cache, self.jobs, self.progress, self.plugin_timeout)
+
     def collect(
         self, paths: Sequence[str | os.PathLike[str]] | None = None
     ) -> tuple[list[FileEntry], list[Diagnostic], int]:
@@ -162,9 +166,7 @@ class RepoMap:
         """Extractions for ``entries``: every tag with ``full``, else the ranking summary (the
         very objects this RepoMap's last ranking holds for files whose key is unchanged, so
         that the MCP live index and the ranking share one copy)."""
-        extractor = Extractor(
-            self.plugins, self.cache, self.jobs, self.progress, self.plugin_timeout
-        )
+        extractor = self._extractor()
         kept: dict[str, FileSymbols] = {}
         if not full and self._extracted is not None:
             extractor.prepare(self.root, entries)
@@ -268,9 +270,7 @@ class RepoMap:
         diags.extend(more)
         by_path = {e.path: e for e in [*entries, *chat_entries]}
         all_entries = [by_path[p] for p in sorted(by_path)]
-        extractor = Extractor(
-            self.plugins, self.cache, self.jobs, self.progress, self.plugin_timeout
-        )
+        extractor = self._extractor()
         extractor.prepare(self.root, all_entries)
         return _Files(extractor, entries, all_entries, chat, seen)
 

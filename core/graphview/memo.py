@@ -46,7 +46,7 @@ def memo_key(
     from importlib import resources
 
     from .. import extract, repomap
-    from ..extract import Extractor
+    from ..memo import hash_files
 
     h = hashlib.sha256()
     assets = resources.files(__package__).joinpath("assets")
@@ -75,12 +75,7 @@ def memo_key(
     }
     h.update(json.dumps(inputs, sort_keys=True, default=str).encode())
     entries, diags, _ = rm.collect(None)
-    keys = Extractor(rm.plugins, rm.cache)
-    keys.prepare(rm.root, entries)
-    for e in entries:
-        k = keys.key(e)
-        content = k.digest or f"unread:{k.mtime_ns}:{k.size}"
-        h.update(f"\0{k.path}\0{content}\0{k.fingerprint}".encode("utf-8", "surrogateescape"))
+    hash_files(h, rm.root, rm._extractor(), entries)
     for d in diags:
         h.update(json.dumps(d.to_dict(), sort_keys=True).encode("utf-8", "surrogateescape"))
     return PREFIX + h.hexdigest(), entries

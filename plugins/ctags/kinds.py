@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from repomapper.model import DEF, Import, SymbolKind, Tag
+from repomapper.model import DEF, Import, SymbolKind, Tag, tag_sort_key
 
 #: How far below ctags's line a definition's name is looked for when it is not on that line.
 _NAME_SEARCH_LINES = 2
@@ -458,15 +458,4 @@ def finish_tags(tags: Sequence[Tag], kinds: Sequence[str]) -> list[Tag]:
         for t, k in zip(tags, kinds, strict=True)
         if not (k == "prototype" and (t.scope, t.name) in defined)
     }
-    return sorted(
-        kept,
-        key=lambda t: (
-            t.start_line,
-            t.kind,
-            t.name,
-            t.end_line,
-            t.scope,
-            t.symbol_kind,
-            t.signature or "",
-        ),
-    )
+    return sorted(kept, key=tag_sort_key)

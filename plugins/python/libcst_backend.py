@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from repomapper.hookspecs import hookimpl
 from repomapper.index import RepoIndex
-from repomapper.model import BackendInfo, Capability, Import, SourceFile, Tag
+from repomapper.model import BackendInfo, Capability, Import, SourceFile, Tag, tag_sort_key
 
 from . import ast_backend as python_ast
 from .common import PYTHON_EXTENSIONS, is_python, resolve_python_import, resolve_python_target
@@ -187,17 +187,7 @@ def analyse(source: SourceFile, module: cst.Module) -> Extraction:
     )
     module.visit(collector)
     tags = collector.defs + collector.references()
-    tags.sort(
-        key=lambda t: (
-            t.start_line,
-            t.kind,
-            t.name,
-            t.end_line,
-            t.scope,
-            t.symbol_kind,
-            t.target or "",
-        )
-    )
+    tags.sort(key=tag_sort_key)
     imports = sorted(collector.imports, key=lambda i: (i.line_number, i.source, i.names))
     return Extraction(tuple(tags), tuple(imports))
 

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from repomapper.model import DEF, REF, Tag
+from repomapper.model import DEF, REF, Tag, tag_sort_key
 
 from .parsing import PLACEHOLDER, Parsed
 from .snippets import declaration_wrapper, docstring, effective_end_row, node_text, signature
@@ -162,19 +162,7 @@ def collect_tags(parsed: Parsed) -> list[Tag]:
         Tag(path, line, line, name, REF, kind, "", None, None)
         for (line, name), kind in refs.items()
     )
-    return sorted(
-        tags,
-        key=lambda t: (
-            t.start_line,
-            t.kind,
-            t.name,
-            t.end_line,
-            t.scope,
-            t.symbol_kind,
-            t.signature or "",
-            t.docstring or "",
-        ),
-    )
+    return sorted(tags, key=tag_sort_key)
 
 
 def _definition_entry(

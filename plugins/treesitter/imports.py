@@ -78,18 +78,22 @@ def _es_import(node: Any, data: bytes, path: str) -> list[Import]:
     source = string_value(source_node, data) if source_node is not None else None
     if not source:
         return []
-    return [
-        Import(
-            path,
-            source,
-            tuple(names),
-            source.startswith("."),
-            _line(node),
-            0,
-            tuple(aliases),
-            alias,
-        )
-    ]
+    return [_es_record(path, source, names, aliases, alias, node)]
+
+
+def _es_record(
+    path: str,
+    source: str,
+    names: list[str],
+    aliases: list[str | None],
+    alias: str | None,
+    node: Any,
+) -> Import:
+    """The import record of an ES/CommonJS statement: relative when its specifier starts with
+    a dot."""
+    return Import(
+        path, source, tuple(names), source.startswith("."), _line(node), 0, tuple(aliases), alias
+    )
 
 
 def _es_export(node: Any, data: bytes, path: str) -> list[Import]:
@@ -107,18 +111,7 @@ def _es_export(node: Any, data: bytes, path: str) -> list[Import]:
             names, aliases = ["*"], [None]
         elif child.type == "export_clause":
             names, aliases, _ = _es_names(node, data)
-    return [
-        Import(
-            path,
-            source,
-            tuple(names),
-            source.startswith("."),
-            _line(node),
-            0,
-            tuple(aliases),
-            alias,
-        )
-    ]
+    return [_es_record(path, source, names, aliases, alias, node)]
 
 
 def _first_string_argument(call: Any, data: bytes) -> str | None:
@@ -153,18 +146,7 @@ def _require(node: Any, data: bytes, path: str) -> list[Import]:
                     if key is not None:
                         names.append(_spec_name(key, data))
                         aliases.append(_text(value, data) if value is not None else None)
-    return [
-        Import(
-            path,
-            source,
-            tuple(names),
-            source.startswith("."),
-            _line(node),
-            0,
-            tuple(aliases),
-            alias,
-        )
-    ]
+    return [_es_record(path, source, names, aliases, alias, node)]
 
 
 def _dynamic(node: Any, data: bytes, path: str) -> list[Import]:
