@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 
 import networkx as nx
@@ -256,6 +257,12 @@ def test_a_second_write_is_replayed_and_a_change_is_not(repo, tmp_path):
         changed = write_graph(rm, "json")
         assert not changed.replayed and "shop/new_module.py" in changed.text
         assert write_graph(rm, "json").replayed
+        # same size and mtime, other content (a coarse-clock file system): not replayed
+        module = repo / "shop/new_module.py"
+        st = module.stat()
+        module.write_text("from shop.catalog import Catalo_\n", encoding="utf-8")
+        os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert not write_graph(rm, "json").replayed
     finally:
         rm.close()
     rm = RepoMap(repo, 1024, use_cache=False)
