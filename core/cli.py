@@ -942,5 +942,14 @@ def conformance_command(ctx: click.Context) -> None:
     real.main(args=list(ctx.args), prog_name="repomapper conformance", standalone_mode=True)
 
 
-if __name__ == "__main__":  # pragma: no cover
+def run() -> None:
+    """The ``repomapper`` command as installed: :func:`main` in a process whose garbage collector
+    suits a run over many long-lived objects (see :mod:`repomapper.gcpolicy`)."""
+    from .gcpolicy import tune_for_repomapper
+
+    tune_for_repomapper()
     main()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run()

@@ -75,13 +75,16 @@ class DefinitionIndex:
         touched: Iterable[str],
     ) -> DefinitionIndex:
         """The index of ``table`` (made from ``old`` by the ``changed`` files, whose summaries
-        are in ``files``): rows again for the changed files and for every file that defines, or
-        defined, a ``touched`` identifier (its unreferenced flags may have changed)."""
+        are in ``files``): rows again for the changed files and for every other file whose
+        definition of a ``touched`` identifier became referenced or unreferenced (the only fact
+        of an unchanged file's row an edit elsewhere can change)."""
         changed = set(changed)
         dirty = set(changed)
+        was, now = old.unreferenced, table.unreferenced
         for ident in touched:
-            dirty.update(old.defines.get(ident, ()))
-            dirty.update(table.defines.get(ident, ()))
+            for definer in table.defines.get(ident, ()):
+                if definer not in dirty and ((definer, ident) in was) != ((definer, ident) in now):
+                    dirty.add(definer)
         rows = dict(self.rows)
         for path in dirty:
             if path not in rows:
@@ -111,14 +114,14 @@ class DefinitionIndex:
         np.cumsum(counts, out=offsets[1:])
         top_offsets = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(tops, out=top_offsets[1:])
-        idents: list[str] = []
-        parts: tuple[list, ...] = ([], [], [])  # kind, unreferenced, top pair ids
+        parts: tuple[list, ...] = ([], [], [], [])  # kind, unreferenced, top pair ids, names
+        laid_out: list[str] = []  # names of the files laid out again since the last kept run
         i, n = 0, len(rows)
         while i < n:
             if old is None or self.files[i] in dirty or old.rows[i] is not rows[i]:
                 r = rows[i]
                 base = int(offsets[i])
-                idents.extend(r.idents)
+                laid_out.extend(r.idents)
                 parts[0].append(np.array(r.kind, dtype=np.float64))
                 parts[1].append(np.array(r.unreferenced, dtype=bool))
                 parts[2].append(np.array(r.top, dtype=np.int64) + base)
@@ -129,11 +132,16 @@ class DefinitionIndex:
                 j += 1
             a, b = int(old.offsets[i]), int(old.offsets[j])
             ta, tb = int(old.top_offsets[i]), int(old.top_offsets[j])
-            idents.extend(old.idents[a:b])
+            if laid_out:
+                parts[3].append(_names(laid_out))
+                laid_out = []
+            parts[3].append(old.idents[a:b])
             parts[0].append(old.kind[a:b])
             parts[1].append(old.unreferenced[a:b])
             parts[2].append(old.top_ids[ta:tb] + (int(offsets[i]) - a))
             i = j
+        if laid_out:
+            parts[3].append(_names(laid_out))
 
         def joined(chunks: list, dtype) -> Any:
             return np.concatenate(chunks) if chunks else np.zeros(0, dtype=dtype)
@@ -144,7 +152,8 @@ class DefinitionIndex:
             offsets,
             top_offsets,
             np.repeat(np.arange(n), counts),
-            idents,
+            joined(parts[3], object),
+            old.file_names if old is not None else _names(self.files),
             joined(parts[0], np.float64),
             joined(parts[1], bool),
             joined(parts[2], np.int64),
@@ -159,7 +168,8 @@ class _Arrays:
     offsets: Any  # file i's pairs are offsets[i]:offsets[i + 1]
     top_offsets: Any  # file i's top-level pairs are top_ids[top_offsets[i]:top_offsets[i + 1]]
     pair_file: Any  # file index of each pair
-    idents: list[str]  # identifier of each pair
+    idents: Any  # numpy object array: the identifier of each pair
+    file_names: Any  # numpy object array: the name of each file
     kind: Any  # kind factor of each pair
     unreferenced: Any  # bool per pair
     top_ids: Any  # pairs that are top-level, with their file and the file's top-level count
@@ -172,3 +182,12 @@ class _Arrays:
             return None
         local = self.rows[file_index].position.get(ident)
         return None if local is None else int(self.offsets[file_index]) + local
+
+
+def _names(names: Sequence[str]) -> Any:
+    """A numpy object array of strings (gathered by index arrays in one call)."""
+    import numpy as np
+
+    out = np.empty(len(names), dtype=object)
+    out[:] = names
+    return out

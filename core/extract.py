@@ -21,6 +21,7 @@ from .backfill import backfill_references, needs_backfill
 from .cache import RACY_NS, CacheKey, TagCache, content_digest, encode
 from .discover import FileEntry
 from .isolation.limits import Limits
+from .isolation.pool import WorkerPool
 from .isolation.supervisor import (
     EXTRACT,
     FRAMEWORK,
@@ -355,8 +356,12 @@ class Extractor:
         progress: ProgressFn | None = None,
         timeout: float | None = None,
         limits: Limits | None = None,
+        pool: WorkerPool | None = None,
+        settled: dict[FileEntry, CacheKey] | None = None,
     ):
         self.plugins = plugins
+        #: idle workers kept between runs by a long-lived owner (see repomapper.isolation.pool)
+        self.pool = pool
         self.cache = cache
         cap = default_jobs()
         wanted = jobs if jobs and jobs > 0 else cap
@@ -368,6 +373,10 @@ class Extractor:
         self.stats = {"cached": 0, "extracted": 0}
         self.diagnostics: list[Diagnostic] = []
         self._keys: dict[FileEntry, CacheKey] = {}
+        #: keys a long-lived owner keeps between calls: only those whose digest was taken well
+        #: after the file's mtime (a file rewritten within one timestamp tick at the same size
+        #: has an equal entry, so a key taken too close to its mtime is never reused)
+        self._settled = settled
         self.root: Path | None = None
 
     def prepare(self, root: Path, entries: Iterable[FileEntry]) -> None:
@@ -377,6 +386,10 @@ class Extractor:
         and hashed (a fresh clone pays this once, a warm run never)."""
         self.root = root
         missing = [e for e in entries if e not in self._keys]
+        if self._settled:
+            kept = self._settled
+            self._keys.update((e, kept[e]) for e in missing if e in kept)
+            missing = [e for e in missing if e not in self._keys]
         if not missing:
             return
         known = self.cache.digests()
@@ -396,7 +409,9 @@ class Extractor:
                 if digest:
                     taken.append((entry.path, entry.mtime_ns, entry.size, digest, now))
             fp = f"{EXTRACT_VERSION}|{self.plugins.fingerprint(entry.path)}"
-            self._keys[entry] = CacheKey(entry.path, entry.mtime_ns, entry.size, fp, digest)
+            key = self._keys[entry] = CacheKey(entry.path, entry.mtime_ns, entry.size, fp, digest)
+            if self._settled is not None and digest and entry.mtime_ns < now - RACY_NS:
+                self._settled[entry] = key
         self.cache.record_digests(taken)
 
     def prepared(self) -> dict[str, CacheKey]:
@@ -473,7 +488,16 @@ class Extractor:
         workers = self.jobs if misses >= PARALLEL_THRESHOLD else 1
         view = (lambda ex: ex) if full else FileSymbols.from_extraction
         supervisor = Supervisor(
-            run_batch, list(plugins.infos), limits, workers, self._disabled_for, view
+            run_batch,
+            list(plugins.infos),
+            limits,
+            workers,
+            self._disabled_for,
+            view,
+            self.pool,
+            # a kept worker must see what a fresh one would: the same root, request, limits,
+            # plugin set and environment (plugins read settings from it)
+            ((str(root), full, limits, tuple(sorted(os.environ.items()))), plugins),
         )
         try:
             yield from supervisor.run(batches)

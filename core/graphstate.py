@@ -191,9 +191,9 @@ def _ranked(
 ) -> GraphState:
     chat, mentioned_f, mentioned_i = inputs.boosts()
     ordered = {p: imports[p] for p in sorted(imports)}
-    graph = blocks.factored(files, ordered)
+    graph = blocks.factored(files, ordered, definitions)
     prior = pagerank(graph, personalization(files, chat, mentioned_f, mentioned_i))
-    ranking = rank_definitions(graph, table, prior, mentioned_i, definitions)
+    ranking = rank_definitions(graph, table, prior, mentioned_i)
     return GraphState(
         files,
         inputs.boosts(),

@@ -13,13 +13,13 @@ graph (a test holds the two together).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
-from .definitions import DefinitionIndex
+from .definitions import DefinitionIndex, FileRows
 from .graph import SymbolTable, ident_weights, import_weights
 
 log = logging.getLogger(__name__)
@@ -34,11 +34,51 @@ SELF_SHARE = 0.1
 MENTIONED_BOOST = 10.0
 
 
+class RankedPairs(Sequence[tuple[str, str, float]]):
+    """(file, identifier, rank) for every ranked definition pair, best first. Kept as three
+    lists and made into tuples as they are read: a map reads a few hundred of tens of thousands
+    (on django, making them all cost 7 ms of each call)."""
+
+    __slots__ = ("_files", "_idents", "_ranks")
+
+    def __init__(self, files: list[str], idents: list[str], ranks: list[float]):
+        if not len(files) == len(idents) == len(ranks):
+            raise ValueError("files, identifiers and ranks differ in length")
+        self._files, self._idents, self._ranks = files, idents, ranks
+
+    def __len__(self) -> int:
+        return len(self._ranks)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return tuple(zip(self._files[i], self._idents[i], self._ranks[i], strict=True))
+        return (self._files[i], self._idents[i], self._ranks[i])
+
+    def __iter__(self) -> Iterator[tuple[str, str, float]]:
+        return zip(self._files, self._idents, self._ranks, strict=True)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RankedPairs):
+            return (self._files, self._idents, self._ranks) == (
+                other._files,
+                other._idents,
+                other._ranks,
+            )
+        if isinstance(other, (tuple, list)):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RankedPairs({len(self)} pairs)"
+
+
 @dataclass(frozen=True, slots=True)
 class Ranking:
     file_ranks: dict[str, float]
-    #: (file, identifier) pairs, best first, with their rank
-    definitions: tuple[tuple[str, str, float], ...]
+    #: (file, identifier, rank) pairs, best first
+    definitions: Sequence[tuple[str, str, float]]
 
 
 @lru_cache(maxsize=1 << 16)
@@ -93,6 +133,12 @@ class FactoredGraph:  # numpy and scipy are imported lazily: a replayed map need
     D: Any  # columns x files
     I: Any  # noqa: E741 - files x files: import edges
     out_weight: Any  # numpy array: total out-weight per file
+    #: the definition index the graph was laid out against (over ``files``)
+    definitions: DefinitionIndex
+    #: D's entries in row order (column, definer file, factor) with, for each, the position of
+    #: the column's identifier among its definer's definitions: the entry's definition pair is
+    #: ``definitions.arrays.offsets[definer] + local``, found without a lookup per entry
+    d_entries: tuple[Any, Any, Any, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +199,7 @@ class _Assembly:
     d_rows: Any
     d_cols: Any
     d_vals: Any
+    d_local: Any  # per D entry: the identifier's position among its definer's definitions
     columns: list[str]
 
     @cached_property
@@ -164,14 +211,18 @@ class _Assembly:
         return out
 
 
-def _block_rows(block: IdentBlock, idx: Mapping[str, int]) -> tuple[list, ...]:
+def _block_rows(
+    ident: str, block: IdentBlock, idx: Mapping[str, int], rows: Sequence[FileRows]
+) -> tuple[list, ...]:
     """One block's entries over a file list: R (row, local column, weight), D (local column,
-    file, factor) and its column count; definers and referencers outside the list are left out,
-    and a column left without definers with them."""
+    file, factor, the identifier's position in the file's definition rows ``rows``) and its
+    column count; definers and referencers outside the list are left out, and a column left
+    without definers with them."""
     col_of: list[int | None] = []
     d_rows: list[int] = []
     d_cols: list[int] = []
     d_vals: list[float] = []
+    d_local: list[int] = []
     ncols = 0
     for ds, fs in zip(block.definers, block.factors, strict=True):
         kept = [(idx[d], f) for d, f in zip(ds, fs, strict=True) if d in idx]
@@ -183,6 +234,7 @@ def _block_rows(block: IdentBlock, idx: Mapping[str, int]) -> tuple[list, ...]:
             d_rows.append(ncols)
             d_cols.append(i)
             d_vals.append(f)
+            d_local.append(rows[i].position[ident])
         ncols += 1
     r_rows: list[int] = []
     r_cols: list[int] = []
@@ -195,7 +247,7 @@ def _block_rows(block: IdentBlock, idx: Mapping[str, int]) -> tuple[list, ...]:
         r_rows.append(row)
         r_cols.append(col)
         r_vals.append(weight)
-    return r_rows, r_cols, r_vals, d_rows, d_cols, d_vals, ncols
+    return r_rows, r_cols, r_vals, d_rows, d_cols, d_vals, d_local, ncols
 
 
 @dataclass(frozen=True)
@@ -252,30 +304,34 @@ class FactorBlocks:
             new._memo["parent"] = (self._memo["assembly"], touched)
         return new
 
-    def _assembly(self, names: tuple[str, ...]) -> _Assembly:
+    def _assembly(self, names: tuple[str, ...], definitions: DefinitionIndex) -> _Assembly:
+        """The blocks laid out over ``names`` against ``definitions`` (an index over the same
+        files; identifiers' positions in a file's rows only change when the file changed, and
+        then every identifier it defines is touched, so a splice keeps the others' positions)."""
         found = self._memo.get("assembly")
         if found is not None and found.files == names:
             return found
+        rows = [definitions.rows[f] for f in names]
         parent = self._memo.pop("parent", None)
         if parent is not None and parent[0].files == names:
-            found = self._splice(parent[0], parent[1], names)
+            found = self._splice(parent[0], parent[1], names, rows)
         else:
-            found = self._assemble(names)
+            found = self._assemble(names, rows)
         self._memo["assembly"] = found
         return found
 
-    def _assemble(self, names: tuple[str, ...]) -> _Assembly:
+    def _assemble(self, names: tuple[str, ...], rows: Sequence[FileRows]) -> _Assembly:
         import numpy as np
 
         idx = {f: i for i, f in enumerate(names)}
         order = sorted(self.blocks)
-        lists: tuple[list, ...] = ([], [], [], [], [], [])
+        lists: tuple[list, ...] = ([], [], [], [], [], [], [])
         counts: list[tuple[int, int, int]] = []
         columns: list[str] = []
         base = 0
         for ident in order:
-            r_rows, r_cols, r_vals, d_rows, d_cols, d_vals, ncols = _block_rows(
-                self.blocks[ident], idx
+            r_rows, r_cols, r_vals, d_rows, d_cols, d_vals, d_local, ncols = _block_rows(
+                ident, self.blocks[ident], idx, rows
             )
             lists[0].extend(r_rows)
             lists[1].extend(c + base for c in r_cols)
@@ -283,6 +339,7 @@ class FactorBlocks:
             lists[3].extend(c + base for c in d_rows)
             lists[4].extend(d_cols)
             lists[5].extend(d_vals)
+            lists[6].extend(d_local)
             columns.extend([ident] * ncols)
             counts.append((len(r_rows), ncols, len(d_rows)))
             base += ncols
@@ -298,10 +355,17 @@ class FactorBlocks:
             np.array(lists[3], dtype=ints),
             np.array(lists[4], dtype=ints),
             np.array(lists[5], dtype=floats),
+            np.array(lists[6], dtype=ints),
             columns,
         )
 
-    def _splice(self, old: _Assembly, touched: frozenset[str], names: tuple[str, ...]) -> _Assembly:
+    def _splice(
+        self,
+        old: _Assembly,
+        touched: frozenset[str],
+        names: tuple[str, ...],
+        rows: Sequence[FileRows],
+    ) -> _Assembly:
         """The assembly of these blocks from ``old``: runs of identifiers that kept their block
         are copied (their columns shifted), the touched ones laid out again."""
         import numpy as np
@@ -309,7 +373,7 @@ class FactorBlocks:
         idx = {f: i for i, f in enumerate(names)}
         order = sorted(self.blocks)
         starts = old.starts
-        pieces: list[list] = [[], [], [], [], [], []]
+        pieces: list[list] = [[], [], [], [], [], [], []]
         counts: list = []
         columns: list[str] = []
         base = 0
@@ -318,8 +382,8 @@ class FactorBlocks:
             ident = order[i]
             p0 = old.pos.get(ident)
             if ident in touched or p0 is None:
-                r_rows, r_cols, r_vals, d_rows, d_cols, d_vals, ncols = _block_rows(
-                    self.blocks[ident], idx
+                r_rows, r_cols, r_vals, d_rows, d_cols, d_vals, d_local, ncols = _block_rows(
+                    ident, self.blocks[ident], idx, rows
                 )
                 pieces[0].append(np.array(r_rows, dtype=np.int64))
                 pieces[1].append(np.array(r_cols, dtype=np.int64) + base)
@@ -327,6 +391,7 @@ class FactorBlocks:
                 pieces[3].append(np.array(d_rows, dtype=np.int64) + base)
                 pieces[4].append(np.array(d_cols, dtype=np.int64))
                 pieces[5].append(np.array(d_vals, dtype=np.float64))
+                pieces[6].append(np.array(d_local, dtype=np.int64))
                 counts.append(np.array([[len(r_rows), ncols, len(d_rows)]], dtype=np.int64))
                 columns.extend([ident] * ncols)
                 base += ncols
@@ -344,6 +409,7 @@ class FactorBlocks:
             pieces[3].append(old.d_rows[da:db] + shift)
             pieces[4].append(old.d_cols[da:db])
             pieces[5].append(old.d_vals[da:db])
+            pieces[6].append(old.d_local[da:db])
             counts.append(old.counts[p0:p])
             columns.extend(old.columns[ca:cb])
             base += cb - ca
@@ -363,19 +429,26 @@ class FactorBlocks:
             joined(pieces[3], np.int64),
             joined(pieces[4], np.int64),
             joined(pieces[5], np.float64),
+            joined(pieces[6], np.int64),
             columns,
         )
 
     def factored(
-        self, files: Iterable[str], import_edges: Mapping[str, Mapping[str, int]]
+        self,
+        files: Iterable[str],
+        import_edges: Mapping[str, Mapping[str, int]],
+        definitions: DefinitionIndex,
     ) -> FactoredGraph:
         """The factored graph over ``files`` (identifiers in sorted order, so the matrices are
-        the same however the blocks were arrived at)."""
+        the same however the blocks were arrived at), laid out against ``definitions``, the
+        definition index of the same symbol table over the same files."""
         import numpy as np
         from scipy import sparse
 
         names = tuple(sorted(set(files)))
-        a = self._assembly(names)
+        if definitions.files != list(names):
+            raise ValueError("the definition index is not over the graph's files")
+        a = self._assembly(names, definitions)
         idx = {f: i for i, f in enumerate(names)}
         n, k = len(names), len(a.columns)
         R = sparse.csr_array((a.r_vals, (a.r_rows, a.r_cols)), shape=(n, k), dtype=np.float64)
@@ -389,7 +462,14 @@ class FactorBlocks:
         I = sparse.csr_array((i_vals, (i_rows, i_cols)), shape=(n, n), dtype=np.float64)  # noqa: E741
         out_weight = R @ D.sum(axis=1) + I.sum(axis=1) if n else np.zeros(0)
         return FactoredGraph(
-            list(names), list(a.columns), R, D, I, np.asarray(out_weight, dtype=np.float64)
+            list(names),
+            list(a.columns),
+            R,
+            D,
+            I,
+            np.asarray(out_weight, dtype=np.float64),
+            definitions,
+            (a.d_rows, a.d_cols, a.d_vals, a.d_local),
         )
 
 
@@ -400,7 +480,9 @@ def factor_graph(
     chat_files: frozenset[str] = frozenset(),
     mentioned_idents: frozenset[str] = frozenset(),
 ) -> FactoredGraph:
-    return FactorBlocks.build(table, chat_files, mentioned_idents).factored(files, import_edges)
+    definitions = DefinitionIndex.build(table, files)
+    blocks = FactorBlocks.build(table, chat_files, mentioned_idents)
+    return blocks.factored(definitions.files, import_edges, definitions)
 
 
 def pagerank(g: FactoredGraph, pers: Mapping[str, float]) -> dict[str, float]:
@@ -439,22 +521,17 @@ def rank_definitions(
     table: SymbolTable,
     file_ranks: Mapping[str, float],
     mentioned_idents: frozenset[str] = frozenset(),
-    index: DefinitionIndex | None = None,
 ) -> Ranking:
     """Distribute each file's rank over its out-edges to (definer, identifier) pairs.
 
     Rank that arrives over an import edge is shared equally by the target's top-level classes and
     functions, so an imported module's API is ranked even when no name matched. Unreferenced
-    definitions share a tenth of their file's rank. ``index`` is ``table``'s definition index
-    over ``g.files`` (built here when not given; :mod:`repomapper.graphstate` keeps one).
+    definitions share a tenth of their file's rank. The pairs are those of the definition index
+    the graph was laid out against.
     """
     import numpy as np
 
-    if index is None:
-        index = DefinitionIndex.build(table, g.files)
-    if index.files != g.files:
-        raise ValueError("the definition index is not over the graph's files")
-    a = index.arrays
+    a = g.definitions.arrays
     n, pairs = len(g.files), len(a.idents)
     ranked = np.zeros(pairs)
     received = np.zeros(pairs, dtype=bool)
@@ -462,14 +539,9 @@ def rank_definitions(
     if n and pairs:
         w = np.divide(x, g.out_weight, out=np.zeros(n), where=g.out_weight > 0)
         per_column = g.R.T @ w
-        D = g.D.tocoo()
-        columns, pair = g.columns, a.pair
-        ids = np.fromiter(
-            (pair(d, columns[c]) for c, d in zip(D.row.tolist(), D.col.tolist(), strict=True)),
-            np.int64,
-            D.nnz,
-        )
-        ranked += np.bincount(ids, per_column[D.row] * D.data, minlength=pairs)
+        d_rows, d_cols, d_vals, d_local = g.d_entries
+        ids = a.offsets[d_cols] + d_local
+        ranked += np.bincount(ids, per_column[d_rows] * d_vals, minlength=pairs)
         received[ids] = True
         imported = (g.I.T @ w)[a.top_file]
         hit = imported != 0
@@ -491,16 +563,11 @@ def rank_definitions(
     scores = stable_array(ranked[kept])
     by_file = np.array([file_scores.get(f, 0.0) for f in g.files], dtype=np.float64)
     order = np.lexsort((-by_file[a.pair_file[kept]], -scores))  # stable: ties keep pair order
-    chosen = kept[order].tolist()
-    owners = a.pair_file[kept[order]].tolist()
-    files, idents = g.files, a.idents
-    items = tuple(
-        zip(
-            [files[i] for i in owners],
-            [idents[i] for i in chosen],
-            scores[order].tolist(),
-            strict=True,
-        )
+    chosen = kept[order]
+    items = RankedPairs(
+        a.file_names[a.pair_file[chosen]].tolist(),
+        a.idents[chosen].tolist(),
+        scores[order].tolist(),
     )
     return Ranking(file_scores, items)
 

@@ -9,15 +9,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from .cache import TagCache, open_cache
+from .cache import CacheKey, TagCache, open_cache
 from .diagnostics import MAX_LISTED_PATHS, SUMMARISED, summarise
-from .discover import DEFAULT_MAX_FILE_SIZE, FileEntry, check_root, discover
+from .discover import DEFAULT_MAX_FILE_SIZE, Discovery, FileEntry, check_root, discover
 from .extract import Extractor, ProgressFn
 from .graph import SymbolTable, TargetResolver, build_graph
 from .graphstate import GraphState, StateInputs, update_state
 from .importmemo import CachedImports
 from .index import RepoIndex
+from .isolation.pool import WorkerPool
 from .isolation.supervisor import UNSETTLED
+from .listing import WatchedListing
 from .memo import MAP_VERSION, map_digest, remember, replay
 from .model import (
     Diagnostic,
@@ -46,6 +48,8 @@ log = logging.getLogger(__name__)
 __all__ = ["MAP_VERSION", "MAX_LISTED_PATHS", "SUMMARISED", "RepoMap", "summarise"]
 
 MAX_RANKED_SYMBOLS = 200
+#: idle extraction workers a RepoMap keeps for its next call (an edit needs one)
+KEPT_WORKERS = 1
 
 
 class _Files(NamedTuple):
@@ -110,6 +114,13 @@ class RepoMap:
             plugin_timeout  # seconds per plugin hook call; None: the plugins' limits
         )
         self._cache: TagCache | None = None
+        #: the extraction worker an edit's run hands its files to (kept between calls)
+        self._workers = WorkerPool(KEPT_WORKERS)
+        #: cache keys (content digests) of files whose stat has not changed, kept between calls
+        self._settled_keys: dict[FileEntry, CacheKey] = {}
+        #: set by an owner that watches the tree (the MCP server): discovery is reused while
+        #: the watcher saw no file added, removed or renamed (see repomapper.listing)
+        self.listing: WatchedListing | None = None
         self._lexical: tuple[TagCache, LexicalIndex] | None = None
         self._extracted: tuple[tuple, dict] | None = None
         self._graph: GraphState | None = None
@@ -125,7 +136,9 @@ class RepoMap:
         return self._cache
 
     def close(self) -> None:
-        """Close the cache (which also keeps the shared content table within its bounds)."""
+        """Close the cache (which also keeps the shared content table within its bounds) and
+        stop the extraction worker kept for the next call."""
+        self._workers.close()
         if self._cache is not None:
             self._cache.close()
             self._cache = None
@@ -146,7 +159,15 @@ class RepoMap:
 
     def _extractor(self) -> Extractor:
         """An extractor with this RepoMap's plugins, cache, jobs, progress and time limit."""
-        return Extractor(self.plugins, self.cache, self.jobs, self.progress, self.plugin_timeout)
+        return Extractor(
+            self.plugins,
+            self.cache,
+            self.jobs,
+            self.progress,
+            self.plugin_timeout,
+            pool=self._workers,
+            settled=self._settled_keys,
+        )
 
     def collect(
         self, paths: Sequence[str | os.PathLike[str]] | None = None
@@ -154,7 +175,15 @@ class RepoMap:
         """The files to map: discovered under the root, or exactly ``paths``."""
         diags: list[Diagnostic] = []
         if paths is None:
-            found = discover(self.root, self.include, self.exclude, self.max_file_size)
+
+            def listed() -> Discovery:
+                return discover(self.root, self.include, self.exclude, self.max_file_size)
+
+            found = (
+                listed()
+                if self.listing is None
+                else self.listing.collect(listed, self.max_file_size)
+            )
             diags.extend(found.diagnostics)
             return list(found.files), diags, found.seen
         entries = self._entries_for(paths, diags)
@@ -272,6 +301,9 @@ class RepoMap:
         all_entries = [by_path[p] for p in sorted(by_path)]
         extractor = self._extractor()
         extractor.prepare(self.root, all_entries)
+        if len(self._settled_keys) > 2 * len(all_entries) + 1024:  # keep the current files' keys
+            current = set(all_entries)
+            self._settled_keys = {e: k for e, k in self._settled_keys.items() if e in current}
         return _Files(extractor, entries, all_entries, chat, seen)
 
     def rank(

@@ -16,14 +16,13 @@ row is disabled for the rest of the run, with one warning.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import multiprocessing
 import os
 import signal
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from multiprocessing.connection import wait
 from typing import Any
@@ -32,6 +31,7 @@ from ..discover import FileEntry
 from ..model import Diagnostic, FileExtraction
 from .lifeline import tie_to_parent
 from .limits import Limits
+from .pool import WorkerPool, stop_workers
 
 log = logging.getLogger(__name__)
 
@@ -201,7 +201,12 @@ class Supervisor:
         jobs: int,
         disabled_for: Callable[[str, frozenset[str]], bool],
         view: Callable[[FileExtraction], Any],
+        pool: WorkerPool | None = None,
+        pool_key: tuple[Hashable, Any] = ((), None),
     ):
+        #: where idle workers come from and go back to (a long-lived owner's), with the key
+        #: and the plugin set that say which runner they were forked with
+        self.pool, self.pool_key = pool, pool_key
         self.runner = runner
         self.view = view
         self.names = list(names)
@@ -218,7 +223,7 @@ class Supervisor:
     def run(self, batches: Sequence[Sequence[FileEntry]]) -> Iterator[list[Extracted]]:
         ctx = multiprocessing.get_context("fork")
         queue: deque[list[Job]] = deque([Job(e) for e in b] for b in batches if b)
-        idle: list[_Worker] = []
+        idle: list[_Worker] = self.pool.take(*self.pool_key) if self.pool is not None else []
         busy: list[_Worker] = []
         poll = min(0.25, self.limits.timeout / 4)
 
@@ -267,15 +272,12 @@ class Supervisor:
                 for out in outs:
                     if out:
                         yield out
-        finally:  # idle workers are told to exit; busy ones (an interrupted run) are killed
-            for worker in idle:
-                with contextlib.suppress(OSError):
-                    worker.conn.send(None)
+        finally:  # idle workers go back to the pool or exit; busy ones (interrupted) are killed
+            if self.pool is not None:
+                idle = self.pool.give(*self.pool_key, idle)
             for worker in busy:
                 worker.kill()
-            for worker in idle:
-                worker.proc.join(0.5)
-                worker.kill()
+            stop_workers(idle)
 
     def _limit(self, worker: _Worker) -> float:
         """The time limit of the step the worker is in: one file's hooks get ``timeout``; a

@@ -61,7 +61,7 @@ class LiveIndex:
         self.last_refresh: RefreshStats | None = None
 
     # -- keeping it current --------------------------------------------------------------------
-    def mark_dirty(self) -> None:
+    def mark_dirty(self, changes: object = None) -> None:
         """A watcher saw the tree change: the next refresh lists the repository again."""
         self._dirty.set()
 

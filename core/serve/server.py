@@ -95,6 +95,7 @@ def serve_stdio(service: Service) -> None:
     """Serve until the client closes standard input."""
     anyio, _, _, stdio_server = _sdk()
     server = build_server(service)
+    gc.freeze()  # the SDK's objects (see repomapper.gcpolicy), before the first call
 
     async def main() -> None:
         async with stdio_server() as (read, write):

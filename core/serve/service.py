@@ -19,6 +19,7 @@ from ..contract.request import ContractError, parse_request
 from ..contract.run import map_with
 from ..discover import stat_entry
 from ..graph import identifier_multiplier
+from ..listing import WatchedListing
 from ..model import REF, Tag
 from ..registry import PluginConfig, PluginSet
 from .index import LiveIndex
@@ -92,8 +93,14 @@ class Service:
                 jobs=self.options.jobs,
             )
             self._repomaps[key] = rm
+            listing = WatchedListing(rm.root)
+            if self._subscribe(root, listing.note):
+                listing.arm()
+                rm.listing = listing
             while len(self._repomaps) > MAX_REPOMAPS:
-                _, old = self._repomaps.popitem(last=False)
+                (old_root, _), old = self._repomaps.popitem(last=False)
+                if old.listing is not None:
+                    self._unsubscribe(old_root, old.listing.note)
                 old.close()
         self._repomaps.move_to_end(key)
         return rm
@@ -104,11 +111,10 @@ class Service:
         if idx is None:
             idx = LiveIndex(self._repomap(root))
             self._indexes[root] = idx
-            if self.options.watch:
-                self._start_watcher(root, idx)
+            idx.watching = self._subscribe(root, idx.mark_dirty)
             while len(self._indexes) > MAX_INDEXES:
-                old_root, _ = self._indexes.popitem(last=False)
-                self._stop_watcher(old_root)
+                old_root, old_idx = self._indexes.popitem(last=False)
+                self._unsubscribe(old_root, old_idx.mark_dirty)
         self._indexes.move_to_end(root)
         watcher = self._watchers.get(root)
         if watcher is not None and not watcher.running:
@@ -116,22 +122,31 @@ class Service:
         idx.refresh()
         return idx
 
-    def _start_watcher(self, root: Path, idx: LiveIndex) -> None:
+    def _subscribe(self, root: Path, fn) -> bool:
+        """Tell ``fn`` what changes under ``root`` (one watcher per root, started on first
+        use); False when nothing can watch (watching is off, or watchfiles is missing)."""
+        if not self.options.watch:
+            return False
         from .watch import Watcher
 
-        watcher = Watcher.start(root, idx.mark_dirty)
-        if watcher is not None:
-            idx.watching = True
+        watcher = self._watchers.get(root)
+        if watcher is None:
+            watcher = Watcher.start(root)
+            if watcher is None:
+                return False
             self._watchers[root] = watcher
+        watcher.subscribe(fn)
+        return watcher.running
 
-    def _stop_watcher(self, root: Path) -> None:
-        w = self._watchers.pop(root, None)
-        if w is not None:
-            w.stop()
+    def _unsubscribe(self, root: Path, fn) -> None:
+        watcher = self._watchers.get(root)
+        if watcher is not None and watcher.unsubscribe(fn) == 0:
+            del self._watchers[root]
+            watcher.stop()
 
     def close(self) -> None:
         for root in list(self._watchers):
-            self._stop_watcher(root)
+            self._watchers.pop(root).stop()
         for rm in self._repomaps.values():
             rm.close()
         self._repomaps.clear()

@@ -1,20 +1,26 @@
-"""Watch a repository for changes with ``watchfiles`` (optional): a background thread tells the
-live index that the tree changed. Without watchfiles the index re-lists the tree on every call."""
+"""Watch a repository for changes with ``watchfiles`` (optional): a background thread tells its
+subscribers (the live index, the map's file listing) what changed. Without watchfiles, or once
+the watcher stops, they re-list the tree on every call."""
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 log = logging.getLogger(__name__)
 
+#: receives the changes of one batch as (kind, absolute path), kind "added", "modified" or
+#: "deleted"; None when the watcher cannot say (it stopped): everything may have changed
+Subscriber = Callable[[Iterable[tuple[str, str]] | None], None]
+
 
 class Watcher:
-    def __init__(self, root: Path, on_change: Callable[[], None]):
+    def __init__(self, root: Path):
         self.root = root
-        self.on_change = on_change
+        self._subscribers: list[Subscriber] = []
+        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(
             target=self._run, name=f"repomapper-watch:{root.name}", daemon=True
@@ -22,37 +28,59 @@ class Watcher:
         self.failed: str | None = None
 
     @classmethod
-    def start(cls, root: Path, on_change: Callable[[], None]) -> Watcher | None:
+    def start(cls, root: Path) -> Watcher | None:
         """A running watcher, or None when watchfiles is not installed."""
         try:
             import watchfiles  # noqa: F401
         except ImportError:
-            log.info("watchfiles not installed: the index re-lists %s on every call", root)
+            log.info("watchfiles not installed: %s is listed again on every call", root)
             return None
-        w = cls(root, on_change)
+        w = cls(root)
         w._thread.start()
         return w
+
+    def subscribe(self, fn: Subscriber) -> None:
+        with self._lock:
+            self._subscribers.append(fn)
+
+    def unsubscribe(self, fn: Subscriber) -> int:
+        """Stop telling ``fn``; returns how many subscribers are left."""
+        with self._lock:
+            self._subscribers = [s for s in self._subscribers if s != fn]
+            return len(self._subscribers)
+
+    def _tell(self, changes: Iterable[tuple[str, str]] | None) -> None:
+        with self._lock:
+            subscribers = list(self._subscribers)
+        for fn in subscribers:
+            try:
+                fn(changes)
+            except Exception:  # one subscriber's bug must not stop the others being told
+                log.exception("a watch subscriber failed")
 
     def _run(self) -> None:
         import watchfiles
 
         try:
-            for _ in watchfiles.watch(
+            for batch in watchfiles.watch(
                 self.root,
+                # every folder but git's own: a repository may track files in folders the
+                # default filter leaves out (node_modules, .venv); git's index is stat'ed instead
+                watch_filter=watchfiles.DefaultFilter(ignore_dirs=(".git",)),
                 stop_event=self._stop,
                 debounce=50,
                 step=20,
                 yield_on_timeout=False,
                 raise_interrupt=False,
             ):
-                self.on_change()
+                self._tell([(change.name, path) for change, path in batch])
         except Exception as exc:  # a dead watcher must not leave a stale index: fall back
             self.failed = f"{type(exc).__name__}: {exc}"
             log.warning(
                 "watching %s stopped (%s); re-listing on every call", self.root, self.failed
             )
         finally:
-            self.on_change()  # whatever happened since the last event is picked up
+            self._tell(None)  # whatever happened since the last event is picked up
 
     @property
     def running(self) -> bool:

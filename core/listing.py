@@ -1,0 +1,169 @@
+"""The file listing of a long-lived owner that watches the tree (the MCP server).
+
+Discovery lists the tree (``git ls-files`` or a walk with the ignore rules) and stats every
+file: on django about 30 ms of each call, more than the rest of a call after an edit. A watcher
+knows when the tree's shape changed: a file added, removed or renamed, an ignore file edited. As
+long as it reports none of these, the last discovery's file list still holds and only its files
+are stat'ed again (an edit is seen by its new mtime or size even before the watcher's event
+arrives). Anything the listing cannot account for (an event it does not understand, a stat that
+fails, git's index or exclude file changed, the watcher stopped) makes the next call discover
+again. A listing taken within :data:`ARMING_SECONDS` of the watcher starting is not reused:
+events from before the watcher was ready may be missing.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from .discover import DEFAULT_SKIP_DIRS, Discovery, FileEntry, stat_entry
+
+#: seconds after the watcher starts before a listing may be reused
+ARMING_SECONDS = 1.0
+#: a change as the watcher reports it: (kind, absolute path); kind "modified" or anything else
+Change = tuple[str, str]
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+def git_listing_inputs(root: Path) -> tuple[Path, ...] | None:
+    """Files besides the work tree that decide what ``git ls-files`` lists for ``root``: the
+    index and the repository's exclude file. None when the repository cannot be found."""
+    for folder in (root, *root.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            git_dir = dot_git
+        elif dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
+            try:
+                text = dot_git.read_text("utf-8", errors="replace").strip()
+            except OSError:
+                return None
+            if not text.startswith("gitdir:"):
+                return None
+            git_dir = (folder / text[len("gitdir:") :].strip()).resolve()
+        else:
+            continue
+        return (git_dir / "index", git_dir / "info" / "exclude")
+    return None
+
+
+class WatchedListing:
+    """The last discovery, reused while the watcher saw nothing that changes the file list."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._lock = threading.Lock()
+        self._stale = True
+        self._armed_at: float | None = None
+        self._found: Discovery | None = None
+        self._taken_at = 0.0
+        self._known: frozenset[str] = frozenset()
+        self._stamps: dict[Path, tuple[int, int] | None] = {}
+        #: how the last call got its listing: "discover" or "stat"
+        self.last = ""
+
+    # -- the watcher's side ------------------------------------------------------------------
+    def arm(self) -> None:
+        """The watcher has started: listings taken from now on (after a short while) are kept."""
+        with self._lock:
+            self._armed_at = time.monotonic()
+            self._stale = True
+
+    def disarm(self) -> None:
+        """The watcher stopped: every call discovers again."""
+        with self._lock:
+            self._armed_at = None
+            self._stale = True
+
+    def note(self, changes: Iterable[Change] | None) -> None:
+        """Changes the watcher saw (None: it could not say, e.g. it stopped)."""
+        if changes is None:
+            self.disarm()
+            return
+        for kind, path in changes:
+            if self._changes_listing(kind, path):
+                with self._lock:
+                    self._stale = True
+                return
+
+    def _changes_listing(self, kind: str, path: str) -> bool:
+        try:
+            rel = Path(path).relative_to(self.root).as_posix()
+        except ValueError:
+            return False
+        parts = rel.split("/")
+        if ".git" in parts:  # git's own files: the index and exclude file are stat'ed instead
+            return False
+        found = self._found
+        walked = found is not None and found.source == "walk"
+        if walked and any(p in DEFAULT_SKIP_DIRS for p in parts[:-1]):
+            return False  # a walk never lists these folders
+        if kind != "modified" or parts[-1] == ".gitignore":
+            return True
+        return rel not in self._known  # e.g. a file that was too large and now is not
+
+    # -- the caller's side -------------------------------------------------------------------
+    def collect(self, discover: Callable[[], Discovery], max_file_size: int) -> Discovery:
+        """The current listing: the last one with its files stat'ed again, or a new one."""
+        with self._lock:
+            reusable = (
+                not self._stale
+                and self._found is not None
+                and self._armed_at is not None
+                and self._taken_at - self._armed_at >= ARMING_SECONDS
+            )
+            if not reusable:
+                self._stale = False  # an event from here on makes the next call discover
+        if reusable and all(_stamp(p) == s for p, s in self._stamps.items()):
+            again = self._restat(max_file_size)
+            if again is not None:
+                self.last = "stat"
+                return again
+        return self._discover(discover)
+
+    def _discover(self, discover: Callable[[], Discovery]) -> Discovery:
+        with self._lock:
+            self._stale = False
+        taken_at = time.monotonic()
+        found = discover()
+        inputs = git_listing_inputs(found.root) if found.source == "git" else ()
+        stamps = {p: _stamp(p) for p in inputs} if inputs is not None else None
+        with self._lock:
+            self._found = found
+            self._taken_at = taken_at
+            self._known = frozenset(e.path for e in found.files)
+            self._stamps = stamps or {}
+            if stamps is None:  # git without a findable repository: never reused
+                self._stale = True
+        self.last = "discover"
+        return found
+
+    def _restat(self, max_file_size: int) -> Discovery | None:
+        """The last listing with fresh stats, or None when a file is gone or now skipped."""
+        found = self._found
+        if found is None:
+            return None
+        root = str(found.root)
+        files: list[FileEntry] = []
+        for e in found.files:
+            try:
+                st = os.stat(os.path.join(root, e.path))
+            except OSError:
+                return None
+            if st.st_size == e.size and st.st_mtime_ns == e.mtime_ns:
+                files.append(e)
+                continue
+            again = stat_entry(found.root, e.path, max_file_size)
+            if not isinstance(again, FileEntry):
+                return None
+            files.append(again)
+        return Discovery(found.root, tuple(files), found.diagnostics, found.source, found.seen)

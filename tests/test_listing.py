@@ -1,0 +1,193 @@
+"""The watched listing (repomapper.listing): the last discovery is reused, with its files
+stat'ed again, only while the watcher saw nothing that changes the file list; and the MCP
+service's maps see an edit, an added and a removed file with a real watcher."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from repomapper import listing as listing_module
+from repomapper.discover import discover
+from repomapper.listing import WatchedListing
+from repomapper.repomap import RepoMap
+from tests.conftest import git, write_tree
+
+
+@pytest.fixture
+def tree(tmp_path):
+    return write_tree(
+        tmp_path / "repo",
+        {"a.py": "def alpha():\n    pass\n", "pkg/b.py": "def beta():\n    pass\n"},
+    )
+
+
+@pytest.fixture
+def armed(monkeypatch):
+    monkeypatch.setattr(listing_module, "ARMING_SECONDS", 0.0)
+
+
+def watched(root: Path) -> tuple[WatchedListing, list[int]]:
+    listing = WatchedListing(root.resolve())
+    listing.arm()
+    return listing, []
+
+
+def collect(listing: WatchedListing, root: Path, calls: list[int]):
+    def listed():
+        calls.append(1)
+        return discover(root.resolve())
+
+    return listing.collect(listed, 1_000_000)
+
+
+def later(path: Path, text: str) -> None:
+    path.write_text(text)
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
+
+
+def paths(found) -> list[str]:
+    return [e.path for e in found.files]
+
+
+def test_an_edit_is_seen_by_its_stat_without_listing_again(tree, armed):
+    listing, calls = watched(tree)
+    first = collect(listing, tree, calls)
+    later(tree / "a.py", "def alpha():\n    return 1\n")
+    again = collect(listing, tree, calls)
+    assert (len(calls), listing.last) == (1, "stat")
+    assert paths(again) == paths(first)
+    (a,) = [e for e in again.files if e.path == "a.py"]
+    assert a.mtime_ns == (tree / "a.py").stat().st_mtime_ns
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("added", "pkg/c.py"),
+        ("deleted", "a.py"),
+        ("modified", ".gitignore"),
+        ("modified", "never_listed.bin"),
+    ],
+)
+def test_changes_to_the_file_list_list_again(tree, armed, change):
+    listing, calls = watched(tree)
+    collect(listing, tree, calls)
+    kind, rel = change
+    listing.note([(kind, str(tree.resolve() / rel))])
+    collect(listing, tree, calls)
+    assert (len(calls), listing.last) == (2, "discover")
+
+
+def test_events_in_folders_a_walk_skips_and_outside_the_root_are_ignored(tree, armed):
+    listing, calls = watched(tree)
+    collect(listing, tree, calls)
+    root = tree.resolve()
+    listing.note(
+        [
+            ("added", str(root / "__pycache__" / "a.cpython-311.pyc")),
+            ("added", str(root.parent / "elsewhere.py")),
+            ("modified", str(root / "a.py")),
+        ]
+    )
+    collect(listing, tree, calls)
+    assert listing.last == "stat"
+
+
+def test_a_file_removed_before_its_event_arrives_lists_again(tree, armed):
+    listing, calls = watched(tree)
+    collect(listing, tree, calls)
+    (tree / "a.py").unlink()
+    found = collect(listing, tree, calls)
+    assert listing.last == "discover" and paths(found) == ["pkg/b.py"]
+
+
+def test_a_file_grown_over_the_limit_lists_again(tree, armed):
+    listing, calls = watched(tree)
+
+    def small():
+        calls.append(1)
+        return discover(tree.resolve(), max_file_size=100)
+
+    listing.collect(small, 100)
+    later(tree / "a.py", "x = 1\n" * 100)
+    found = listing.collect(small, 100)
+    assert listing.last == "discover"
+    assert paths(found) == ["pkg/b.py"]
+    assert [d.code for d in found.diagnostics] == ["too_large"]
+
+
+def test_without_a_watcher_or_before_it_is_ready_every_call_lists(tree, monkeypatch):
+    listing, calls = watched(tree)  # armed just now: ARMING_SECONDS has not passed
+    collect(listing, tree, calls)
+    collect(listing, tree, calls)
+    assert len(calls) == 2
+    monkeypatch.setattr(listing_module, "ARMING_SECONDS", 0.0)
+    collect(listing, tree, calls)
+    assert (len(calls), listing.last) == (2, "stat")
+    listing.note(None)  # the watcher stopped
+    collect(listing, tree, calls)
+    collect(listing, tree, calls)
+    assert len(calls) == 4
+
+
+def test_git_index_changes_list_again(tree, armed):
+    git(tree, "init", "-q")
+    git(tree, "add", "a.py")
+    listing, calls = watched(tree)
+    assert collect(listing, tree, calls).source == "git"
+    collect(listing, tree, calls)
+    assert listing.last == "stat"
+    (tree / ".gitignore").write_text("pkg/\n")  # as if its event were lost: only the index says
+    git(tree, "add", ".gitignore")
+    found = collect(listing, tree, calls)
+    assert listing.last == "discover" and "pkg/b.py" not in paths(found)
+
+
+def test_a_repomap_uses_the_listing_it_is_given(tree, armed, tmp_path):
+    rm = RepoMap(tree, cache_dir=tmp_path / "cache")
+    rm.listing, _ = watched(tree)
+    rm.map()
+    later(tree / "pkg/b.py", "def beta():\n    pass\n\n\ndef gamma_added():\n    pass\n")
+    assert "gamma_added" in rm.map(mentioned_idents=["gamma_added"]).map
+    assert rm.listing.last == "stat"
+    rm.close()
+
+
+def test_the_service_map_sees_edits_additions_and_removals(tree, tmp_path, monkeypatch):
+    pytest.importorskip("watchfiles")
+    from repomapper.serve.service import Service, ServiceOptions
+
+    monkeypatch.setattr(listing_module, "ARMING_SECONDS", 0.2)
+    service = Service(tree, ServiceOptions(cache_dir=str(tmp_path / "cache"), warm_up=False))
+    try:
+
+        def mapped(**args) -> dict:
+            result = service.call("repo_map", {"token_budget": 2000, **args})
+            assert not result.is_error, result.data
+            return result.data
+
+        mapped()
+        time.sleep(0.5)  # the watcher is ready
+        mapped()  # a listing taken after arming: reused from now on
+        (rm,) = service._repomaps.values()
+        later(tree / "a.py", "def alpha():\n    pass\n\n\ndef edited_in_place():\n    pass\n")
+        assert "edited_in_place" in mapped(mentioned_idents=["edited_in_place"])["map"]
+        assert rm.listing.last == "stat"
+        (tree / "pkg" / "new_module.py").write_text("def brand_new_function():\n    pass\n")
+        deadline = time.monotonic() + 10
+        while True:  # the event arrives within the watcher's debounce
+            data = mapped(mentioned_idents=["brand_new_function"])
+            if "brand_new_function" in data["map"] or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert "brand_new_function" in data["map"]
+        (tree / "pkg" / "new_module.py").unlink()
+        data = mapped(mentioned_idents=["brand_new_function"])
+        assert "brand_new_function" not in data["map"]
+    finally:
+        service.close()
