@@ -121,6 +121,7 @@ async def server_run(
         results["edits whose new function the next map shows"] = f"{seen_in_map}/{len(edits)}"
         results["repo_map after editing one file (median)"] = statistics.median(after_map)
         results["repo_map after editing one file (max)"] = max(after_map)
+        results["repo_map after each edit, in order"] = " ".join(f"{t:.3f}" for t in after_map)
         results["find_symbol after editing one file (median)"] = statistics.median(after_sym)
         results["file_outline after editing one file (median)"] = statistics.median(after_outline)
         results["related_files after editing one file (median)"] = statistics.median(after_related)

@@ -525,8 +525,18 @@ class RepoMap:
 
     def warm_up(self) -> None:
         """Extract the repository and build its ranking state now (a map replayed from the cache
-        builds neither), so that the first call after an edit only updates them."""
+        builds neither), so that the first call after an edit only updates them. The
+        backends' import lookup tables are built too (a state built with remembered imports has
+        not resolved any; the first edit's resolution would build them)."""
         self.rank()
+        state = self._graph
+        if state is None:
+            return
+        primed: set[str] = set()
+        for path, fs in state.files.items():
+            if fs.imports and fs.plugin is not None and fs.plugin not in primed:
+                primed.add(fs.plugin)
+                self.file_imports(path, fs, state.index)
 
     # -- the map -----------------------------------------------------------------------------
     def map(

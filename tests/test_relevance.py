@@ -67,6 +67,27 @@ def test_traceback_frames_lead_into_the_repository_and_the_innermost_weighs_most
     assert "astroid/other.py" not in ev.files
 
 
+def test_the_words_of_a_written_path_are_not_also_stem_or_name_mentions():
+    """A frame's path is evidence for its file once, by its position in the traceback: its
+    folder and file names are not also counted as the reporter naming those stems."""
+    files = ["pkg/linter/linter.py", "pkg/parser/helpers.py"]
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/pkg/linter/linter.py", line 3, in lint_string\n'
+        '  File "/home/u/pkg/parser/helpers.py", line 9, in check\n'
+        "RuntimeError: boom\n"
+    )
+    query = parse_task(text)
+    assert "linter" not in query.words and "helpers" not in query.words
+    assert {"lint_string", "check"} <= query.words  # the frames' function names still count
+    ev = explicit(text, files, defines={"linter": {"pkg/linter/linter.py"}})
+    signals = {s for s, _, _ in ev.files["pkg/linter/linter.py"]}
+    assert signals == {"traceback"}
+    assert ev.file_score("pkg/parser/helpers.py") > ev.file_score("pkg/linter/linter.py")
+    # named outside a path, the same word is a mention again
+    assert "linter" in parse_task(text + "The linter crashes.").words
+
+
 def test_at_path_line_and_module_names():
     files = ["pvlib/tools.py", "pvlib/irradiance.py", "pkg/sub/__init__.py"]
     ev = explicit(

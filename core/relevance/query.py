@@ -95,15 +95,20 @@ def parse_task(text: str | bytes) -> TaskQuery:
     text, truncated = clean(text)
     counts = Counter(terms(text))
     capped = Counter({t: min(c, MAX_QUERY_TF) for t, c in counts.items()})
-    words = frozenset(w for w in _WORD.findall(text) if w.lower() not in STOP_WORDS)
     found: list[tuple[int, str, int | None, str]] = []
+    #: where the text writes a path (a frame's file, a/b/c): its words are evidence for that
+    #: path (see the path signal), not separate mentions of names or file stems
+    spans: list[tuple[int, int]] = []
     for m in _PY_FRAME.finditer(text):
         found.append((m.start(), m.group(1).replace("\\", "/"), int(m.group(2)), "traceback"))
+        spans.append(m.span(1))
     framed = {(pos, t) for pos, t, _, _ in found}
     for m in _PATH.finditer(text):
         token = m.group(1).replace("\\", "/").strip("./") if m.group(1) else ""
         if not token or token.count("/") == 0 and not _FILE_EXT.search(token):
             continue
+        if "/" in token:
+            spans.append(m.span(1))
         line = int(m.group(2)) if m.group(2) else None
         found.append((m.start(), token, line, "traceback" if line is not None else "path"))
     # frames in text order; a frame is "innermost" when it is the last one before the next
@@ -123,6 +128,9 @@ def parse_task(text: str | bytes) -> TaskQuery:
         key = (token, line, kind)
         refs[key] = refs.get(key, False) or (token, line) in innermost
     paths = tuple(PathRef(t, ln, k, inner) for (t, ln, k), inner in refs.items())
+    words = frozenset(
+        w for w in _WORD.findall(_blanked(text, spans)) if w.lower() not in STOP_WORDS
+    )
     dotted = tuple(dict.fromkeys(m.group(1) for m in _DOTTED.finditer(text)))
     quoted: set[str] = set()
     for m in _BACKTICK.finditer(text):
@@ -131,3 +139,19 @@ def parse_task(text: str | bytes) -> TaskQuery:
             quoted.add(w)
     errors = frozenset(m.group(1) for m in _ERROR.finditer(text))
     return TaskQuery(text, truncated, capped, words, paths, dotted, frozenset(quoted), errors)
+
+
+def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with these spans replaced by spaces (positions kept)."""
+    if not spans:
+        return text
+    out: list[str] = []
+    at = 0
+    for start, end in sorted(spans):
+        if start > at:
+            out.append(text[at:start])
+        if end > at:
+            out.append(" " * (end - max(start, at)))
+            at = end
+    out.append(text[at:])
+    return "".join(out)
