@@ -457,12 +457,8 @@ class Extractor:
     def _disabled_for(self, path: str, disabled: frozenset[str]) -> bool:
         return bool(disabled) and any(n in disabled for n in self.plugins.candidates(path))
 
-    def _execute(
-        self, root: Path, batches: list[list[FileEntry]], full: bool
-    ) -> Iterator[list[Extracted]]:
-        if not batches:
-            return
-        misses = sum(len(b) for b in batches)
+    def _run_batch(self, root: Path, full: bool) -> Callable[..., tuple[list, list]]:
+        """What a worker runs for a batch of jobs (the closure a worker is forked with)."""
         plugins, limits = self.plugins, self.limits
 
         def run_batch(
@@ -482,23 +478,40 @@ class Extractor:
             )
             return out, outcomes
 
-        if not (limits.isolate and Supervisor.available()):
-            yield from self._in_process(run_batch, batches)
-            return
-        workers = self.jobs if misses >= PARALLEL_THRESHOLD else 1
+        return run_batch
+
+    def _supervisor(self, root: Path, full: bool, workers: int) -> Supervisor:
         view = (lambda ex: ex) if full else FileSymbols.from_extraction
-        supervisor = Supervisor(
-            run_batch,
-            list(plugins.infos),
-            limits,
+        return Supervisor(
+            self._run_batch(root, full),
+            list(self.plugins.infos),
+            self.limits,
             workers,
             self._disabled_for,
             view,
             self.pool,
             # a kept worker must see what a fresh one would: the same root, request, limits,
             # plugin set and environment (plugins read settings from it)
-            ((str(root), full, limits, tuple(sorted(os.environ.items()))), plugins),
+            ((str(root), full, self.limits, tuple(sorted(os.environ.items()))), self.plugins),
         )
+
+    def keep_worker(self, root: Path) -> None:
+        """Start the worker a long-lived owner's next run will use, unless its pool has one
+        (so that the first edit does not pay for forking it)."""
+        if self.pool is not None and self.limits.isolate and Supervisor.available():
+            self._supervisor(root, False, 1).start_idle()
+
+    def _execute(
+        self, root: Path, batches: list[list[FileEntry]], full: bool
+    ) -> Iterator[list[Extracted]]:
+        if not batches:
+            return
+        misses = sum(len(b) for b in batches)
+        if not (self.limits.isolate and Supervisor.available()):
+            yield from self._in_process(self._run_batch(root, full), batches)
+            return
+        workers = self.jobs if misses >= PARALLEL_THRESHOLD else 1
+        supervisor = self._supervisor(root, full, workers)
         try:
             yield from supervisor.run(batches)
         finally:

@@ -15,8 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
-from pathlib import PurePosixPath
+from functools import cached_property
 from typing import Any
 
 from .definitions import DefinitionIndex, FileRows
@@ -81,16 +80,18 @@ class Ranking:
     definitions: Sequence[tuple[str, str, float]]
 
 
-@lru_cache(maxsize=1 << 16)
 def path_parts(path: str) -> frozenset[str]:
-    """The parts of a path a mentioned identifier can name: the file's name and stem.
+    """The parts of a path a mentioned identifier can name: the file's name and stem (as
+    ``PurePosixPath`` has them; string operations, since every file is asked on each ranking).
 
     Aider also matches directory names; we do not, because a package's name appears in nearly
     every task about it and would personalize every file of the package alike, drowning the file
     the task actually names (measured in docs/localization.md).
     """
-    p = PurePosixPath(path)
-    return frozenset((p.name, p.stem))
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    stem = name[:dot] if 0 < dot < len(name) - 1 else name
+    return frozenset((name, stem))
 
 
 def personalization(

@@ -527,8 +527,10 @@ class RepoMap:
         """Extract the repository and build its ranking state now (a map replayed from the cache
         builds neither), so that the first call after an edit only updates them. The
         backends' import lookup tables are built too (a state built with remembered imports has
-        not resolved any; the first edit's resolution would build them)."""
+        not resolved any; the first edit's resolution would build them), and the extraction
+        worker the first edit will use is started."""
         self.rank()
+        self._extractor().keep_worker(self.root)
         state = self._graph
         if state is None:
             return

@@ -4,6 +4,8 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from repomapper.graph import SymbolTable, build_graph, identifier_multiplier, is_well_named
 from repomapper.hookspecs import hookimpl
@@ -275,3 +277,16 @@ def test_a_failing_or_garbage_resolver_keeps_every_definer(backend, caplog):
     assert table.chosen_definers("user.py", "run_task") == ["other/mod2.py", "pkg/mod.py"]
     if backend.raises:
         assert "user.py: resolving target 'pkg/mod.py#run_task' failed: boom" in caplog.text
+
+
+@given(st.lists(st.text("ab._-", min_size=1, max_size=6), min_size=1, max_size=4))
+def test_path_parts_are_the_name_and_stem_pathlib_gives(parts):
+    from pathlib import PurePosixPath
+
+    from repomapper.rank import path_parts
+
+    parts = [x for x in parts if x not in (".", "..")]  # mapped paths are normalised
+    path = "/".join(parts)
+    p = PurePosixPath(path)
+    if parts:
+        assert path_parts(path) == frozenset((p.name, p.stem))

@@ -220,6 +220,15 @@ class Supervisor:
     def available() -> bool:
         return "fork" in multiprocessing.get_all_start_methods()
 
+    def start_idle(self) -> None:
+        """Fork one worker into the pool now, unless it holds one for this runner already."""
+        if self.pool is None:
+            return
+        idle = self.pool.take(*self.pool_key)
+        if not idle:
+            idle = [_Worker(multiprocessing.get_context("fork"), self.runner, self.names)]
+        stop_workers(self.pool.give(*self.pool_key, idle))
+
     def run(self, batches: Sequence[Sequence[FileEntry]]) -> Iterator[list[Extracted]]:
         ctx = multiprocessing.get_context("fork")
         queue: deque[list[Job]] = deque([Job(e) for e in b] for b in batches if b)
