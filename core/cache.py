@@ -19,7 +19,7 @@ import logging
 import sqlite3
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -168,9 +168,12 @@ class TagCache:
         self.diagnostics: list[Diagnostic] = []
         self.location = ":memory:"
 
-    def digests(self) -> StatRows:
-        """The remembered digest of each path, with the mtime and size it was taken at."""
-        return self.stats
+    def digests(self, paths: Collection[str] | None = None) -> StatRows:
+        """The remembered digest of each path (of ``paths``, or of every path), with the mtime
+        and size it was taken at."""
+        if paths is None:
+            return self.stats
+        return {p: self.stats[p] for p in paths if p in self.stats}
 
     def record_digests(self, rows: Iterable[tuple[str, int, int, str, int]]) -> None:
         """Remember (path, mtime_ns, size, digest, taken_ns) rows."""
@@ -328,15 +331,22 @@ class SqliteTagCache(TagCache):
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
 
-    def digests(self) -> StatRows:
+    def digests(self, paths: Collection[str] | None = None) -> StatRows:
         if self._fallen_back:
-            return self.stats
+            return super().digests(paths)
+        sql = "SELECT path, mtime_ns, size, digest, taken_ns FROM files"
         try:
-            cur = self.conn.execute("SELECT path, mtime_ns, size, digest, taken_ns FROM files")
-            return {r[0]: r[1:] for r in cur}
+            if paths is None or len(paths) > FEW_KEYS:
+                found = {r[0]: r[1:] for r in self.conn.execute(sql)}
+                return found if paths is None else {p: found[p] for p in paths if p in found}
+            out: StatRows = {}
+            for path in paths:
+                for r in self.conn.execute(f"{sql} WHERE path=?", (path,)):
+                    out[r[0]] = r[1:]
+            return out
         except sqlite3.Error as exc:
             self._fallback(exc)
-            return self.stats
+            return super().digests(paths)
 
     def record_digests(self, rows: Iterable[tuple[str, int, int, str, int]]) -> None:
         rows = list(rows)

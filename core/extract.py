@@ -392,7 +392,7 @@ class Extractor:
             missing = [e for e in missing if e not in self._keys]
         if not missing:
             return
-        known = self.cache.digests()
+        known = self.cache.digests([e.path for e in missing])
         now = time.time_ns()
         taken: list[tuple[str, int, int, str, int]] = []
         for entry in missing:

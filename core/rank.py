@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from .definitions import DefinitionIndex, FileRows
@@ -80,6 +80,7 @@ class Ranking:
     definitions: Sequence[tuple[str, str, float]]
 
 
+@lru_cache(maxsize=1 << 16)
 def path_parts(path: str) -> frozenset[str]:
     """The parts of a path a mentioned identifier can name: the file's name and stem (as
     ``PurePosixPath`` has them; string operations, since every file is asked on each ranking).

@@ -50,6 +50,8 @@ __all__ = ["MAP_VERSION", "MAX_LISTED_PATHS", "SUMMARISED", "RepoMap", "summaris
 MAX_RANKED_SYMBOLS = 200
 #: idle extraction workers a RepoMap keeps for its next call (an edit needs one)
 KEPT_WORKERS = 1
+#: finished maps a RepoMap with ``memo_later`` keeps before it stores the oldest
+MAX_UNSAVED = 8
 
 
 class _Files(NamedTuple):
@@ -121,6 +123,10 @@ class RepoMap:
         #: set by an owner that watches the tree (the MCP server): discovery is reused while
         #: the watcher saw no file added, removed or renamed (see repomapper.listing)
         self.listing: WatchedListing | None = None
+        #: set by an owner that answers first and stores later (the MCP server): finished maps
+        #: are kept here (and replayed from here) until :meth:`save_maps` stores them
+        self.memo_later = False
+        self._unsaved: dict[str, MapResult] = {}
         self._lexical: tuple[TagCache, LexicalIndex] | None = None
         self._extracted: tuple[tuple, dict] | None = None
         self._graph: GraphState | None = None
@@ -138,6 +144,7 @@ class RepoMap:
     def close(self) -> None:
         """Close the cache (which also keeps the shared content table within its bounds) and
         stop the extraction worker kept for the next call."""
+        self.save_maps()
         self._workers.close()
         if self._cache is not None:
             self._cache.close()
@@ -518,6 +525,12 @@ class RepoMap:
         index.update(keys, mapped, read)
         return index
 
+    def save_maps(self) -> None:
+        """Store the maps kept for later (see ``memo_later``) in the cache."""
+        while self._unsaved:
+            digest = next(iter(self._unsaved))
+            remember(self.cache, digest, self._unsaved.pop(digest), self.root)
+
     @property
     def warm(self) -> bool:
         """Whether the ranking state is built, so that a call after an edit only updates it."""
@@ -572,7 +585,9 @@ class RepoMap:
                 mentioned_idents,
                 task,
             )
-            memo = replay(self.cache, digest) if self.use_cache and not force_refresh else None
+            memo = None
+            if self.use_cache and not force_refresh:
+                memo = self._unsaved.get(digest) or replay(self.cache, digest)
             if memo is not None:
                 self.last_stats = {"cached": len(files.all_entries), "extracted": 0, "memoised": 1}
                 self.timer.counts = dict(self.last_stats)
@@ -588,7 +603,13 @@ class RepoMap:
             result = self.render(ranked)
         self.timer.counts = dict(self.last_stats)
         if self.use_cache:
-            remember(self.cache, digest, result, self.root)
+            if self.memo_later:
+                self._unsaved[digest] = result
+                while len(self._unsaved) > MAX_UNSAVED:  # the oldest is stored now
+                    oldest = next(iter(self._unsaved))
+                    remember(self.cache, oldest, self._unsaved.pop(oldest), self.root)
+            else:
+                remember(self.cache, digest, result, self.root)
         return result
 
     def render(self, ranked: RankedRepository, budget: int | None = None) -> MapResult:

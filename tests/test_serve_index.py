@@ -203,3 +203,41 @@ def test_the_live_index_shares_the_rankings_summaries(pyrepo, tmp_path):
     bump(money, money.read_text() + "\ndef shared_after_edit():\n    pass\n")
     idx.refresh()  # the edited file is extracted again, not taken from the older ranking
     assert "shared_after_edit" in {t.name for t in idx.files["shop/money.py"].definitions}
+
+
+def test_maps_kept_for_later_replay_and_are_stored_by_save_maps(pyrepo, tmp_path):
+    cache = tmp_path / "cache"
+    rm = RepoMap(pyrepo, cache_dir=cache)
+    rm.memo_later = True
+    first = rm.map()
+    assert rm._unsaved and rm.map() == first
+    assert rm.last_stats.get("memoised") == 1  # replayed from what is kept, not mapped again
+    other = RepoMap(pyrepo, cache_dir=cache)
+    other.memo_later = True  # does not store either
+    other.map()
+    assert other.last_stats.get("memoised") is None  # nothing stored yet
+    rm.save_maps()
+    assert not rm._unsaved
+    again = RepoMap(pyrepo, cache_dir=cache)
+    assert again.map() == first and again.last_stats.get("memoised") == 1
+    for r in (rm, other, again):
+        r.close()
+
+
+def test_the_service_stores_a_map_after_answering(pyrepo, tmp_path):
+    import time
+
+    cache = tmp_path / "cache"
+    service = Service(pyrepo, ServiceOptions(cache_dir=str(cache), warm_up=False, watch=False))
+    try:
+        assert not service.call("repo_map", {"token_budget": 700}).is_error
+        deadline = time.monotonic() + 10
+        while any(rm._unsaved for rm in service._repomaps.values()):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+    finally:
+        service.close()
+    replayed = RepoMap(pyrepo, 700, cache_dir=cache)
+    replayed.map()
+    assert replayed.last_stats.get("memoised") == 1
+    replayed.close()

@@ -93,6 +93,7 @@ class Service:
                 jobs=self.options.jobs,
             )
             self._repomaps[key] = rm
+            rm.memo_later = True  # stored after the answer (see _save_later)
             listing = WatchedListing(rm.root)
             if self._subscribe(root, listing.note):
                 listing.arm()
@@ -164,6 +165,7 @@ class Service:
                 if name == "repo_map":
                     env = self.repo_map(args)
                     self._warm_later()
+                    self._save_later()
                     return ToolResult(env.to_dict(), env.is_error)
                 root = resolve_root(args.pop("clone_path"), self.root)
                 if name == "context_pack":
@@ -199,6 +201,23 @@ class Service:
                         self._warming.discard(id(rm))
 
         threading.Thread(target=warm, name="repomapper-warm-up", daemon=True).start()
+
+    def _save_later(self) -> None:
+        """Store the maps just answered in the cache from a background thread (holding the
+        lock, as a call would), so that writing them is not part of the answer's time."""
+        pending = [rm for rm in self._repomaps.values() if rm._unsaved]
+        if not pending:
+            return
+
+        def save() -> None:
+            with self._lock:
+                for rm in pending:
+                    try:
+                        rm.save_maps()
+                    except Exception as exc:  # the cache reports its own problems
+                        log.debug("storing the maps of %s failed: %s", rm.root, exc)
+
+        threading.Thread(target=save, name="repomapper-save-maps", daemon=True).start()
 
     # -- tools -----------------------------------------------------------------------------------
     def repo_map(self, args: dict[str, Any]) -> Envelope:
