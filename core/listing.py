@@ -152,18 +152,19 @@ class WatchedListing:
         found = self._found
         if found is None:
             return None
-        root = str(found.root)
+        prefix = str(found.root) + os.sep
         files: list[FileEntry] = []
+        keep, stat = files.append, os.stat
         for e in found.files:
             try:
-                st = os.stat(os.path.join(root, e.path))
+                st = stat(prefix + e.path)
             except OSError:
                 return None
             if st.st_size == e.size and st.st_mtime_ns == e.mtime_ns:
-                files.append(e)
+                keep(e)
                 continue
             again = stat_entry(found.root, e.path, max_file_size)
             if not isinstance(again, FileEntry):
                 return None
-            files.append(again)
+            keep(again)
         return Discovery(found.root, tuple(files), found.diagnostics, found.source, found.seen)

@@ -8,7 +8,7 @@ Field names follow ``SymbolInfo``/``ImportInfo`` of the context-pack design wher
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -452,7 +452,7 @@ class MapResult:
     budget: int
     files_total: int
     files_covered: int
-    ranked_files: tuple[RankedFile, ...] = ()
+    ranked_files: Sequence[RankedFile] = ()
     ranked_symbols: tuple[RankedSymbol, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
     chat_files: tuple[str, ...] = ()

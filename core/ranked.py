@@ -8,7 +8,7 @@ ranking instead of each ranking again.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .discover import FileEntry
@@ -17,10 +17,48 @@ from .model import Diagnostic, FileSymbols, RankedFile, Reason
 from .render import Item
 
 
+class PageRankedFiles(Sequence[RankedFile]):
+    """Files ranked by the reference graph alone (no task), best first, each with its one
+    reason; the :class:`RankedFile` objects are made as they are read (an answer lists a few
+    dozen of thousands: making them all cost several milliseconds of each call)."""
+
+    __slots__ = ("_ranks",)
+
+    def __init__(self, file_ranks: Mapping[str, float]):
+        self._ranks = sorted(file_ranks.items(), key=lambda x: (-x[1], x[0]))
+
+    @staticmethod
+    def _file(path: str, rank: float) -> RankedFile:
+        return RankedFile(path, rank, (Reason("pagerank", "reference graph", rank),))
+
+    def __len__(self) -> int:
+        return len(self._ranks)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return tuple(self._file(p, r) for p, r in self._ranks[i])
+        return self._file(*self._ranks[i])
+
+    def __iter__(self) -> Iterator[RankedFile]:
+        return (self._file(p, r) for p, r in self._ranks)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PageRankedFiles):
+            return self._ranks == other._ranks
+        if isinstance(other, (tuple, list)):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PageRankedFiles({len(self)} files)"
+
+
 @dataclass(frozen=True)
 class RankedRepository:
     #: every mapped file, best first, with its score and the reasons for it
-    files: tuple[RankedFile, ...]
+    files: Sequence[RankedFile]
     #: (file, identifier, score) by their rank in the reference graph, best first
     definitions: tuple[tuple[str, str, float], ...]
     #: per file, its identifiers in the order of ``definitions``

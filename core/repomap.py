@@ -28,11 +28,10 @@ from .model import (
     MapResult,
     RankedFile,
     RankedSymbol,
-    Reason,
 )
 from .paths import entries_for, relative_to_root
 from .rank import pagerank, stable
-from .ranked import RankedRepository, map_items
+from .ranked import PageRankedFiles, RankedRepository, map_items
 from .registry import PluginConfig, PluginSet
 from .relevance import LexicalIndex, parse_task, rank_task
 from .relevance.query import MAX_TASK_CHARS
@@ -395,10 +394,7 @@ class RepoMap:
                         severity="info",
                     )
                 )
-            files = tuple(
-                RankedFile(f, r, (Reason("pagerank", "reference graph", r),))
-                for f, r in sorted(defs.file_ranks.items(), key=lambda x: (-x[1], x[0]))
-            )
+            files = PageRankedFiles(defs.file_ranks)
             return RankedRepository(
                 files,
                 defs.definitions,

@@ -290,3 +290,18 @@ def test_path_parts_are_the_name_and_stem_pathlib_gives(parts):
     p = PurePosixPath(path)
     if parts:
         assert path_parts(path) == frozenset((p.name, p.stem))
+
+
+def test_page_ranked_files_read_as_the_tuple_they_stand_for():
+    from repomapper.model import RankedFile, Reason
+    from repomapper.ranked import PageRankedFiles
+
+    ranks = {"b.py": 0.5, "a.py": 0.5, "c.py": 0.9}
+    lazy = PageRankedFiles(ranks)
+    made = tuple(
+        RankedFile(f, r, (Reason("pagerank", "reference graph", r),))
+        for f, r in [("c.py", 0.9), ("a.py", 0.5), ("b.py", 0.5)]
+    )
+    assert len(lazy) == 3 and tuple(lazy) == made and lazy == made and lazy == list(made)
+    assert lazy[0] == made[0] and lazy[-1] == made[-1] and lazy[:2] == made[:2]
+    assert lazy == PageRankedFiles(dict(ranks)) and lazy != made[:2]
