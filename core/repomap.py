@@ -536,10 +536,11 @@ class RepoMap:
         """Extract the repository and build its ranking state now (a map replayed from the cache
         builds neither), so that the first call after an edit only updates them. The
         backends' import lookup tables are built too (a state built with remembered imports has
-        not resolved any; the first edit's resolution would build them), and the extraction
-        worker the first edit will use is started."""
+        not resolved any; the first edit's resolution would build them), the extraction
+        worker the first edit will use is started and the tokenizer is loaded."""
         self.rank()
         self._extractor().keep_worker(self.root)
+        self.counter.count("warm")
         state = self._graph
         if state is None:
             return
