@@ -20,6 +20,7 @@ from typing import Any
 
 from .definitions import DefinitionIndex, FileRows
 from .graph import SymbolTable, ident_weights, import_weights
+from .madeonread import MadeOnRead
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,7 @@ SELF_SHARE = 0.1
 MENTIONED_BOOST = 10.0
 
 
-class RankedPairs(Sequence[tuple[str, str, float]]):
+class RankedPairs(MadeOnRead[tuple[str, str, float]]):
     """(file, identifier, rank) for every ranked definition pair, best first. Kept as three
     lists and made into tuples as they are read: a map reads a few hundred of tens of thousands
     (on django, making them all cost 7 ms of each call)."""
@@ -56,21 +57,8 @@ class RankedPairs(Sequence[tuple[str, str, float]]):
     def __iter__(self) -> Iterator[tuple[str, str, float]]:
         return zip(self._files, self._idents, self._ranks, strict=True)
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, RankedPairs):
-            return (self._files, self._idents, self._ranks) == (
-                other._files,
-                other._idents,
-                other._ranks,
-            )
-        if isinstance(other, (tuple, list)):
-            return tuple(self) == tuple(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"RankedPairs({len(self)} pairs)"
+    def _rows(self) -> tuple[list, list, list]:
+        return self._files, self._idents, self._ranks
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 
 from .discover import FileEntry
 from .graph import SymbolTable
+from .madeonread import MadeOnRead
 from .model import Diagnostic, FileSymbols, RankedFile, Reason
 from .render import Item
 
 
-class PageRankedFiles(Sequence[RankedFile]):
+class PageRankedFiles(MadeOnRead[RankedFile]):
     """Files ranked by the reference graph alone (no task), best first, each with its one
     reason; the :class:`RankedFile` objects are made as they are read (an answer lists a few
     dozen of thousands: making them all cost several milliseconds of each call)."""
@@ -42,17 +43,8 @@ class PageRankedFiles(Sequence[RankedFile]):
     def __iter__(self) -> Iterator[RankedFile]:
         return (self._file(p, r) for p, r in self._ranks)
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, PageRankedFiles):
-            return self._ranks == other._ranks
-        if isinstance(other, (tuple, list)):
-            return tuple(self) == tuple(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"PageRankedFiles({len(self)} files)"
+    def _rows(self) -> list[tuple[str, float]]:
+        return self._ranks
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,34 @@
+"""Sequences whose items are made when they are read.
+
+A ranking holds tens of thousands of entries and an answer reads a few hundred of them; making
+every entry an object (a tuple, a dataclass) cost several milliseconds of each call. Subclasses
+keep their rows as they are cheapest to keep and make an item per read; they compare equal to
+each other by those rows and to a tuple or list of the items they stand for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class MadeOnRead(Sequence[T]):
+    __slots__ = ()
+
+    def _rows(self) -> Hashable:
+        """What two sequences of the same class are equal by."""
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is type(self):
+            return self._rows() == other._rows()  # type: ignore[attr-defined]
+        if isinstance(other, (tuple, list)):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} items)"
