@@ -6,6 +6,7 @@ import logging
 import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -549,6 +550,25 @@ class RepoMap:
             if fs.imports and fs.plugin is not None and fs.plugin not in primed:
                 primed.add(fs.plugin)
                 self.file_imports(path, fs, state.index)
+        self._rehearse_edit()
+
+    def _rehearse_edit(self) -> None:
+        """Update the state by one file whose summary is an equal copy (the result equals the
+        state): the first real edit then copies the symbol table into memory an update has
+        already used, instead of fresh memory from the allocator (47 ms against 11 on django)."""
+        state, extracted = self._graph, self._extracted
+        some = next((p for p, fs in state.files.items() if fs.definitions), None) if state else None
+        if state is None or extracted is None or some is None:
+            return
+        files = dict(state.files)
+        files[some] = replace(files[some])
+        inputs = StateInputs(
+            self.root, self.file_imports, self.target_resolver, *state.boosts, state.context
+        )
+        self._graph = update_state(state, files, inputs)
+        # the extraction is what the next call compares against: the copy stands for the file
+        keys, old = extracted
+        self._extracted = (keys, {**old, some: files[some]})
 
     # -- the map -----------------------------------------------------------------------------
     def map(

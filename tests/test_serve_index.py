@@ -241,3 +241,19 @@ def test_the_service_stores_a_map_after_answering(pyrepo, tmp_path):
     replayed.map()
     assert replayed.last_stats.get("memoised") == 1
     replayed.close()
+
+
+def test_warm_up_leaves_maps_as_a_fresh_repomap_makes_them(pyrepo, tmp_path):
+    """warm_up builds the state, primes the import tables, starts the worker and rehearses an
+    edit on an equal copy of one file: none of it may change what a map says."""
+    rm = RepoMap(pyrepo, cache_dir=tmp_path / "a")
+    rm.warm_up()
+    assert rm.warm and rm._graph.how.startswith("updated")
+    assert rm.map().map == RepoMap(pyrepo, use_cache=False).map().map
+    assert rm.last_stats.get("memoised") is None  # ranked from the rehearsed state
+    bump(pyrepo / "shop" / "money.py", "def after_warm_up(): pass\n")
+    after = rm.map(mentioned_idents=["after_warm_up"])
+    assert rm._graph.how == "updated (1 changed)"
+    fresh = RepoMap(pyrepo, use_cache=False).map(mentioned_idents=["after_warm_up"])
+    assert after.map == fresh.map and "after_warm_up" in after.map
+    rm.close()
