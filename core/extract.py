@@ -495,11 +495,17 @@ class Extractor:
             ((str(root), full, self.limits, tuple(sorted(os.environ.items()))), self.plugins),
         )
 
-    def keep_worker(self, root: Path) -> None:
+    def keep_worker(self, root: Path, sample: FileEntry | None = None) -> None:
         """Start the worker a long-lived owner's next run will use, unless its pool has one
-        (so that the first edit does not pay for forking it)."""
-        if self.pool is not None and self.limits.isolate and Supervisor.available():
-            self._supervisor(root, False, 1).start_idle()
+        (so that the first edit does not pay for forking it), and have it extract ``sample``
+        once, the result dropped: a new worker's first file also pays for the pages and the
+        plugin code it touches for the first time."""
+        if self.pool is None or not (self.limits.isolate and Supervisor.available()):
+            return
+        self._supervisor(root, False, 1).start_idle()
+        if sample is not None:
+            for _ in self._supervisor(root, False, 1).run([[sample]]):
+                pass
 
     def _execute(
         self, root: Path, batches: list[list[FileEntry]], full: bool

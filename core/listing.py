@@ -7,8 +7,8 @@ long as it reports none of these, the last discovery's file list still holds and
 are stat'ed again (an edit is seen by its new mtime or size even before the watcher's event
 arrives). Anything the listing cannot account for (an event it does not understand, a stat that
 fails, git's index or exclude file changed, the watcher stopped) makes the next call discover
-again. A listing taken within :data:`ARMING_SECONDS` of the watcher starting is not reused:
-events from before the watcher was ready may be missing.
+again. Only a listing taken after the watcher said its watch is in place (:meth:`arm`) is
+reused: changes from before may not have been reported.
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ from pathlib import Path
 
 from .discover import DEFAULT_SKIP_DIRS, Discovery, FileEntry, stat_entry
 
-#: seconds after the watcher starts before a listing may be reused
-ARMING_SECONDS = 1.0
 #: a change as the watcher reports it: (kind, absolute path); kind "modified" or anything else
 Change = tuple[str, str]
 
@@ -73,7 +71,7 @@ class WatchedListing:
 
     # -- the watcher's side ------------------------------------------------------------------
     def arm(self) -> None:
-        """The watcher has started: listings taken from now on (after a short while) are kept."""
+        """The watch is in place: listings taken from now on may be reused."""
         with self._lock:
             self._armed_at = time.monotonic()
             self._stale = True
@@ -119,7 +117,7 @@ class WatchedListing:
                 not self._stale
                 and self._found is not None
                 and self._armed_at is not None
-                and self._taken_at - self._armed_at >= ARMING_SECONDS
+                and self._taken_at >= self._armed_at
             )
             if not reusable:
                 self._stale = False  # an event from here on makes the next call discover

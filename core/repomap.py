@@ -539,8 +539,20 @@ class RepoMap:
         backends' import lookup tables are built too (a state built with remembered imports has
         not resolved any; the first edit's resolution would build them), the extraction
         worker the first edit will use is started and the tokenizer is loaded."""
-        self.rank()
-        self._extractor().keep_worker(self.root)
+        ranked = self.rank()
+        # the worker warms up on a file of the backend that maps the most files
+        plugins = Counter(fs.plugin for fs in ranked.mapped.values())
+        common = min(plugins, key=lambda p: (-plugins[p], str(p)), default=None)
+        entry = next(
+            (
+                e
+                for e in ranked.entries
+                if ranked.mapped.get(e.path, None) is not None
+                and ranked.mapped[e.path].plugin == common
+            ),
+            None,
+        )
+        self._extractor().keep_worker(self.root, entry)
         self.counter.count("warm")
         state = self._graph
         if state is None:

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from repomapper import listing as listing_module
 from repomapper.discover import discover
 from repomapper.listing import WatchedListing
 from repomapper.repomap import RepoMap
@@ -25,12 +24,8 @@ def tree(tmp_path):
     )
 
 
-@pytest.fixture
-def armed(monkeypatch):
-    monkeypatch.setattr(listing_module, "ARMING_SECONDS", 0.0)
-
-
 def watched(root: Path) -> tuple[WatchedListing, list[int]]:
+    """A listing whose watch is in place before its first collect."""
     listing = WatchedListing(root.resolve())
     listing.arm()
     return listing, []
@@ -54,7 +49,7 @@ def paths(found) -> list[str]:
     return [e.path for e in found.files]
 
 
-def test_an_edit_is_seen_by_its_stat_without_listing_again(tree, armed):
+def test_an_edit_is_seen_by_its_stat_without_listing_again(tree):
     listing, calls = watched(tree)
     first = collect(listing, tree, calls)
     later(tree / "a.py", "def alpha():\n    return 1\n")
@@ -74,7 +69,7 @@ def test_an_edit_is_seen_by_its_stat_without_listing_again(tree, armed):
         ("modified", "never_listed.bin"),
     ],
 )
-def test_changes_to_the_file_list_list_again(tree, armed, change):
+def test_changes_to_the_file_list_list_again(tree, change):
     listing, calls = watched(tree)
     collect(listing, tree, calls)
     kind, rel = change
@@ -83,7 +78,7 @@ def test_changes_to_the_file_list_list_again(tree, armed, change):
     assert (len(calls), listing.last) == (2, "discover")
 
 
-def test_events_in_folders_a_walk_skips_and_outside_the_root_are_ignored(tree, armed):
+def test_events_in_folders_a_walk_skips_and_outside_the_root_are_ignored(tree):
     listing, calls = watched(tree)
     collect(listing, tree, calls)
     root = tree.resolve()
@@ -98,7 +93,7 @@ def test_events_in_folders_a_walk_skips_and_outside_the_root_are_ignored(tree, a
     assert listing.last == "stat"
 
 
-def test_a_file_removed_before_its_event_arrives_lists_again(tree, armed):
+def test_a_file_removed_before_its_event_arrives_lists_again(tree):
     listing, calls = watched(tree)
     collect(listing, tree, calls)
     (tree / "a.py").unlink()
@@ -106,7 +101,7 @@ def test_a_file_removed_before_its_event_arrives_lists_again(tree, armed):
     assert listing.last == "discover" and paths(found) == ["pkg/b.py"]
 
 
-def test_a_file_grown_over_the_limit_lists_again(tree, armed):
+def test_a_file_grown_over_the_limit_lists_again(tree):
     listing, calls = watched(tree)
 
     def small():
@@ -121,21 +116,24 @@ def test_a_file_grown_over_the_limit_lists_again(tree, armed):
     assert [d.code for d in found.diagnostics] == ["too_large"]
 
 
-def test_without_a_watcher_or_before_it_is_ready_every_call_lists(tree, monkeypatch):
-    listing, calls = watched(tree)  # armed just now: ARMING_SECONDS has not passed
+def test_without_a_watcher_or_before_it_is_ready_every_call_lists(tree):
+    listing = WatchedListing(tree.resolve())  # the watch is not in place yet
+    calls: list[int] = []
     collect(listing, tree, calls)
     collect(listing, tree, calls)
     assert len(calls) == 2
-    monkeypatch.setattr(listing_module, "ARMING_SECONDS", 0.0)
+    listing.arm()
+    collect(listing, tree, calls)  # taken before the watch was in place: listed again
+    assert (len(calls), listing.last) == (3, "discover")
     collect(listing, tree, calls)
-    assert (len(calls), listing.last) == (2, "stat")
+    assert (len(calls), listing.last) == (3, "stat")
     listing.note(None)  # the watcher stopped
     collect(listing, tree, calls)
     collect(listing, tree, calls)
-    assert len(calls) == 4
+    assert len(calls) == 5
 
 
-def test_git_index_changes_list_again(tree, armed):
+def test_git_index_changes_list_again(tree):
     git(tree, "init", "-q")
     git(tree, "add", "a.py")
     listing, calls = watched(tree)
@@ -148,7 +146,7 @@ def test_git_index_changes_list_again(tree, armed):
     assert listing.last == "discover" and "pkg/b.py" not in paths(found)
 
 
-def test_a_repomap_uses_the_listing_it_is_given(tree, armed, tmp_path):
+def test_a_repomap_uses_the_listing_it_is_given(tree, tmp_path):
     rm = RepoMap(tree, cache_dir=tmp_path / "cache")
     rm.listing, _ = watched(tree)
     rm.map()
@@ -158,11 +156,10 @@ def test_a_repomap_uses_the_listing_it_is_given(tree, armed, tmp_path):
     rm.close()
 
 
-def test_the_service_map_sees_edits_additions_and_removals(tree, tmp_path, monkeypatch):
+def test_the_service_map_sees_edits_additions_and_removals(tree, tmp_path):
     pytest.importorskip("watchfiles")
     from repomapper.serve.service import Service, ServiceOptions
 
-    monkeypatch.setattr(listing_module, "ARMING_SECONDS", 0.2)
     service = Service(tree, ServiceOptions(cache_dir=str(tmp_path / "cache"), warm_up=False))
     try:
 
@@ -172,8 +169,8 @@ def test_the_service_map_sees_edits_additions_and_removals(tree, tmp_path, monke
             return result.data
 
         mapped()
-        time.sleep(0.5)  # the watcher is ready
-        mapped()  # a listing taken after arming: reused from now on
+        assert service._watchers[tree.resolve()].ready.wait(10)  # the watch is in place
+        mapped()  # a listing taken after that: reused from now on
         (rm,) = service._repomaps.values()
         later(tree / "a.py", "def alpha():\n    pass\n\n\ndef edited_in_place():\n    pass\n")
         assert "edited_in_place" in mapped(mentioned_idents=["edited_in_place"])["map"]
@@ -191,3 +188,23 @@ def test_the_service_map_sees_edits_additions_and_removals(tree, tmp_path, monke
         assert "brand_new_function" not in data["map"]
     finally:
         service.close()
+
+
+def test_the_watcher_says_when_its_watch_is_in_place(tree):
+    pytest.importorskip("watchfiles")
+    from repomapper.serve.watch import Watcher
+
+    watcher = Watcher.start(tree.resolve())
+    try:
+        early: list[str] = []
+        watcher.subscribe(lambda changes: None, lambda: early.append("ready"))
+        assert watcher.ready.wait(10)
+        deadline = time.monotonic() + 5
+        while not early and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert early == ["ready"]
+        late: list[str] = []
+        watcher.subscribe(lambda changes: None, lambda: late.append("ready"))
+        assert late == ["ready"]  # already in place: told at once
+    finally:
+        watcher.stop()

@@ -96,6 +96,7 @@ def serve_stdio(service: Service) -> None:
     anyio, _, _, stdio_server = _sdk()
     server = build_server(service)
     gc.freeze()  # the SDK's objects (see repomapper.gcpolicy), before the first call
+    service.settle = gc.freeze  # and what background work leaves, as after each call
 
     async def main() -> None:
         async with stdio_server() as (read, write):

@@ -9,7 +9,7 @@ import math
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,6 +76,9 @@ class Service:
         self._packers: OrderedDict[Path, Any] = OrderedDict()
         self._lock = threading.Lock()
         self._warming: set[int] = set()
+        #: called after background work (the warm-up, storing maps) as after a call; the MCP
+        #: server sets it to freeze what that work left alive (see repomapper.gcpolicy)
+        self.settle: Callable[[], None] | None = None
 
     # -- plumbing --------------------------------------------------------------------------------
     def _repomap(self, root: Path, include: tuple[str, ...] = ()):
@@ -95,8 +98,7 @@ class Service:
             self._repomaps[key] = rm
             rm.memo_later = True  # stored after the answer (see _save_later)
             listing = WatchedListing(rm.root)
-            if self._subscribe(root, listing.note):
-                listing.arm()
+            if self._subscribe(root, listing.note, listing.arm):
                 rm.listing = listing
             while len(self._repomaps) > MAX_REPOMAPS:
                 (old_root, _), old = self._repomaps.popitem(last=False)
@@ -123,7 +125,7 @@ class Service:
         idx.refresh()
         return idx
 
-    def _subscribe(self, root: Path, fn) -> bool:
+    def _subscribe(self, root: Path, fn, on_ready=None) -> bool:
         """Tell ``fn`` what changes under ``root`` (one watcher per root, started on first
         use); False when nothing can watch (watching is off, or watchfiles is missing)."""
         if not self.options.watch:
@@ -136,7 +138,7 @@ class Service:
             if watcher is None:
                 return False
             self._watchers[root] = watcher
-        watcher.subscribe(fn)
+        watcher.subscribe(fn, on_ready)
         return watcher.running
 
     def _unsubscribe(self, root: Path, fn) -> None:
@@ -199,8 +201,16 @@ class Service:
                         log.debug("warming %s failed: %s", rm.root, exc)
                     finally:
                         self._warming.discard(id(rm))
+            self._settled()
 
         threading.Thread(target=warm, name="repomapper-warm-up", daemon=True).start()
+
+    def _settled(self) -> None:
+        if self.settle is not None:
+            try:
+                self.settle()
+            except Exception as exc:
+                log.debug("settling after background work failed: %s", exc)
 
     def _save_later(self) -> None:
         """Store the maps just answered in the cache from a background thread (holding the
@@ -216,6 +226,7 @@ class Service:
                         rm.save_maps()
                     except Exception as exc:  # the cache reports its own problems
                         log.debug("storing the maps of %s failed: %s", rm.root, exc)
+            self._settled()
 
         threading.Thread(target=save, name="repomapper-save-maps", daemon=True).start()
 

@@ -14,12 +14,18 @@ log = logging.getLogger(__name__)
 #: receives the changes of one batch as (kind, absolute path), kind "added", "modified" or
 #: "deleted"; None when the watcher cannot say (it stopped): everything may have changed
 Subscriber = Callable[[Iterable[tuple[str, str]] | None], None]
+#: milliseconds without events after which watchfiles hands back an empty batch: the first one
+#: (or the first event) says the watch is in place, so that changes from then on are reported
+READY_PROBE_MS = 200
 
 
 class Watcher:
     def __init__(self, root: Path):
         self.root = root
         self._subscribers: list[Subscriber] = []
+        self._on_ready: list[Callable[[], None]] = []
+        #: set once the watch is in place: every change after it is reported
+        self.ready = threading.Event()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(
@@ -39,9 +45,16 @@ class Watcher:
         w._thread.start()
         return w
 
-    def subscribe(self, fn: Subscriber) -> None:
+    def subscribe(self, fn: Subscriber, on_ready: Callable[[], None] | None = None) -> None:
+        """Tell ``fn`` every batch of changes, and call ``on_ready`` once the watch is in place
+        (at once when it already is)."""
         with self._lock:
             self._subscribers.append(fn)
+            if on_ready is not None and not self.ready.is_set():
+                self._on_ready.append(on_ready)
+                on_ready = None
+        if on_ready is not None:
+            on_ready()
 
     def unsubscribe(self, fn: Subscriber) -> int:
         """Stop telling ``fn``; returns how many subscribers are left."""
@@ -70,10 +83,14 @@ class Watcher:
                 stop_event=self._stop,
                 debounce=50,
                 step=20,
-                yield_on_timeout=False,
+                rust_timeout=READY_PROBE_MS,
+                yield_on_timeout=True,
                 raise_interrupt=False,
             ):
-                self._tell([(change.name, path) for change, path in batch])
+                if not self.ready.is_set():
+                    self._set_ready()
+                if batch:
+                    self._tell([(change.name, path) for change, path in batch])
         except Exception as exc:  # a dead watcher must not leave a stale index: fall back
             self.failed = f"{type(exc).__name__}: {exc}"
             log.warning(
@@ -81,6 +98,16 @@ class Watcher:
             )
         finally:
             self._tell(None)  # whatever happened since the last event is picked up
+
+    def _set_ready(self) -> None:
+        with self._lock:
+            self.ready.set()
+            waiting, self._on_ready = self._on_ready, []
+        for fn in waiting:
+            try:
+                fn()
+            except Exception:
+                log.exception("a watch subscriber failed")
 
     @property
     def running(self) -> bool:
