@@ -94,3 +94,22 @@ def test_the_command_tunes_the_garbage_collector():
     import gc
 
     assert gc.get_threshold()[0] < 50_000  # the library itself leaves the collector alone
+
+
+def test_a_worker_kept_by_a_call_on_a_short_lived_thread_outlives_the_thread(repo, tmp_path):
+    """The kernel tie (PR_SET_PDEATHSIG) is to the forking thread: a server answers each call on
+    a pool thread that may end, so the pool forks its workers on a thread of its own."""
+    import threading
+    import time
+
+    rm = RepoMap(repo, cache_dir=tmp_path / "cache", jobs=1)
+    call = threading.Thread(target=rm.map)
+    call.start()
+    call.join()
+    (pid,) = kept(rm)
+    time.sleep(0.3)
+    os.kill(pid, 0)  # still alive after the thread that asked for it ended
+    edit(repo / "app/models.py", "\n\ndef later_edit():\n    return 2\n")
+    rm.map()
+    assert kept(rm) == [pid]
+    rm.close()

@@ -3,8 +3,9 @@ timeout): no orphan keeps extracting after its parent is gone.
 
 On Linux the kernel does it (``prctl(PR_SET_PDEATHSIG, SIGKILL)``, which also stops a worker stuck
 in C code); everywhere a daemon thread also polls the parent's pid, for platforms without
-``prctl``. Workers live only while the thread that started them waits for them, which is what
-``PR_SET_PDEATHSIG`` (tied to that thread) needs.
+``prctl``. ``PR_SET_PDEATHSIG`` is tied to the thread that forked the worker: a run's workers live
+only while the thread that started them waits for them, and workers kept between runs are forked
+on a thread of their pool's own (see :mod:`.pool`).
 """
 
 from __future__ import annotations

@@ -8,18 +8,25 @@ starts with them. A worker runs the code it was forked with: workers are kept fo
 key (the root, the plugin set, what the run asks for, the limits, the environment) and stopped
 when a run asks for another. Only a worker that answered its last task is kept; one that crashed, hung or was
 interrupted is killed by the supervisor as before.
+
+A worker is tied to its parent by the kernel (``PR_SET_PDEATHSIG``, see :mod:`.lifeline`), and
+the tie is to the thread that forked it: a worker forked on a short-lived thread (a server's
+request thread, a warm-up thread) would be killed when that thread ends. The pool's workers are
+therefore forked on one thread of the pool's own, which lives as long as the pool.
 """
 
 from __future__ import annotations
 
 import contextlib
 import weakref
-from collections.abc import Hashable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Hashable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from .supervisor import _Worker
 
+W = TypeVar("W")
 #: seconds an idle worker is given to exit when told to, before it is killed
 EXIT_SECONDS = 0.5
 
@@ -44,8 +51,18 @@ class WorkerPool:
         self._owner: Any = None  # the plugin set the workers were forked with (by identity)
         self._idle: list[_Worker] = []
         self._closed = False
+        self._forker: ThreadPoolExecutor | None = None
         # a pool dropped without close() still stops its workers
         self._finalizer = weakref.finalize(self, stop_workers, self._idle)
+
+    def fork(self, make: Callable[[], W]) -> W:
+        """``make()`` (which forks a worker) run on the pool's own thread; on the caller's once
+        the pool is closed (its workers are not kept then)."""
+        if self._closed:
+            return make()
+        if self._forker is None:
+            self._forker = ThreadPoolExecutor(1, thread_name_prefix="repomapper-fork")
+        return self._forker.submit(make).result()
 
     def take(self, key: Hashable, owner: Any) -> list[_Worker]:
         """The idle workers forked for ``key`` and ``owner`` that are still alive (the pool no
@@ -74,3 +91,6 @@ class WorkerPool:
         self._closed = True
         stop_workers(self._idle)
         self._owner = None
+        if self._forker is not None:
+            self._forker.shutdown(wait=False)
+            self._forker = None

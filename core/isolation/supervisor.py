@@ -220,13 +220,20 @@ class Supervisor:
     def available() -> bool:
         return "fork" in multiprocessing.get_all_start_methods()
 
+    def _new_worker(self, ctx: Any) -> _Worker:
+        """A new worker; forked on the pool's own thread when there is a pool (a worker's
+        kernel tie to its parent is to the thread that forked it, which must outlive it)."""
+        if self.pool is None:
+            return _Worker(ctx, self.runner, self.names)
+        return self.pool.fork(lambda: _Worker(ctx, self.runner, self.names))
+
     def start_idle(self) -> None:
         """Fork one worker into the pool now, unless it holds one for this runner already."""
         if self.pool is None:
             return
         idle = self.pool.take(*self.pool_key)
         if not idle:
-            idle = [_Worker(multiprocessing.get_context("fork"), self.runner, self.names)]
+            idle = [self._new_worker(multiprocessing.get_context("fork"))]
         stop_workers(self.pool.give(*self.pool_key, idle))
 
     def run(self, batches: Sequence[Sequence[FileEntry]]) -> Iterator[list[Extracted]]:
@@ -238,7 +245,7 @@ class Supervisor:
 
         def dispatch() -> None:
             while queue and (idle or len(busy) < self.jobs):
-                worker = idle.pop() if idle else _Worker(ctx, self.runner, self.names)
+                worker = idle.pop() if idle else self._new_worker(ctx)
                 task = queue.popleft()
                 try:
                     worker.assign(task, self.streaks.names)
