@@ -8,7 +8,7 @@ ranking instead of each ranking again.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .discover import FileEntry
@@ -123,5 +123,38 @@ def map_items(ranked: RankedRepository) -> Iterator[Item]:
                 continue
             yield (-rf.score / (k + 1), pos, k), Item(rf.path, ident, rf.score / (k + 1))
 
-    for _, item in heapq.merge(*(of_file(pos, rf) for pos, rf in files), key=lambda x: x[0]):
+    yield from _merged(files, of_file)
+
+
+def _merged(
+    files: list[tuple[int, RankedFile]],
+    of_file: Callable[[int, RankedFile], Iterator[tuple[tuple[float, int, int], Item]]],
+) -> Iterator[Item]:
+    """The items of every file's stream in key order, as ``heapq.merge`` gives them, but a file's
+    stream is started only when it can hold the next item: no key of a file with score ``s`` at
+    position ``pos`` comes before ``(-s, pos, 0)``. A map takes a few hundred items, so the
+    symbols of the thousands of files far down the ranking are never sorted."""
+    if any(rf.score < 0 for _, rf in files):  # the bound needs scores of 0 or more
+        for _, item in heapq.merge(*(of_file(p, rf) for p, rf in files), key=lambda x: x[0]):
+            yield item
+        return
+    waiting = sorted(files, key=lambda x: (-x[1].score, x[0]))
+    heap: list[tuple[tuple[float, int, int], Item, Iterator]] = []
+    nxt = 0
+    while True:
+        while nxt < len(waiting) and (
+            not heap or (-waiting[nxt][1].score, waiting[nxt][0], 0) <= heap[0][0]
+        ):
+            pos, rf = waiting[nxt]
+            nxt += 1
+            stream = of_file(pos, rf)
+            first = next(stream, None)
+            if first is not None:
+                heapq.heappush(heap, (first[0], first[1], stream))
+        if not heap:
+            return
+        _, item, stream = heapq.heappop(heap)
         yield item
+        following = next(stream, None)
+        if following is not None:
+            heapq.heappush(heap, (following[0], following[1], stream))
