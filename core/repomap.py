@@ -540,29 +540,30 @@ class RepoMap:
         not resolved any; the first edit's resolution would build them), the extraction
         worker the first edit will use is started and the tokenizer is loaded."""
         ranked = self.rank()
-        # the worker warms up on a file of the backend that maps the most files
-        plugins = Counter(fs.plugin for fs in ranked.mapped.values())
-        common = min(plugins, key=lambda p: (-plugins[p], str(p)), default=None)
-        entry = next(
-            (
-                e
-                for e in ranked.entries
-                if ranked.mapped.get(e.path, None) is not None
-                and ranked.mapped[e.path].plugin == common
-            ),
-            None,
-        )
-        self._extractor().keep_worker(self.root, entry)
+        self._start_worker(ranked.mapped, ranked.entries)
         self.counter.count("warm")
-        state = self._graph
-        if state is None:
-            return
+        if self._graph is not None:
+            self._prime_imports(self._graph)
+        self._rehearse_edit()
+
+    def _start_worker(
+        self, mapped: Mapping[str, FileSymbols], entries: Sequence[FileEntry]
+    ) -> None:
+        """Start the kept extraction worker, warmed on a file of the backend that maps most."""
+        counts = Counter(fs.plugin for fs in mapped.values())
+        common = min(counts, key=lambda p: (-counts[p], str(p)), default=None)
+        sample = next(
+            (e for e in entries if e.path in mapped and mapped[e.path].plugin == common), None
+        )
+        self._extractor().keep_worker(self.root, sample)
+
+    def _prime_imports(self, state: GraphState) -> None:
+        """Resolve one file's imports per backend: its lookup tables are built on first use."""
         primed: set[str] = set()
         for path, fs in state.files.items():
             if fs.imports and fs.plugin is not None and fs.plugin not in primed:
                 primed.add(fs.plugin)
                 self.file_imports(path, fs, state.index)
-        self._rehearse_edit()
 
     def _rehearse_edit(self) -> None:
         """Update the state by one file whose summary is an equal copy (the result equals the
