@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 #: Bump when ranking or rendering changes: memoised maps of older versions are not replayed.
-MAP_VERSION = "5"
+MAP_VERSION = "6"
 
 
 def map_digest(
