@@ -39,6 +39,7 @@ from .relevance.query import MAX_TASK_CHARS
 from .render import Item, MapRenderer, SourceLines, fill_budget
 from .timings import StageTimer
 from .tokens import TokenCounter, as_counter
+from .watch import Watcher
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -123,6 +124,7 @@ class RepoMap:
         #: set by an owner that watches the tree (the MCP server): discovery is reused while
         #: the watcher saw no file added, removed or renamed (see repomapper.listing)
         self.listing: WatchedListing | None = None
+        self._watcher: Watcher | None = None
         #: set by an owner that answers first and stores later (the MCP server): finished maps
         #: are kept here (and replayed from here) until :meth:`save_maps` stores them
         self.memo_later = False
@@ -145,6 +147,9 @@ class RepoMap:
         """Close the cache (which also keeps the shared content table within its bounds) and
         stop the extraction worker kept for the next call."""
         self.save_maps()
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = self.listing = None
         self._workers.close()
         if self._cache is not None:
             self._cache.close()
@@ -521,6 +526,21 @@ class RepoMap:
 
         index.update(keys, mapped, read)
         return index
+
+    def watch(self) -> bool:
+        """Watch the tree (needs ``watchfiles``, installed by the ``mcp`` extra): while the
+        watcher sees no file added, removed or renamed, a call stats the listed files again
+        instead of listing the tree (see :mod:`repomapper.listing`). For an application that
+        keeps this object across edits; stopped by :meth:`close`. False when nothing can watch."""
+        if self._watcher is not None:
+            return self._watcher.running
+        watcher = Watcher.start(self.root)
+        if watcher is None:
+            return False
+        listing = WatchedListing(self.root)
+        watcher.subscribe(listing.note, listing.arm)
+        self._watcher, self.listing = watcher, listing
+        return True
 
     def save_maps(self) -> None:
         """Store the maps kept for later (see ``memo_later``) in the cache."""

@@ -192,7 +192,7 @@ def test_the_service_map_sees_edits_additions_and_removals(tree, tmp_path):
 
 def test_the_watcher_says_when_its_watch_is_in_place(tree):
     pytest.importorskip("watchfiles")
-    from repomapper.serve.watch import Watcher
+    from repomapper.watch import Watcher
 
     watcher = Watcher.start(tree.resolve())
     try:
@@ -208,3 +208,24 @@ def test_the_watcher_says_when_its_watch_is_in_place(tree):
         assert late == ["ready"]  # already in place: told at once
     finally:
         watcher.stop()
+
+
+def test_a_watching_repomap_reuses_its_listing_and_sees_added_files(tree, tmp_path):
+    pytest.importorskip("watchfiles")
+    rm = RepoMap(tree, cache_dir=tmp_path / "cache")
+    try:
+        assert rm.watch() and rm.watch()  # a second call keeps the same watcher
+        assert rm._watcher.ready.wait(10)
+        rm.map()
+        later(tree / "a.py", "def alpha():\n    pass\n\n\ndef watched_edit():\n    pass\n")
+        assert "watched_edit" in rm.map(mentioned_idents=["watched_edit"]).map
+        assert rm.listing.last == "stat"
+        (tree / "pkg" / "fresh.py").write_text("def fresh_function():\n    pass\n")
+        deadline = time.monotonic() + 10
+        while "fresh_function" not in rm.map(mentioned_idents=["fresh_function"]).map:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        thread = rm._watcher._thread
+    finally:
+        rm.close()
+    assert rm.listing is None and not thread.is_alive()

@@ -130,7 +130,7 @@ class Service:
         use); False when nothing can watch (watching is off, or watchfiles is missing)."""
         if not self.options.watch:
             return False
-        from .watch import Watcher
+        from ..watch import Watcher
 
         watcher = self._watchers.get(root)
         if watcher is None:
