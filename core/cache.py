@@ -120,6 +120,17 @@ def decode_symbols(path: str, row: EncodedRow) -> FileSymbols:
     )
 
 
+def decode_definitions(path: str, row: EncodedRow) -> FileSymbols:
+    """A file's summary without its references, targets and imports (what a task map ranked
+    from a state snapshot reads; see repomapper.snapshot)."""
+    plugin, language, defs, _refs, _summary, _imports, diags = row
+    definitions = tuple(
+        Tag.from_row(path, r) for r in json.loads(defs)
+    )  # one process: not interned
+    diagnostics = tuple(Diagnostic(c, m, path, s) for c, m, s in json.loads(diags))
+    return FileSymbols(path, definitions, (), (), (), plugin, language, diagnostics)
+
+
 def decode_full(path: str, row: EncodedRow) -> FileExtraction:
     plugin, language, defs, refs, _summary, imports, diags = row
     definitions, imps, diagnostics = _common(path, defs, imports, diags)
@@ -181,11 +192,12 @@ class TagCache:
             self.stats[path] = (mtime_ns, size, digest, taken)
 
     def lookup(
-        self, keys: Iterable[CacheKey], full: bool = False
+        self, keys: Iterable[CacheKey], full: bool = False, definitions_only: bool = False
     ) -> dict[str, FileExtraction | FileSymbols]:
         """Every cached entry among ``keys`` (same path, content and backends). ``full`` decodes
-        every reference tag; otherwise only the reference summary ranking needs."""
-        decode = decode_full if full else decode_symbols
+        every reference tag; otherwise only the reference summary ranking needs, or with
+        ``definitions_only`` the definitions and diagnostics alone."""
+        decode = decode_full if full else decode_definitions if definitions_only else decode_symbols
         hits: dict[str, FileExtraction | FileSymbols] = {}
         keys = [k for k in keys if k.digest]
         rows = self._rows_of(keys, full) if keys else {}

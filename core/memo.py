@@ -59,6 +59,32 @@ def map_digest(
     return h.hexdigest()
 
 
+def state_digest(
+    rm: RepoMap,
+    extractor: Extractor,
+    entries: Sequence[FileEntry],
+    chat: frozenset[str],
+    mentioned_fnames: Iterable[str] | None,
+    mentioned_idents: Iterable[str] | None,
+) -> str:
+    """Everything the task-free ranking state of ``rm`` depends on: the files (contents and
+    backends, mapped or not), the chat files and the mentions; not the budget or the task."""
+    h = hashlib.sha256()
+    inputs = {
+        "version": MAP_VERSION,
+        "state": 1,
+        "chat": sorted(chat),
+        "mentioned_fnames": sorted(set(mentioned_fnames or ())),
+        "mentioned_idents": sorted(set(mentioned_idents or ())),
+        "include": rm.include,
+        "exclude": rm.exclude,
+        "max_file_size": rm.max_file_size,
+    }
+    h.update(json.dumps(inputs, sort_keys=True, default=str).encode())
+    hash_files(h, rm.root, extractor, entries)
+    return h.hexdigest()
+
+
 def hash_files(h, root: Path, extractor: Extractor, entries: Sequence[FileEntry]) -> None:
     """Feed each file's path, content digest and backends to ``h`` (its mtime and size stand in
     for the content of a file that could not be read)."""

@@ -160,12 +160,13 @@ class FactoredGraph:  # numpy is imported lazily: a replayed map does not need i
     D: Coo  # columns x files
     I: Coo  # noqa: E741 - files x files: import edges
     out_weight: Any  # numpy array: total out-weight per file
-    #: the definition index the graph was laid out against (over ``files``)
-    definitions: DefinitionIndex
+    #: the definition index the graph was laid out against (over ``files``); None for a graph
+    #: loaded from a snapshot (see repomapper.snapshot), which is only walked
+    definitions: DefinitionIndex | None
     #: D's entries in row order (column, definer file, factor) with, for each, the position of
     #: the column's identifier among its definer's definitions: the entry's definition pair is
     #: ``definitions.arrays.offsets[definer] + local``, found without a lookup per entry
-    d_entries: tuple[Any, Any, Any, Any]
+    d_entries: tuple[Any, Any, Any, Any] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -562,6 +563,8 @@ def rank_definitions(
     """
     import numpy as np
 
+    if g.definitions is None or g.d_entries is None:
+        raise ValueError("a graph loaded from a snapshot has no definition index to rank")
     a = g.definitions.arrays
     n, pairs = len(g.files), len(a.idents)
     ranked = np.zeros(pairs)

@@ -10,18 +10,19 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from . import snapshot
 from .cache import CacheKey, TagCache, open_cache
 from .diagnostics import MAX_LISTED_PATHS, SUMMARISED, summarise
 from .discover import DEFAULT_MAX_FILE_SIZE, Discovery, FileEntry, check_root, discover
 from .extract import Extractor, ProgressFn
 from .graph import SymbolTable, TargetResolver, build_graph
-from .graphstate import GraphState, StateInputs, update_state
+from .graphstate import ByFile, GraphState, StateInputs, update_state
 from .importmemo import CachedImports
 from .index import RepoIndex
 from .isolation.pool import WorkerPool
 from .isolation.supervisor import UNSETTLED
 from .listing import WatchedListing
-from .memo import MAP_VERSION, map_digest, remember, replay
+from .memo import MAP_VERSION, map_digest, remember, replay, state_digest
 from .model import (
     Diagnostic,
     FileExtraction,
@@ -37,6 +38,7 @@ from .registry import PluginConfig, PluginSet
 from .relevance import LexicalIndex, parse_task, rank_task
 from .relevance.query import MAX_TASK_CHARS
 from .render import Item, MapRenderer, SourceLines, fill_budget
+from .snapshot import Snapshot, definitions_table
 from .timings import StageTimer
 from .tokens import TokenCounter, as_counter
 from .watch import Watcher
@@ -129,6 +131,7 @@ class RepoMap:
         #: are kept here (and replayed from here) until :meth:`save_maps` stores them
         self.memo_later = False
         self._unsaved: dict[str, MapResult] = {}
+        self._unsaved_state: tuple[str, GraphState] | None = None
         self._lexical: tuple[TagCache, LexicalIndex] | None = None
         self._extracted: tuple[tuple, dict] | None = None
         self._graph: GraphState | None = None
@@ -352,7 +355,15 @@ class RepoMap:
             )
 
     def _rank_extracted(
-        self, files: _Files, extractions, diags, mentioned_fnames, mentioned_idents, task, disabled
+        self,
+        files: _Files,
+        extractions,
+        diags,
+        mentioned_fnames,
+        mentioned_idents,
+        task,
+        disabled,
+        snap: Snapshot | None = None,
     ) -> RankedRepository:
         extractor, entries, all_entries, chat, seen = files
         diags.extend(self.cache.diagnostics)
@@ -375,13 +386,22 @@ class RepoMap:
                 mentioned_f.add(rel)
         mentioned_f = frozenset(mentioned_f)
         mentioned_i = frozenset(mentioned_idents or ())
-        # what resolution may read besides the mapped files (tsconfig.json, go.mod, ...): the
-        # versions of every other file, so that a change to one builds the state again
-        context = frozenset(extractor.key(e) for e in all_entries if e.path not in mapped)
-        memo = CachedImports(self.cache, mapped, context, extractor)
-        table, graph, prior, defs, by_file, imports = self._graph_state(
-            extractions, mapped, chat, mentioned_f, mentioned_i, context, memo
-        )
+        if snap is not None:  # a task map from the stored state (see repomapper.snapshot)
+            table, graph, prior, defs = (
+                definitions_table(mapped),
+                snap.graph,
+                snap.prior,
+                snap.ranking,
+            )
+            by_file, imports = ByFile(defs), {}
+        else:
+            # what resolution may read besides the mapped files (tsconfig.json, go.mod, ...):
+            # the versions of every other file, so that a change to one builds the state again
+            context = frozenset(extractor.key(e) for e in all_entries if e.path not in mapped)
+            memo = CachedImports(self.cache, mapped, context, extractor)
+            table, graph, prior, defs, by_file, imports = self._graph_state(
+                extractions, mapped, chat, mentioned_f, mentioned_i, context, memo
+            )
         query = parse_task(task) if task else None
         if query is not None and query.truncated:
             diags.append(
@@ -543,10 +563,55 @@ class RepoMap:
         return True
 
     def save_maps(self) -> None:
-        """Store the maps kept for later (see ``memo_later``) in the cache."""
+        """Store the maps (and the state snapshot) kept for later (see ``memo_later``)."""
         while self._unsaved:
             digest = next(iter(self._unsaved))
             remember(self.cache, digest, self._unsaved.pop(digest), self.root)
+        if self._unsaved_state is not None:
+            key, state = self._unsaved_state
+            self._unsaved_state = None
+            self._store_state(key, state)
+
+    def _from_snapshot(self, files: _Files, key: str):
+        """(snapshot, extractions) for a task map from the stored state of these exact files,
+        with only their definitions decoded; (None, None) when anything is missing."""
+        text = self.cache.get_map(key)
+        snap = snapshot.decode(text) if text is not None else None
+        if snap is None:
+            return None, None
+        extractor = files.extractor
+        found = self.cache.lookup(
+            [extractor.key(e) for e in files.all_entries], definitions_only=True
+        )
+        # a hit passes the read check a miss would (see Extractor.run)
+        for path in [p for p in found if not os.access(self.root / p, os.R_OK)]:
+            del found[path]
+        if len(found) != len(files.all_entries):
+            return None, None
+        if tuple(sorted(p for p, fs in found.items() if fs.plugin is not None)) != snap.files:
+            return None, None
+        self.last_stats = {"cached": len(found), "extracted": 0, "snapshot": 1}
+        return snap, {e.path: found[e.path] for e in files.all_entries}
+
+    def _keep_state(self, key: str) -> None:
+        """Store the state this call built (not an update of an earlier one, and not from an
+        extraction a crash or time-out touched) for later processes' task maps."""
+        state = self._graph
+        if state is None or state.how != "built" or self._extracted is None:
+            return
+        if self.memo_later:
+            self._unsaved_state = (key, state)
+        else:
+            self._store_state(key, state)
+
+    def _store_state(self, key: str, state: GraphState) -> None:
+        try:
+            text = snapshot.encode(state)
+        except ValueError as exc:  # a name the format cannot hold: later processes rebuild
+            log.debug("state snapshot not stored: %s", exc)
+            return
+        if len(text) <= snapshot.MAX_CHARS:
+            self.cache.put_map(key, text)
 
     @property
     def warm(self) -> bool:
@@ -644,14 +709,38 @@ class RepoMap:
                 return memo
         if force_refresh:
             self._graph = None
-        extractions = self._extract(files.extractor, files.all_entries)
+        state_key = None
+        snap, extractions = None, None
+        if self.use_cache:
+            state_key = snapshot.KEY_PREFIX + state_digest(
+                self,
+                files.extractor,
+                files.all_entries,
+                files.chat,
+                mentioned_fnames,
+                mentioned_idents,
+            )
+            if task and self._graph is None and not force_refresh:
+                with self.timer.stage("extract"):
+                    snap, extractions = self._from_snapshot(files, state_key)
+        if extractions is None:
+            extractions = self._extract(files.extractor, files.all_entries)
         with self.timer.stage("rank"):
             ranked = self._rank_extracted(
-                files, extractions, diags, mentioned_fnames, mentioned_idents, task, frozenset()
+                files,
+                extractions,
+                diags,
+                mentioned_fnames,
+                mentioned_idents,
+                task,
+                frozenset(),
+                snap,
             )
         with self.timer.stage("render"):
             result = self.render(ranked)
         self.timer.counts = dict(self.last_stats)
+        if state_key is not None and snap is None:
+            self._keep_state(state_key)
         if self.use_cache:
             if self.memo_later:
                 self._unsaved[digest] = result
