@@ -121,14 +121,17 @@ def decode_symbols(path: str, row: EncodedRow) -> FileSymbols:
 
 
 def decode_definitions(path: str, row: EncodedRow) -> FileSymbols:
-    """A file's summary without its references, targets and imports (what a task map ranked
-    from a state snapshot reads; see repomapper.snapshot)."""
+    """A file's summary without its references, targets and imports, its definitions parsed
+    when first read (what a task map ranked from a state snapshot reads; see
+    repomapper.snapshot)."""
+    from .snapshot import RowTags
+
     plugin, language, defs, _refs, _summary, _imports, diags = row
-    definitions = tuple(
-        Tag.from_row(path, r) for r in json.loads(defs)
-    )  # one process: not interned
-    diagnostics = tuple(Diagnostic(c, m, path, s) for c, m, s in json.loads(diags))
-    return FileSymbols(path, definitions, (), (), (), plugin, language, diagnostics)
+    if not isinstance(defs, str):
+        raise TypeError("definitions are not text")
+    found = json.loads(diags) if diags != "[]" else ()
+    diagnostics = tuple(Diagnostic(c, m, path, s) for c, m, s in found)
+    return FileSymbols(path, RowTags(path, defs), (), (), (), plugin, language, diagnostics)
 
 
 def decode_full(path: str, row: EncodedRow) -> FileExtraction:

@@ -388,7 +388,7 @@ class RepoMap:
         mentioned_i = frozenset(mentioned_idents or ())
         if snap is not None:  # a task map from the stored state (see repomapper.snapshot)
             table, graph, prior, defs = (
-                definitions_table(mapped),
+                definitions_table(mapped, snap),
                 snap.graph,
                 snap.prior,
                 snap.ranking,

@@ -90,3 +90,7 @@ def test_the_snapshot_holds_the_state_it_was_made_from(shop, tmp_path):
             getattr(snap.graph, name).toarray(), getattr(state.graph, name).toarray()
         )
     assert np.array_equal(snap.graph.out_weight, state.graph.out_weight)
+    assert dict(snap.defines) == {n: frozenset(d) for n, d in state.table.defines.items()}
+    table = snapshot.definitions_table(state.files, snap)
+    assert dict(table.definitions) == dict(state.table.definitions)
+    assert ("shop/pricing.py", "nowhere") not in table.definitions
