@@ -223,11 +223,12 @@ class TagCache:
             if key.digest:
                 self.rows[key.content] = tuple(row)
 
-    def get_map(self, key: str) -> str | None:
-        """A memoised result (JSON) of this repository for an input digest, or None."""
+    def get_map(self, key: str) -> str | bytes | None:
+        """A memoised result of this repository for an input digest (a map's JSON, a state
+        snapshot's bytes), or None."""
         return self.meta.get(f"map:{key}")
 
-    def put_map(self, key: str, value: str) -> None:
+    def put_map(self, key: str, value: str | bytes) -> None:
         self.meta[f"map:{key}"] = value
 
     def get_shared_map(self, key: str) -> str | None:
@@ -477,10 +478,10 @@ class SqliteTagCache(TagCache):
                 self._fallback(exc)
         super().store_imports(scope, [((p, d, f), json.loads(t)) for _, p, d, f, t in batch])
 
-    def get_map(self, key: str) -> str | None:
+    def get_map(self, key: str) -> str | bytes | None:
         return self._get(self.conn, key) if not self._fallen_back else super().get_map(key)
 
-    def put_map(self, key: str, value: str) -> None:
+    def put_map(self, key: str, value: str | bytes) -> None:
         if self._fallen_back or not self._put(self.conn, key, value, MAX_MAPS):
             super().put_map(key, value)
 
@@ -491,7 +492,7 @@ class SqliteTagCache(TagCache):
         if self._fallen_back or not self._put(self.content, key, value, MAX_SHARED_MAPS):
             super().put_map(key, value)
 
-    def _get(self, conn: sqlite3.Connection, key: str) -> str | None:
+    def _get(self, conn: sqlite3.Connection, key: str) -> str | bytes | None:
         try:
             row = conn.execute("SELECT result FROM maps WHERE key=?", (key,)).fetchone()
             return row[0] if row else None
@@ -499,7 +500,7 @@ class SqliteTagCache(TagCache):
             self._fallback(exc)
             return super().get_map(key)
 
-    def _put(self, conn: sqlite3.Connection, key: str, value: str, keep: int) -> bool:
+    def _put(self, conn: sqlite3.Connection, key: str, value: str | bytes, keep: int) -> bool:
         """Memoise a result; only the most recent ``keep`` are kept. False: it failed."""
         try:
             with _transaction(conn):

@@ -60,6 +60,10 @@ class RankedPairs(MadeOnRead[tuple[str, str, float]]):
     def _rows(self) -> tuple[list, list, list]:
         return self._files, self._idents, self._ranks
 
+    def columns(self) -> tuple[list[str], list[str], list[float]]:
+        """The files, identifiers and ranks as three lists (not copies: do not change them)."""
+        return self._files, self._idents, self._ranks
+
 
 @dataclass(frozen=True, slots=True)
 class Ranking:

@@ -575,8 +575,8 @@ class RepoMap:
     def _from_snapshot(self, files: _Files, key: str):
         """(snapshot, extractions) for a task map from the stored state of these exact files,
         with only their definitions decoded; (None, None) when anything is missing."""
-        text = self.cache.get_map(key)
-        snap = snapshot.decode(text) if text is not None else None
+        data = self.cache.get_map(key)
+        snap = snapshot.decode(data) if isinstance(data, bytes | memoryview) else None
         if snap is None:
             return None, None
         extractor = files.extractor
@@ -606,12 +606,12 @@ class RepoMap:
 
     def _store_state(self, key: str, state: GraphState) -> None:
         try:
-            text = snapshot.encode(state)
+            data = snapshot.encode(state)
         except ValueError as exc:  # a name the format cannot hold: later processes rebuild
             log.debug("state snapshot not stored: %s", exc)
             return
-        if len(text) <= snapshot.MAX_CHARS:
-            self.cache.put_map(key, text)
+        if len(data) <= snapshot.MAX_BYTES:
+            self.cache.put_map(key, data)
 
     @property
     def warm(self) -> bool:

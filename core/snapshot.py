@@ -15,7 +15,6 @@ test compares them); anything missing or unreadable falls back to ranking from s
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import logging
@@ -35,9 +34,9 @@ log = logging.getLogger(__name__)
 #: the prefix of a snapshot's key among the cache's memoised maps; bump the version when the
 #: arrays change meaning
 KEY_PREFIX = "state/1:"
-#: a snapshot larger than this (characters of its text) is not stored: the repository's own
+#: a snapshot larger than this (bytes) is not stored: the repository's own
 #: cache keeps 16 memoised results, and a very large tree's state is better rebuilt than kept
-MAX_CHARS = 64 << 20
+MAX_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -53,49 +52,58 @@ class Snapshot:
     defines: Mapping[str, frozenset[str]]
 
 
-def encode(state: GraphState) -> str:
-    """The state's arrays as text for the cache (an ``.npz`` archive, base64)."""
+def encode(state: GraphState) -> memoryview:
+    """The state's arrays for the cache (an ``.npz`` archive; indices as int32)."""
     import numpy as np
 
     g = state.graph
     files = list(g.files)
     index = {f: i for i, f in enumerate(files)}
-    pairs = state.ranking.definitions
+    pair_files, pair_idents, pair_ranks = _columns(state.ranking.definitions)
+    defines = state.table.defines
+    names = sorted(defines)
     arrays = {
         "files": _strings(files),
         "prior": np.array([state.prior.get(f, 0.0) for f in files], dtype=np.float64),
         "out_weight": np.asarray(g.out_weight, dtype=np.float64),
-        "pair_file": np.array([index[f] for f, _, _ in pairs], dtype=np.int64),
-        "pair_ident": _strings([i for _, i, _ in pairs]),
-        "pair_rank": np.array([r for _, _, r in pairs], dtype=np.float64),
+        "pair_file": np.fromiter((index[f] for f in pair_files), np.int32, len(pair_files)),
+        "pair_ident": _strings(pair_idents),
+        "pair_rank": np.array(pair_ranks, dtype=np.float64),
+        "def_names": _strings(names),
+        "def_counts": np.fromiter((len(defines[n]) for n in names), np.int32, len(names)),
+        # a name's definers in any order: they are read back as a set
+        "def_files": np.fromiter((index[f] for n in names for f in defines[n]), np.int32),
     }
-    names = sorted(state.table.defines)
-    definers = [sorted(index[f] for f in state.table.defines[n] if f in index) for n in names]
-    arrays["def_names"] = _strings(names)
-    arrays["def_counts"] = np.array([len(d) for d in definers], dtype=np.int64)
-    arrays["def_files"] = np.array([i for d in definers for i in d], dtype=np.int64)
     for name, m in (("R", g.R), ("D", g.D), ("I", g.I)):
-        arrays[f"{name}_rows"] = np.asarray(m.rows, dtype=np.int64)
-        arrays[f"{name}_cols"] = np.asarray(m.cols, dtype=np.int64)
+        arrays[f"{name}_rows"] = np.asarray(m.rows, dtype=np.int32)
+        arrays[f"{name}_cols"] = np.asarray(m.cols, dtype=np.int32)
         arrays[f"{name}_vals"] = np.asarray(m.vals, dtype=np.float64)
         arrays[f"{name}_shape"] = np.array(m.shape, dtype=np.int64)
     out = io.BytesIO()
     np.savez(out, **arrays)
-    return base64.b64encode(out.getvalue()).decode("ascii")
+    return out.getbuffer()
 
 
-def decode(text: str) -> Snapshot | None:
-    """The snapshot stored as ``text``, or None when it cannot be read."""
+def _columns(pairs) -> tuple[list[str], list[str], list[float]]:
+    if isinstance(pairs, RankedPairs):
+        return pairs.columns()
+    return [f for f, _, _ in pairs], [i for _, i, _ in pairs], [r for _, _, r in pairs]
+
+
+def decode(data: bytes) -> Snapshot | None:
+    """The snapshot stored as ``data``, or None when it cannot be read."""
     import numpy as np
 
     try:
-        with np.load(io.BytesIO(base64.b64decode(text)), allow_pickle=False) as z:
+        if not isinstance(data, bytes | memoryview):
+            raise TypeError("a snapshot is bytes")
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
             a = {k: z[k] for k in z.files}
         files = tuple(_unstrings(a["files"]))
         mats = {
             name: Coo(
-                a[f"{name}_rows"],
-                a[f"{name}_cols"],
+                a[f"{name}_rows"].astype(np.int64),
+                a[f"{name}_cols"].astype(np.int64),
                 a[f"{name}_vals"],
                 tuple(int(x) for x in a[f"{name}_shape"]),
             )

@@ -69,11 +69,9 @@ def test_a_damaged_snapshot_is_a_miss(shop, tmp_path, monkeypatch):
     assert got.map == RepoMap(shop, use_cache=False).map(task=TASKS[0]).map
 
 
-@pytest.mark.parametrize(
-    "text", ["", "not base64 !!", "UEsDBAo=", snapshot.base64.b64encode(b"\x00" * 64).decode()]
-)
-def test_unreadable_snapshot_text_decodes_to_nothing(text):
-    assert snapshot.decode(text) is None
+@pytest.mark.parametrize("data", [b"", b"not an archive", b"PK\x03\x04\n", b"\x00" * 64, "text"])
+def test_unreadable_snapshot_data_decodes_to_nothing(data):
+    assert snapshot.decode(data) is None
 
 
 def test_the_snapshot_holds_the_state_it_was_made_from(shop, tmp_path):
