@@ -132,6 +132,9 @@ class RepoMap:
         self.memo_later = False
         self._unsaved: dict[str, MapResult] = {}
         self._unsaved_state: tuple[str, GraphState] | None = None
+        self._kept_state: str | None = None  # the key of the last state stored
+        #: the last snapshot a task map was ranked from, its key and the files it decoded
+        self._snapshot: tuple[str, Snapshot, dict[str, FileSymbols]] | None = None
         self._lexical: tuple[TagCache, LexicalIndex] | None = None
         self._extracted: tuple[tuple, dict] | None = None
         self._graph: GraphState | None = None
@@ -574,7 +577,12 @@ class RepoMap:
 
     def _from_snapshot(self, files: _Files, key: str):
         """(snapshot, extractions) for a task map from the stored state of these exact files,
-        with only their definitions decoded; (None, None) when anything is missing."""
+        with only their definitions decoded; (None, None) when anything is missing. Kept for
+        the next task on the same files (an edit changes the key, and the state is built)."""
+        if self._snapshot is not None and self._snapshot[0] == key:
+            self.last_stats = {"cached": len(files.all_entries), "extracted": 0, "snapshot": 1}
+            return self._snapshot[1], self._snapshot[2]
+        self._snapshot = None
         data = self.cache.get_map(key)
         snap = snapshot.decode(data) if isinstance(data, bytes | memoryview) else None
         if snap is None:
@@ -591,7 +599,9 @@ class RepoMap:
         if tuple(sorted(p for p, fs in found.items() if fs.plugin is not None)) != snap.files:
             return None, None
         self.last_stats = {"cached": len(found), "extracted": 0, "snapshot": 1}
-        return snap, {e.path: found[e.path] for e in files.all_entries}
+        extractions = {e.path: found[e.path] for e in files.all_entries}
+        self._snapshot = (key, snap, extractions)
+        return snap, extractions
 
     def _keep_state(self, key: str) -> None:
         """Store the state this call built (not an update of an earlier one, and not from an
@@ -599,6 +609,9 @@ class RepoMap:
         state = self._graph
         if state is None or state.how != "built" or self._extracted is None:
             return
+        if key == self._kept_state:  # this state is stored already
+            return
+        self._kept_state = key
         if self.memo_later:
             self._unsaved_state = (key, state)
         else:

@@ -92,3 +92,18 @@ def test_the_snapshot_holds_the_state_it_was_made_from(shop, tmp_path):
     table = snapshot.definitions_table(state.files, snap)
     assert dict(table.definitions) == dict(state.table.definitions)
     assert ("shop/pricing.py", "nowhere") not in table.definitions
+
+
+def test_a_long_lived_repomap_keeps_its_snapshot_until_a_file_changes(shop, tmp_path):
+    cache = tmp_path / "cache"
+    RepoMap(shop, cache_dir=cache).map()
+    rm = RepoMap(shop, cache_dir=cache)
+    for task in TASKS[:2]:
+        got = rm.map(task=task)
+        assert rm.last_stats.get("snapshot") == 1 and rm._graph is None
+        assert got.map == RepoMap(shop, use_cache=False).map(task=task).map
+    later(shop / "shop" / "pricing.py", "def apply_discount(total, pct):\n    return total * pct\n")
+    got = rm.map(task=TASKS[0])
+    assert rm.last_stats.get("snapshot") is None and rm._graph is not None  # built, then updated
+    assert got.map == RepoMap(shop, use_cache=False).map(task=TASKS[0]).map
+    rm.close()
