@@ -36,7 +36,7 @@ def later(path, text: str) -> None:
 def test_a_task_map_from_the_stored_state_is_the_one_ranked_from_scratch(shop, tmp_path, task):
     cache = tmp_path / "cache"
     first = RepoMap(shop, cache_dir=cache)
-    first.map()  # builds the state and stores it
+    first.map(task="an earlier task")  # builds the state and stores it
     first.close()
     fresh = RepoMap(shop, cache_dir=cache)
     got = fresh.map(task=task)
@@ -48,7 +48,7 @@ def test_a_task_map_from_the_stored_state_is_the_one_ranked_from_scratch(shop, t
 
 def test_a_changed_file_ranks_from_scratch(shop, tmp_path):
     cache = tmp_path / "cache"
-    RepoMap(shop, cache_dir=cache).map()
+    RepoMap(shop, cache_dir=cache).map(task="an earlier task")
     later(
         shop / "shop" / "catalog.py",
         "class Catalog:\n    def lookup_discount(self):\n        pass\n",
@@ -61,7 +61,7 @@ def test_a_changed_file_ranks_from_scratch(shop, tmp_path):
 
 def test_a_damaged_snapshot_is_a_miss(shop, tmp_path, monkeypatch):
     cache = tmp_path / "cache"
-    RepoMap(shop, cache_dir=cache).map()
+    RepoMap(shop, cache_dir=cache).map(task="an earlier task")
     monkeypatch.setattr(snapshot, "decode", lambda text: None)
     fresh = RepoMap(shop, cache_dir=cache)
     got = fresh.map(task=TASKS[0])
@@ -96,7 +96,7 @@ def test_the_snapshot_holds_the_state_it_was_made_from(shop, tmp_path):
 
 def test_a_long_lived_repomap_keeps_its_snapshot_until_a_file_changes(shop, tmp_path):
     cache = tmp_path / "cache"
-    RepoMap(shop, cache_dir=cache).map()
+    RepoMap(shop, cache_dir=cache).map(task="an earlier task")
     rm = RepoMap(shop, cache_dir=cache)
     for task in TASKS[:2]:
         got = rm.map(task=task)
@@ -107,3 +107,14 @@ def test_a_long_lived_repomap_keeps_its_snapshot_until_a_file_changes(shop, tmp_
     assert rm.last_stats.get("snapshot") is None and rm._graph is not None  # built, then updated
     assert got.map == RepoMap(shop, use_cache=False).map(task=TASKS[0]).map
     rm.close()
+
+
+def test_a_map_without_a_task_stores_no_state(shop, tmp_path):
+    cache = tmp_path / "cache"
+    RepoMap(shop, cache_dir=cache).map()
+    fresh = RepoMap(shop, cache_dir=cache)
+    fresh.map(task=TASKS[0])
+    assert fresh.last_stats.get("snapshot") is None  # built here, and stored for the next task
+    again = RepoMap(shop, cache_dir=cache)
+    again.map(task=TASKS[1])
+    assert again.last_stats.get("snapshot") == 1
