@@ -722,9 +722,11 @@ class RepoMap:
                 return memo
         if force_refresh:
             self._graph = None
+        # a task map in an object without a state ranks from a stored snapshot when there is
+        # one, and stores the state it builds otherwise (see repomapper.snapshot)
         state_key = None
         snap, extractions = None, None
-        if self.use_cache:
+        if self.use_cache and task and self._graph is None:
             state_key = snapshot.KEY_PREFIX + state_digest(
                 self,
                 files.extractor,
@@ -733,7 +735,7 @@ class RepoMap:
                 mentioned_fnames,
                 mentioned_idents,
             )
-            if task and self._graph is None and not force_refresh:
+            if not force_refresh:
                 with self.timer.stage("extract"):
                     snap, extractions = self._from_snapshot(files, state_key)
         if extractions is None:
@@ -752,7 +754,7 @@ class RepoMap:
         with self.timer.stage("render"):
             result = self.render(ranked)
         self.timer.counts = dict(self.last_stats)
-        if task and state_key is not None and snap is None:
+        if state_key is not None and snap is None:
             # kept for the next task on these files (a map without a task is replayed from
             # its memo instead, and storing costs a run after an edit 0.05 s and 10 MB)
             self._keep_state(state_key)
