@@ -233,6 +233,12 @@ class _Assembly:
     d_vals: Any
     d_local: Any  # per D entry: the identifier's position among its definer's definitions
     columns: list[str]
+    #: importer -> (its resolved imports, whether it is a chat file, its I entries over
+    #: ``files``): an importer whose imports are the same object keeps its entries (shared by
+    #: the assemblies spliced from this one, which lay out the same files)
+    import_rows: dict[str, tuple[Any, bool, list[int], list[int], list[float]]] = field(
+        default_factory=dict
+    )
 
     @cached_property
     def starts(self) -> Any:
@@ -463,7 +469,40 @@ class FactorBlocks:
             joined(pieces[5], np.float64),
             joined(pieces[6], np.int64),
             columns,
+            old.import_rows,
         )
+
+    def _import_entries(
+        self, a: _Assembly, import_edges: Mapping[str, Mapping[str, int]], idx: Mapping[str, int]
+    ) -> tuple[list[int], list[int], list[float]]:
+        """I's entries, importers in sorted order (as :func:`repomapper.graph.import_weights`
+        gives them); an importer whose imports and chat status are unchanged reuses its rows."""
+        kept = a.import_rows
+        if len(kept) > 2 * len(import_edges) + 64:  # importers that left
+            for gone in [p for p in kept if p not in import_edges]:
+                del kept[gone]
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[float] = []
+        for importer in sorted(import_edges):
+            edges = import_edges[importer]
+            chat = importer in self.chat_files
+            hit = kept.get(importer)
+            if hit is None or hit[0] is not edges or hit[1] != chat:
+                r, c, v = [], [], []
+                row = idx.get(importer)
+                if row is not None:
+                    for _, target, weight in import_weights({importer: edges}, self.chat_files):
+                        col = idx.get(target)
+                        if col is not None:
+                            r.append(row)
+                            c.append(col)
+                            v.append(weight)
+                hit = kept[importer] = (edges, chat, r, c, v)
+            rows.extend(hit[2])
+            cols.extend(hit[3])
+            vals.extend(hit[4])
+        return rows, cols, vals
 
     def factored(
         self,
@@ -484,12 +523,7 @@ class FactorBlocks:
         n, k = len(names), len(a.columns)
         R = Coo(a.r_rows, a.r_cols, a.r_vals, (n, k))
         D = Coo(a.d_rows, a.d_cols, a.d_vals, (k, n))
-        i_rows, i_cols, i_vals = [], [], []
-        for importer, target, weight in import_weights(import_edges, self.chat_files):
-            if importer in idx and target in idx:
-                i_rows.append(idx[importer])
-                i_cols.append(idx[target])
-                i_vals.append(weight)
+        i_rows, i_cols, i_vals = self._import_entries(a, import_edges, idx)
         I = Coo(  # noqa: E741
             np.array(i_rows, dtype=np.int64),
             np.array(i_cols, dtype=np.int64),

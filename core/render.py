@@ -33,24 +33,43 @@ class Item:
 
 
 class SourceLines:
-    """File lines on demand, read once per file (rendering never re-parses)."""
+    """File lines on demand, read once per file (rendering never re-parses).
 
-    def __init__(self, root: Path):
+    ``digests`` (path -> content digest, for files whose digest is known to match what is on
+    disk) lets ``kept`` (path -> (digest, lines), owned by a long-lived caller) carry a file's
+    lines from one map to the next while its content is the same."""
+
+    def __init__(
+        self,
+        root: Path,
+        kept: dict[str, tuple[str, list[str]]] | None = None,
+        digests: Callable[[str], str | None] | None = None,
+    ):
         self.root = root
         self._lines: dict[str, list[str]] = {}
+        self._kept, self._digest = kept, digests
 
     def get(self, path: str) -> list[str]:
         lines = self._lines.get(path)
         if lines is None:
-            try:
-                # utf-8-sig: a byte-order mark is not part of the first line
-                text = (self.root / path).read_text("utf-8-sig", errors="replace")
-                lines = text.splitlines()
-            except OSError as exc:
-                log.warning("%s: cannot read for rendering: %s", path, exc)
-                lines = []
+            digest = self._digest(path) if self._digest is not None else None
+            found = self._kept.get(path) if self._kept is not None and digest else None
+            if found is not None and found[0] == digest:
+                lines = found[1]
+            else:
+                lines = self._read(path)
+                if digest and self._kept is not None:
+                    self._kept[path] = (digest, lines)
             self._lines[path] = lines
         return lines
+
+    def _read(self, path: str) -> list[str]:
+        try:
+            # utf-8-sig: a byte-order mark is not part of the first line
+            return (self.root / path).read_text("utf-8-sig", errors="replace").splitlines()
+        except OSError as exc:
+            log.warning("%s: cannot read for rendering: %s", path, exc)
+            return []
 
 
 def _cut(line: str) -> str:

@@ -123,6 +123,8 @@ class RepoMap:
         self._workers = WorkerPool(KEPT_WORKERS)
         #: cache keys (content digests) of files whose stat has not changed, kept between calls
         self._settled_keys: dict[FileEntry, CacheKey] = {}
+        #: rendered files' lines by content digest, kept between calls
+        self._source_lines: dict[str, tuple[str, list[str]]] = {}
         #: set by an owner that watches the tree (the MCP server): discovery is reused while
         #: the watcher saw no file added, removed or renamed (see repomapper.listing)
         self.listing: WatchedListing | None = None
@@ -778,10 +780,19 @@ class RepoMap:
         items = map_items(ranked)
         file_order = {f.path: i for i, f in enumerate(ranked.files)} if ranked.task else None
         # a file's definitions are in line order already (extraction sorts them)
+        entries = {e.path: e for e in ranked.all_entries}
+        settled = self._settled_keys
+
+        def digest(path: str) -> str | None:  # only a digest taken well after the file's mtime
+            key = settled.get(entries[path]) if path in entries else None
+            return key.digest if key is not None else None
+
+        if len(self._source_lines) > 4 * MAX_RANKED_SYMBOLS:  # files no longer shown
+            self._source_lines.clear()
         renderer = MapRenderer(
             table.definitions,
             {p: fs.definitions for p, fs in mapped.items()},
-            SourceLines(self.root),
+            SourceLines(self.root, self._source_lines, digest),
         )
         prefix = self.repo_content_prefix or ""
 

@@ -88,3 +88,21 @@ def test_an_entry_too_long_whole_is_shortened_to_its_first_definition(tmp_path):
 
 def test_fill_with_nothing_fitting_returns_empty():
     assert fill_budget([Item("a", "b" * 50, 0)], _render, len, 3) == ("", 0, [])
+
+
+def test_source_lines_are_kept_by_content_digest(tmp_path):
+    from repomapper.render import SourceLines
+
+    (tmp_path / "a.py").write_text("one\ntwo\n")
+    kept: dict = {}
+    digests = {"a.py": "d1"}
+    assert SourceLines(tmp_path, kept, digests.get).get("a.py") == ["one", "two"]
+    (tmp_path / "a.py").write_text("changed\n")
+    # the same digest: the kept lines (a digest stands for the content it was taken from)
+    assert SourceLines(tmp_path, kept, digests.get).get("a.py") == ["one", "two"]
+    digests["a.py"] = "d2"
+    assert SourceLines(tmp_path, kept, digests.get).get("a.py") == ["changed"]
+    digests.clear()  # no trusted digest: read, and nothing kept for it
+    (tmp_path / "a.py").write_text("third\n")
+    assert SourceLines(tmp_path, kept, digests.get).get("a.py") == ["third"]
+    assert kept["a.py"] == ("d2", ["changed"])
