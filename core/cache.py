@@ -228,7 +228,12 @@ class TagCache:
         snapshot's bytes), or None."""
         return self.meta.get(f"map:{key}")
 
-    def put_map(self, key: str, value: str | bytes) -> None:
+    def put_map(self, key: str, value: str | bytes, replaces: str | None = None) -> None:
+        """Memoise ``value`` under ``key``; with ``replaces``, every other key starting with
+        that prefix is forgotten (one state snapshot per repository, say)."""
+        if replaces:
+            for old in [k for k in self.meta if k.startswith(f"map:{replaces}")]:
+                del self.meta[old]
         self.meta[f"map:{key}"] = value
 
     def get_shared_map(self, key: str) -> str | None:
@@ -481,9 +486,9 @@ class SqliteTagCache(TagCache):
     def get_map(self, key: str) -> str | bytes | None:
         return self._get(self.conn, key) if not self._fallen_back else super().get_map(key)
 
-    def put_map(self, key: str, value: str | bytes) -> None:
-        if self._fallen_back or not self._put(self.conn, key, value, MAX_MAPS):
-            super().put_map(key, value)
+    def put_map(self, key: str, value: str | bytes, replaces: str | None = None) -> None:
+        if self._fallen_back or not self._put(self.conn, key, value, MAX_MAPS, replaces):
+            super().put_map(key, value, replaces)
 
     def get_shared_map(self, key: str) -> str | None:
         return self._get(self.content, key) if not self._fallen_back else super().get_map(key)
@@ -500,10 +505,23 @@ class SqliteTagCache(TagCache):
             self._fallback(exc)
             return super().get_map(key)
 
-    def _put(self, conn: sqlite3.Connection, key: str, value: str | bytes, keep: int) -> bool:
-        """Memoise a result; only the most recent ``keep`` are kept. False: it failed."""
+    def _put(
+        self,
+        conn: sqlite3.Connection,
+        key: str,
+        value: str | bytes,
+        keep: int,
+        replaces: str | None = None,
+    ) -> bool:
+        """Memoise a result; only the most recent ``keep`` are kept, and none other whose key
+        starts with ``replaces``. False: it failed."""
         try:
             with _transaction(conn):
+                if replaces:
+                    conn.execute(
+                        "DELETE FROM maps WHERE substr(key, 1, length(?)) = ? AND key != ?",
+                        (replaces, replaces, key),
+                    )
                 (n,) = conn.execute("SELECT COALESCE(MAX(created), 0) + 1 FROM maps").fetchone()
                 conn.execute("INSERT OR REPLACE INTO maps VALUES (?, ?, ?)", (key, n, value))
                 conn.execute(

@@ -625,8 +625,8 @@ class RepoMap:
         except ValueError as exc:  # a name the format cannot hold: later processes rebuild
             log.debug("state snapshot not stored: %s", exc)
             return
-        if len(data) <= snapshot.MAX_BYTES:
-            self.cache.put_map(key, data)
+        if len(data) <= snapshot.MAX_BYTES:  # the repository's newest state only
+            self.cache.put_map(key, data, replaces=snapshot.KEY_PREFIX)
 
     @property
     def warm(self) -> bool:

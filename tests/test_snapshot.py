@@ -118,3 +118,23 @@ def test_a_map_without_a_task_stores_no_state(shop, tmp_path):
     again = RepoMap(shop, cache_dir=cache)
     again.map(task=TASKS[1])
     assert again.last_stats.get("snapshot") == 1
+
+
+def test_a_repository_keeps_one_state_snapshot(shop, tmp_path):
+    import sqlite3
+
+    cache = tmp_path / "cache"
+    RepoMap(shop, cache_dir=cache).map(task="an earlier task")
+    later(shop / "shop" / "catalog.py", "class Catalog:\n    def other(self):\n        pass\n")
+    rm = RepoMap(shop, cache_dir=cache)
+    rm.map(task="another task")
+    rm.close()
+    found = 0
+    for db in cache.rglob("*.sqlite3"):
+        with sqlite3.connect(db) as conn:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            if "maps" in tables:
+                found += conn.execute(
+                    "SELECT COUNT(*) FROM maps WHERE key LIKE ?", (snapshot.KEY_PREFIX + "%",)
+                ).fetchone()[0]
+    assert found == 1
