@@ -2,15 +2,15 @@
 without building the state again.
 
 A map without a task is replayed from the cache, but a task map needs the repository's graph (the
-relevance model walks it from the task's files), the task-free PageRank and the definitions'
-ranking; a new process built them from every file's summary (on django: decoding 0.23 s,
-building 0.30 s). After a map builds or updates the state, these are stored as numpy arrays
-(``allow_pickle=False``: nothing but numbers and strings is read back), keyed by the same digest
-as the map without a task (the files' contents, the backends, the settings, chat files and
-mentions). A later process with that digest and a task loads them and decodes only the files'
-definitions, which the task's name matching and the map's text need; it builds no symbol table
-beyond the definitions and no graph. Its map is byte-identical to one ranked from scratch (a
-test compares them); anything missing or unreadable falls back to ranking from scratch.
+relevance model walks it from the task's files), the task-free PageRank, the definitions' ranking
+and who defines each name; a new process built them from every file's summary (on django:
+decoding 0.23 s, building 0.30 s). When a task map builds the state, these are stored as numpy
+arrays (``allow_pickle=False``: nothing but numbers and strings is read back), keyed by the
+files' contents and backends, the settings, chat files and mentions (not the task or the
+budget); a repository keeps its newest snapshot. A later process with that key and a task loads
+them, decodes no references and parses a file's definitions only when the map shows it. Its map
+is byte-identical to one ranked from scratch (tests compare them); anything missing or
+unreadable falls back to ranking from scratch.
 """
 
 from __future__ import annotations
@@ -34,15 +34,15 @@ log = logging.getLogger(__name__)
 #: the prefix of a snapshot's key among the cache's memoised maps; bump the version when the
 #: arrays change meaning
 KEY_PREFIX = "state/1:"
-#: a snapshot larger than this (bytes) is not stored: the repository's own
-#: cache keeps 16 memoised results, and a very large tree's state is better rebuilt than kept
+#: a snapshot larger than this (bytes) is not stored: a very large tree's state is better
+#: rebuilt than kept next to its memoised maps
 MAX_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """What a task map reads of the state: the graph to walk, the task-free PageRank and the
-    definitions' ranking, over ``files`` (the mapped files, sorted)."""
+    """What a task map reads of the state: the graph to walk, the task-free PageRank, the
+    definitions' ranking and who defines each name, over ``files`` (the mapped files, sorted)."""
 
     files: tuple[str, ...]
     graph: FactoredGraph
