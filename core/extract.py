@@ -430,15 +430,29 @@ class Extractor:
             key = self._keys[entry]
         return key
 
+    def cached(
+        self,
+        root: Path,
+        entries: Sequence[FileEntry],
+        full: bool = False,
+        definitions_only: bool = False,
+    ) -> dict:
+        """The cache's entries for ``entries`` (see :meth:`TagCache.lookup`) that pass the read
+        check a miss would: a file made unreadable since it was cached (a permission change
+        keeps its mtime and size) is not served from the cache."""
+        self.prepare(root, entries)
+        found = self.cache.lookup(
+            [self.key(e) for e in entries], full=full, definitions_only=definitions_only
+        )
+        for path in [p for p in found if not os.access(root / p, os.R_OK)]:
+            del found[path]
+        return found
+
     def run(self, root: Path, entries: Sequence[FileEntry], full: bool = False) -> dict:
         self.prepare(root, entries)
         keys = {e.path: self.key(e) for e in entries}
         self.diagnostics = list(self.plugins.load_diagnostics())
-        results = self.cache.lookup(keys.values(), full=full)
-        # a hit passes the read check a miss would: a file made unreadable since it was cached
-        # (a permission change keeps its mtime and size) is not served from the cache
-        for path in [p for p in results if not os.access(root / p, os.R_OK)]:
-            del results[path]
+        results = self.cached(root, entries, full=full)
         misses = [e for e in entries if e.path not in results]
         self.stats = {"cached": len(results), "extracted": len(misses)}
         total, done = len(entries), len(results)

@@ -511,13 +511,8 @@ class RepoMap:
         self._extracted = None if unsettled else (keys, extractions)
         return extractions
 
-    def _graph_state(
-        self, extractions, mapped, chat, mentioned_f, mentioned_i, context=None, memo=None
-    ):
-        """Symbol table, factored graph and task-free PageRank of the mapped files: built on the
-        first call, then updated by the files whose extraction changed (see
-        :mod:`repomapper.graphstate`)."""
-        inputs = StateInputs(
+    def _state_inputs(self, chat, mentioned_f, mentioned_i, context=None, memo=None) -> StateInputs:
+        return StateInputs(
             self.root,
             self.file_imports,
             self.target_resolver,
@@ -527,6 +522,14 @@ class RepoMap:
             context,
             memo,
         )
+
+    def _graph_state(
+        self, extractions, mapped, chat, mentioned_f, mentioned_i, context=None, memo=None
+    ):
+        """Symbol table, factored graph and task-free PageRank of the mapped files: built on the
+        first call, then updated by the files whose extraction changed (see
+        :mod:`repomapper.graphstate`)."""
+        inputs = self._state_inputs(chat, mentioned_f, mentioned_i, context, memo)
         with self.timer.stage("graph"):
             state = update_state(self._graph, mapped, inputs)
         self._graph = state
@@ -569,9 +572,7 @@ class RepoMap:
 
     def save_maps(self) -> None:
         """Store the maps (and the state snapshot) kept for later (see ``memo_later``)."""
-        while self._unsaved:
-            digest = next(iter(self._unsaved))
-            remember(self.cache, digest, self._unsaved.pop(digest), self.root)
+        self._store_maps(keep=0)
         if self._unsaved_state is not None:
             key, state = self._unsaved_state
             self._unsaved_state = None
@@ -586,16 +587,10 @@ class RepoMap:
             return self._snapshot[1], self._snapshot[2]
         self._snapshot = None
         data = self.cache.get_map(key)
-        snap = snapshot.decode(data) if isinstance(data, bytes | memoryview) else None
+        snap = snapshot.decode(data) if data is not None else None
         if snap is None:
             return None, None
-        extractor = files.extractor
-        found = self.cache.lookup(
-            [extractor.key(e) for e in files.all_entries], definitions_only=True
-        )
-        # a hit passes the read check a miss would (see Extractor.run)
-        for path in [p for p in found if not os.access(self.root / p, os.R_OK)]:
-            del found[path]
+        found = files.extractor.cached(self.root, files.all_entries, definitions_only=True)
         if len(found) != len(files.all_entries):
             return None, None
         if tuple(sorted(p for p, fs in found.items() if fs.plugin is not None)) != snap.files:
@@ -675,10 +670,7 @@ class RepoMap:
             return
         files = dict(state.files)
         files[some] = replace(files[some])
-        inputs = StateInputs(
-            self.root, self.file_imports, self.target_resolver, *state.boosts, state.context
-        )
-        self._graph = update_state(state, files, inputs)
+        self._graph = update_state(state, files, self._state_inputs(*state.boosts, state.context))
         # the extraction is what the next call compares against: the copy stands for the file
         keys, old = extracted
         self._extracted = (keys, {**old, some: files[some]})
@@ -761,14 +753,15 @@ class RepoMap:
             # its memo instead, and storing costs a run after an edit 0.05 s and 10 MB)
             self._keep_state(state_key)
         if self.use_cache:
-            if self.memo_later:
-                self._unsaved[digest] = result
-                while len(self._unsaved) > MAX_UNSAVED:  # the oldest is stored now
-                    oldest = next(iter(self._unsaved))
-                    remember(self.cache, oldest, self._unsaved.pop(oldest), self.root)
-            else:
-                remember(self.cache, digest, result, self.root)
+            self._unsaved[digest] = result
+            self._store_maps(keep=MAX_UNSAVED if self.memo_later else 0)
         return result
+
+    def _store_maps(self, keep: int) -> None:
+        """Store the maps kept for later, oldest first, until at most ``keep`` are left."""
+        while len(self._unsaved) > keep:
+            digest = next(iter(self._unsaved))
+            remember(self.cache, digest, self._unsaved.pop(digest), self.root)
 
     def render(self, ranked: RankedRepository, budget: int | None = None) -> MapResult:
         """The map text of a ranked repository within ``budget`` (default: ``map_tokens``)."""
