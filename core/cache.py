@@ -26,6 +26,7 @@ from pathlib import Path
 import platformdirs
 
 from .model import DEF, Diagnostic, FileExtraction, FileSymbols, Import, Tag, tag_sort_key
+from .rowtext import RowImports, RowReferences, RowTags, RowTargets, Summary
 
 log = logging.getLogger(__name__)
 
@@ -104,34 +105,24 @@ def _common(path: str, defs: str, imports: str, diags: str) -> tuple:
 
 
 def decode_symbols(path: str, row: EncodedRow) -> FileSymbols:
+    """A file's summary, each part parsed when first read (see :mod:`repomapper.rowtext`)."""
     plugin, language, defs, _refs, summary, imports, diags = row
-    definitions, imps, diagnostics = _common(path, defs, imports, diags)
-    s = json.loads(summary)
-    intern = sys.intern
+    for text in (defs, summary, imports, diags):
+        if not isinstance(text, str):
+            raise TypeError("a cached row's parts are text")
+    found = json.loads(diags) if diags != "[]" else ()
+    diagnostics = tuple(Diagnostic(c, m, path, s) for c, m, s in found)
+    refs = Summary(path, summary)
     return FileSymbols(
         path,
-        definitions,
-        tuple((intern(n), c) for n, c in s["c"]),
-        tuple((n, t) for n, t in s["t"]),
-        imps,
+        RowTags(path, defs),
+        RowReferences(refs),
+        RowTargets(refs),
+        RowImports(path, imports),
         plugin,
         language,
         diagnostics,
     )
-
-
-def decode_definitions(path: str, row: EncodedRow) -> FileSymbols:
-    """A file's summary without its references, targets and imports, its definitions parsed
-    when first read (what a task map ranked from a state snapshot reads; see
-    repomapper.snapshot)."""
-    from .snapshot import RowTags
-
-    plugin, language, defs, _refs, _summary, _imports, diags = row
-    if not isinstance(defs, str):
-        raise TypeError("definitions are not text")
-    found = json.loads(diags) if diags != "[]" else ()
-    diagnostics = tuple(Diagnostic(c, m, path, s) for c, m, s in found)
-    return FileSymbols(path, RowTags(path, defs), (), (), (), plugin, language, diagnostics)
 
 
 def decode_full(path: str, row: EncodedRow) -> FileExtraction:
@@ -195,12 +186,12 @@ class TagCache:
             self.stats[path] = (mtime_ns, size, digest, taken)
 
     def lookup(
-        self, keys: Iterable[CacheKey], full: bool = False, definitions_only: bool = False
+        self, keys: Iterable[CacheKey], full: bool = False
     ) -> dict[str, FileExtraction | FileSymbols]:
         """Every cached entry among ``keys`` (same path, content and backends). ``full`` decodes
-        every reference tag; otherwise only the reference summary ranking needs, or with
-        ``definitions_only`` the definitions and diagnostics alone."""
-        decode = decode_full if full else decode_definitions if definitions_only else decode_symbols
+        every reference tag; otherwise the summary ranking needs, each part parsed when first
+        read (see :mod:`repomapper.rowtext`)."""
+        decode = decode_full if full else decode_symbols
         hits: dict[str, FileExtraction | FileSymbols] = {}
         keys = [k for k in keys if k.digest]
         rows = self._rows_of(keys, full) if keys else {}

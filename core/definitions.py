@@ -9,12 +9,14 @@ per version of the index; an edit rebuilds the rows of the files it touched only
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from .graph import SymbolTable
+from .layered import Layered, copied_mapping
 from .model import FileSymbols
 
 
@@ -52,7 +54,7 @@ class DefinitionIndex:
         parent: tuple[DefinitionIndex, frozenset[str]] | None = None,
     ):
         self.files = list(files)
-        self.rows = dict(rows)
+        self.rows = rows if isinstance(rows, Layered) else dict(rows)
         #: the index this was updated from and the files whose rows were made again, for
         #: splicing the arrays (dropped once they are made)
         self._parent = parent
@@ -85,7 +87,7 @@ class DefinitionIndex:
             for definer in table.defines.get(ident, ()):
                 if definer not in dirty and ((definer, ident) in was) != ((definer, ident) in now):
                     dirty.add(definer)
-        rows = dict(self.rows)
+        rows = copied_mapping(self.rows)
         for path in dirty:
             if path not in rows:
                 continue
@@ -102,69 +104,127 @@ class DefinitionIndex:
     def arrays(self) -> _Arrays:
         """The per-pair arrays: spliced from the parent's for the files whose rows are the
         same, laid out again for the others."""
-        import numpy as np
-
         parent, self._parent = self._parent, None
         old = parent[0].__dict__.get("arrays") if parent is not None else None
-        dirty = parent[1] if parent is not None else None
+        if old is None or parent is None:
+            return self._laid_out()
+        return self._spliced(old, parent[1])
+
+    def _laid_out(self) -> _Arrays:
+        import numpy as np
+
         rows = [self.rows[f] for f in self.files]
         counts = np.array([len(r.idents) for r in rows], dtype=np.int64)
         tops = np.array([len(r.top) for r in rows], dtype=np.int64)
-        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
-        top_offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum(tops, out=top_offsets[1:])
-        parts: tuple[list, ...] = ([], [], [], [])  # kind, unreferenced, top pair ids, names
-        laid_out: list[str] = []  # names of the files laid out again since the last kept run
-        i, n = 0, len(rows)
-        while i < n:
-            if old is None or self.files[i] in dirty or old.rows[i] is not rows[i]:
-                r = rows[i]
-                base = int(offsets[i])
-                laid_out.extend(r.idents)
-                parts[0].append(np.array(r.kind, dtype=np.float64))
-                parts[1].append(np.array(r.unreferenced, dtype=bool))
-                parts[2].append(np.array(r.top, dtype=np.int64) + base)
-                i += 1
-                continue
-            j = i + 1  # a run of files whose rows are the very same objects
-            while j < n and self.files[j] not in dirty and old.rows[j] is rows[j]:
-                j += 1
-            a, b = int(old.offsets[i]), int(old.offsets[j])
-            ta, tb = int(old.top_offsets[i]), int(old.top_offsets[j])
-            if laid_out:
-                parts[3].append(_names(laid_out))
-                laid_out = []
-            parts[3].append(old.idents[a:b])
-            parts[0].append(old.kind[a:b])
-            parts[1].append(old.unreferenced[a:b])
-            parts[2].append(old.top_ids[ta:tb] + (int(offsets[i]) - a))
-            i = j
-        if laid_out:
-            parts[3].append(_names(laid_out))
+        offsets = _starts(counts)
+        names = [n for r in rows for n in r.idents]
+        kind = np.fromiter((k for r in rows for k in r.kind), np.float64, len(names))
+        unref = np.fromiter((u for r in rows for u in r.unreferenced), bool, len(names))
+        top_ids = np.fromiter(
+            (t + int(offsets[i]) for i, r in enumerate(rows) for t in r.top), np.int64
+        )
+        return _arrays(
+            RowsAt(self.files, self.rows), counts, tops, _names(names), _names(self.files), kind,
+            unref, top_ids,
+        )  # fmt: skip
+
+    def _spliced(self, old: _Arrays, dirty: frozenset[str]) -> _Arrays:
+        """The parent's arrays with the rows of the ``dirty`` files laid out again (every
+        other file's row is the parent's: see :meth:`updated`)."""
+        import numpy as np
+
+        at = {f: i for f in dirty if (i := bisect_left(self.files, f)) < len(self.files)}
+        redo = sorted(i for f, i in at.items() if self.files[i] == f)
+        counts = np.diff(old.offsets)
+        tops = np.diff(old.top_offsets)
+        for i in redo:
+            counts[i] = len(self.rows[self.files[i]].idents)
+            tops[i] = len(self.rows[self.files[i]].top)
+        offsets = _starts(counts)
+        parts: tuple[list, ...] = ([], [], [], [])  # names, kind, unreferenced, top pair ids
+        done = 0  # files before this are in parts
+
+        def keep(upto: int) -> None:  # files done:upto are the parent's, shifted
+            if upto <= done:
+                return
+            a, b = int(old.offsets[done]), int(old.offsets[upto])
+            ta, tb = int(old.top_offsets[done]), int(old.top_offsets[upto])
+            parts[0].append(old.idents[a:b])
+            parts[1].append(old.kind[a:b])
+            parts[2].append(old.unreferenced[a:b])
+            parts[3].append(old.top_ids[ta:tb] + (int(offsets[done]) - a))
+
+        for i in redo:
+            keep(i)
+            r = self.rows[self.files[i]]
+            parts[0].append(_names(r.idents))
+            parts[1].append(np.array(r.kind, dtype=np.float64))
+            parts[2].append(np.array(r.unreferenced, dtype=bool))
+            parts[3].append(np.array(r.top, dtype=np.int64) + int(offsets[i]))
+            done = i + 1
+        keep(len(self.files))
 
         def joined(chunks: list, dtype) -> Any:
             return np.concatenate(chunks) if chunks else np.zeros(0, dtype=dtype)
 
-        top_file = np.repeat(np.arange(n), tops)
-        return _Arrays(
-            rows,
-            offsets,
-            top_offsets,
-            np.repeat(np.arange(n), counts),
-            joined(parts[3], object),
-            old.file_names if old is not None else _names(self.files),
-            joined(parts[0], np.float64),
-            joined(parts[1], bool),
-            joined(parts[2], np.int64),
-            top_file,
-            tops[top_file].astype(np.float64),
+        return _arrays(
+            RowsAt(self.files, self.rows),
+            counts,
+            tops,
+            joined(parts[0], object),
+            old.file_names,
+            joined(parts[1], np.float64),
+            joined(parts[2], bool),
+            joined(parts[3], np.int64),
         )
+
+
+def _starts(counts: Any) -> Any:
+    import numpy as np
+
+    out = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out
+
+
+def _arrays(rows, counts, tops, idents, file_names, kind, unref, top_ids) -> _Arrays:
+    import numpy as np
+
+    n = len(counts)
+    top_file = np.repeat(np.arange(n), tops)
+    return _Arrays(
+        rows,
+        _starts(counts),
+        _starts(tops),
+        np.repeat(np.arange(n), counts),
+        idents,
+        file_names,
+        kind,
+        unref,
+        top_ids,
+        top_file,
+        tops[top_file].astype(np.float64),
+    )
+
+
+class RowsAt(Sequence[FileRows]):
+    """The rows of ``files`` by position, read from ``rows`` (which may make them on read)."""
+
+    __slots__ = ("_files", "_rows")
+
+    def __init__(self, files: Sequence[str], rows: Mapping[str, FileRows]):
+        self._files, self._rows = files, rows
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self._rows[self._files[i]]
 
 
 @dataclass(frozen=True)
 class _Arrays:
-    rows: list[FileRows]  # per file index, the rows the arrays were made from
+    rows: Sequence[FileRows]  # per file index, the rows the arrays were made from
     offsets: Any  # file i's pairs are offsets[i]:offsets[i + 1]
     top_offsets: Any  # file i's top-level pairs are top_ids[top_offsets[i]:top_offsets[i + 1]]
     pair_file: Any  # file index of each pair

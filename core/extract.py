@@ -435,15 +435,12 @@ class Extractor:
         root: Path,
         entries: Sequence[FileEntry],
         full: bool = False,
-        definitions_only: bool = False,
     ) -> dict:
         """The cache's entries for ``entries`` (see :meth:`TagCache.lookup`) that pass the read
         check a miss would: a file made unreadable since it was cached (a permission change
         keeps its mtime and size) is not served from the cache."""
         self.prepare(root, entries)
-        found = self.cache.lookup(
-            [self.key(e) for e in entries], full=full, definitions_only=definitions_only
-        )
+        found = self.cache.lookup([self.key(e) for e in entries], full=full)
         for path in [p for p in found if not os.access(root / p, os.R_OK)]:
             del found[path]
         return found

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .layered import copied_mapping, copied_set
 from .model import FileSymbols, Tag
 
 if TYPE_CHECKING:
@@ -107,14 +108,14 @@ class SymbolTable:
         ranking that still holds it keeps reading what it was computed on.
         """
         changed = sorted(set(changed))
-        table = SymbolTable(
-            defines=defaultdict(set, self.defines),
-            references=dict(self.references),
-            definitions=defaultdict(list, self.definitions),
-            targets=defaultdict(set, self.targets),
-            unreferenced=set(self.unreferenced),
-            data_only=set(self.data_only),
-            top_level=dict(self.top_level),
+        table = SymbolTable(  # a loaded table's fields are layered: copied in O(changes)
+            defines=copied_mapping(self.defines, set),
+            references=copied_mapping(self.references),
+            definitions=copied_mapping(self.definitions, list),
+            targets=copied_mapping(self.targets, set),
+            unreferenced=copied_set(self.unreferenced),
+            data_only=copied_set(self.data_only),
+            top_level=copied_mapping(self.top_level),
         )
         touched: set[str] = set()
         referenced_by_changed: dict[str, dict[str, int]] = defaultdict(dict)
@@ -173,7 +174,7 @@ class SymbolTable:
                 table.references[name] = refs
             else:
                 table.references.pop(name, None)
-        table._external = dict(self._external)
+        table._external = copied_mapping(self._external)
         for name in touched:
             table._external.pop(name, None)
         for name in touched:

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
 
-from .definitions import DefinitionIndex, FileRows
+from .definitions import DefinitionIndex, FileRows, RowsAt
 from .graph import SymbolTable, ident_weights, import_weights
+from .layered import copied_mapping
 from .madeonread import MadeOnRead
 
 log = logging.getLogger(__name__)
@@ -327,7 +328,7 @@ class FactorBlocks:
         chat (see :func:`repomapper.graphstate.update_state`)."""
         chat = self.chat_files if chat_files is None else chat_files
         mentioned = self.mentioned_idents if mentioned_idents is None else mentioned_idents
-        blocks = dict(self.blocks)
+        blocks = copied_mapping(self.blocks)
         touched = frozenset(touched)
         for ident in touched:
             block = None
@@ -349,7 +350,7 @@ class FactorBlocks:
         found = self._memo.get("assembly")
         if found is not None and found.files == names:
             return found
-        rows = [definitions.rows[f] for f in names]
+        rows = RowsAt(names, definitions.rows)
         parent = self._memo.pop("parent", None)
         if parent is not None and parent[0].files == names:
             found = self._splice(parent[0], parent[1], names, rows)

@@ -16,13 +16,13 @@ from .diagnostics import MAX_LISTED_PATHS, SUMMARISED, summarise
 from .discover import DEFAULT_MAX_FILE_SIZE, Discovery, FileEntry, check_root, discover
 from .extract import Extractor, ProgressFn
 from .graph import SymbolTable, TargetResolver, build_graph
-from .graphstate import ByFile, GraphState, StateInputs, update_state
+from .graphstate import GraphState, StateInputs, update_state
 from .importmemo import CachedImports
 from .index import RepoIndex
 from .isolation.pool import WorkerPool
 from .isolation.supervisor import UNSETTLED
 from .listing import WatchedListing
-from .memo import MAP_VERSION, map_digest, remember, replay, state_digest
+from .memo import MAP_VERSION, map_digest, remember, replay
 from .model import (
     Diagnostic,
     FileExtraction,
@@ -38,7 +38,6 @@ from .registry import PluginConfig, PluginSet
 from .relevance import LexicalIndex, parse_task, rank_task
 from .relevance.query import MAX_TASK_CHARS
 from .render import Item, MapRenderer, SourceLines, fill_budget
-from .snapshot import Snapshot, definitions_table
 from .timings import StageTimer
 from .tokens import TokenCounter, as_counter
 from .watch import Watcher
@@ -133,10 +132,11 @@ class RepoMap:
         #: are kept here (and replayed from here) until :meth:`save_maps` stores them
         self.memo_later = False
         self._unsaved: dict[str, MapResult] = {}
-        self._unsaved_state: tuple[str, GraphState] | None = None
-        self._kept_state: str | None = None  # the key of the last state stored
-        #: the last snapshot a task map was ranked from, its key and the files it decoded
-        self._snapshot: tuple[str, Snapshot, dict[str, FileSymbols]] | None = None
+        #: a built state not stored yet (with ``memo_later``): its encoded arrays are made
+        #: when :meth:`save_maps` runs
+        self._unsaved_state: tuple[GraphState, dict, frozenset] | None = None
+        #: set by ``force_refresh``: the next state is built, not loaded from the cache
+        self._rebuild = False
         self._lexical: tuple[TagCache, LexicalIndex] | None = None
         self._extracted: tuple[tuple, dict] | None = None
         self._graph: GraphState | None = None
@@ -368,7 +368,6 @@ class RepoMap:
         mentioned_idents,
         task,
         disabled,
-        snap: Snapshot | None = None,
     ) -> RankedRepository:
         extractor, entries, all_entries, chat, seen = files
         diags.extend(self.cache.diagnostics)
@@ -391,22 +390,14 @@ class RepoMap:
                 mentioned_f.add(rel)
         mentioned_f = frozenset(mentioned_f)
         mentioned_i = frozenset(mentioned_idents or ())
-        if snap is not None:  # a task map from the stored state (see repomapper.snapshot)
-            table, graph, prior, defs = (
-                definitions_table(mapped, snap),
-                snap.graph,
-                snap.prior,
-                snap.ranking,
-            )
-            by_file, imports = ByFile(defs), {}
-        else:
-            # what resolution may read besides the mapped files (tsconfig.json, go.mod, ...):
-            # the versions of every other file, so that a change to one builds the state again
-            context = frozenset(extractor.key(e) for e in all_entries if e.path not in mapped)
-            memo = CachedImports(self.cache, mapped, context, extractor)
-            table, graph, prior, defs, by_file, imports = self._graph_state(
-                extractions, mapped, chat, mentioned_f, mentioned_i, context, memo
-            )
+        # what resolution may read besides the mapped files (tsconfig.json, go.mod, ...): the
+        # versions of every other file, so that a change to one builds the state again
+        keys = {e.path: extractor.key(e) for e in all_entries}
+        context = frozenset(k for p, k in keys.items() if p not in mapped)
+        memo = CachedImports(self.cache, mapped, context, extractor)
+        table, graph, prior, defs, by_file, imports = self._graph_state(
+            mapped, chat, mentioned_f, mentioned_i, context, memo, keys
+        )
         query = parse_task(task) if task else None
         if query is not None and query.truncated:
             diags.append(
@@ -524,15 +515,24 @@ class RepoMap:
         )
 
     def _graph_state(
-        self, extractions, mapped, chat, mentioned_f, mentioned_i, context=None, memo=None
+        self, mapped, chat, mentioned_f, mentioned_i, context=None, memo=None, keys=None
     ):
-        """Symbol table, factored graph and task-free PageRank of the mapped files: built on the
-        first call, then updated by the files whose extraction changed (see
-        :mod:`repomapper.graphstate`)."""
+        """Symbol table, factored graph and task-free PageRank of the mapped files: loaded from
+        the repository's stored state and updated by the files changed since, or built, on the
+        first call (a built one is stored); then updated by the files whose extraction changed
+        (see :mod:`repomapper.graphstate` and :mod:`repomapper.snapshot`)."""
         inputs = self._state_inputs(chat, mentioned_f, mentioned_i, context, memo)
         with self.timer.stage("graph"):
-            state = update_state(self._graph, mapped, inputs)
-        self._graph = state
+            state = self._graph
+            if state is None and keys is not None and self.use_cache and not self._rebuild:
+                state = self._stored_state(mapped, inputs, keys, context)
+            loaded = state is not None and state.how == "stored"
+            state = update_state(state, mapped, inputs)
+            if loaded and state.how != "built":
+                self.last_stats = {**self.last_stats, "stored_state": 1}
+        self._graph, self._rebuild = state, False
+        if state.how == "built" and keys is not None and self.use_cache:
+            self._keep_state(state, keys, context)
         return state.table, state.graph, state.prior, state.ranking, state.by_file, state.imports
 
     def _lexical_index(
@@ -571,57 +571,64 @@ class RepoMap:
         return True
 
     def save_maps(self) -> None:
-        """Store the maps (and the state snapshot) kept for later (see ``memo_later``)."""
+        """Store the maps (and the ranking state) kept for later (see ``memo_later``)."""
         self._store_maps(keep=0)
         if self._unsaved_state is not None:
-            key, state = self._unsaved_state
+            state, keys, context = self._unsaved_state
             self._unsaved_state = None
-            self._store_state(key, state)
+            self._store_state(state, keys, context)
 
-    def _from_snapshot(self, files: _Files, key: str):
-        """(snapshot, extractions) for a task map from the stored state of these exact files,
-        with only their definitions decoded; (None, None) when anything is missing. Kept for
-        the next task on the same files (an edit changes the key, and the state is built)."""
-        if self._snapshot is not None and self._snapshot[0] == key:
-            self.last_stats = {"cached": len(files.all_entries), "extracted": 0, "snapshot": 1}
-            return self._snapshot[1], self._snapshot[2]
-        self._snapshot = None
-        data = self.cache.get_map(key)
-        snap = snapshot.decode(data) if data is not None else None
-        if snap is None:
-            return None, None
-        found = files.extractor.cached(self.root, files.all_entries, definitions_only=True)
-        if len(found) != len(files.all_entries):
-            return None, None
-        if tuple(sorted(p for p, fs in found.items() if fs.plugin is not None)) != snap.files:
-            return None, None
-        self.last_stats = {"cached": len(found), "extracted": 0, "snapshot": 1}
-        extractions = {e.path: found[e.path] for e in files.all_entries}
-        self._snapshot = (key, snap, extractions)
-        return snap, extractions
+    def _stored_state(
+        self,
+        mapped: Mapping[str, FileSymbols],
+        inputs: StateInputs,
+        keys: Mapping[str, CacheKey],
+        context: frozenset[CacheKey],
+    ) -> GraphState | None:
+        """The repository's stored state over these files, with the files changed since it
+        was stored entering by their old summaries (read from the cache by their old content
+        keys); None when there is none or it cannot be used (see :mod:`repomapper.snapshot`)."""
+        data = self.cache.get_map(snapshot.KEY_PREFIX)
+        stored = snapshot.decode(data) if isinstance(data, bytes | memoryview) else None
+        if stored is None:
+            return None
+        changed = snapshot.changed_files(stored, {p: keys[p] for p in mapped})
+        if changed is None or len(changed) > snapshot.MAX_CHANGED:
+            return None
+        at = {f: i for i, f in enumerate(stored.files)}
+        wanted = []
+        for path in changed:
+            _, digest, fingerprint = stored.content(at[path])
+            wanted.append(CacheKey(path, 0, 0, fingerprint, digest))
+        old = self.cache.lookup(wanted) if wanted else {}
+        if len(old) != len(changed):
+            return None
+        return snapshot.load(stored, mapped, old, inputs, context)  # type: ignore[arg-type]
 
-    def _keep_state(self, key: str) -> None:
-        """Store the state this call built (not an update of an earlier one, and not from an
-        extraction a crash or time-out touched) for later processes' task maps."""
-        state = self._graph
-        if state is None or state.how != "built" or self._extracted is None:
+    def _keep_state(
+        self, state: GraphState, keys: Mapping[str, CacheKey], context: frozenset[CacheKey]
+    ) -> None:
+        """Store the state this call built (not from an extraction a crash or time-out
+        touched) for later processes to update."""
+        if self._extracted is None:
             return
-        if key == self._kept_state:  # this state is stored already
-            return
-        self._kept_state = key
         if self.memo_later:
-            self._unsaved_state = (key, state)
+            self._unsaved_state = (state, dict(keys), context)
         else:
-            self._store_state(key, state)
+            self._store_state(state, keys, context)
 
-    def _store_state(self, key: str, state: GraphState) -> None:
+    def _store_state(
+        self, state: GraphState, keys: Mapping[str, CacheKey], context: frozenset[CacheKey]
+    ) -> None:
+        if any(not keys[p].digest for p in state.files):
+            return  # a file whose content could not be read: no content key to check it by
         try:
-            data = snapshot.encode(state)
+            data = snapshot.encode(state, keys, context)
         except ValueError as exc:  # a name the format cannot hold: later processes rebuild
-            log.debug("state snapshot not stored: %s", exc)
+            log.debug("ranking state not stored: %s", exc)
             return
         if len(data) <= snapshot.MAX_BYTES:  # the repository's newest state only
-            self.cache.put_map(key, data, replaces=snapshot.KEY_PREFIX)
+            self.cache.put_map(snapshot.KEY_PREFIX, data, replaces="state/")
 
     @property
     def warm(self) -> bool:
@@ -715,25 +722,8 @@ class RepoMap:
                 self.timer.counts = dict(self.last_stats)
                 return memo
         if force_refresh:
-            self._graph = None
-        # a task map in an object without a state ranks from a stored snapshot when there is
-        # one, and stores the state it builds otherwise (see repomapper.snapshot)
-        state_key = None
-        snap, extractions = None, None
-        if self.use_cache and task and self._graph is None:
-            state_key = snapshot.KEY_PREFIX + state_digest(
-                self,
-                files.extractor,
-                files.all_entries,
-                files.chat,
-                mentioned_fnames,
-                mentioned_idents,
-            )
-            if not force_refresh:
-                with self.timer.stage("extract"):
-                    snap, extractions = self._from_snapshot(files, state_key)
-        if extractions is None:
-            extractions = self._extract(files.extractor, files.all_entries)
+            self._graph, self._rebuild = None, True
+        extractions = self._extract(files.extractor, files.all_entries)
         with self.timer.stage("rank"):
             ranked = self._rank_extracted(
                 files,
@@ -743,15 +733,10 @@ class RepoMap:
                 mentioned_idents,
                 task,
                 frozenset(),
-                snap,
             )
         with self.timer.stage("render"):
             result = self.render(ranked)
         self.timer.counts = dict(self.last_stats)
-        if state_key is not None and snap is None:
-            # kept for the next task on these files (a map without a task is replayed from
-            # its memo instead, and storing costs a run after an edit 0.05 s and 10 MB)
-            self._keep_state(state_key)
         if self.use_cache:
             self._unsaved[digest] = result
             self._store_maps(keep=MAX_UNSAVED if self.memo_later else 0)

@@ -1,87 +1,179 @@
-"""The task-free ranking state as arrays, kept in the cache so that a new process can rank a task
-without building the state again.
+"""The ranking state kept in the cache as arrays, so that a new process updates it by the files
+that changed instead of building it from every file's summary.
 
-A map without a task is replayed from the cache, but a task map needs the repository's graph (the
-relevance model walks it from the task's files), the task-free PageRank, the definitions' ranking
-and who defines each name; a new process built them from every file's summary (on django:
-decoding 0.23 s, building 0.30 s). When a task map builds the state, these are stored as numpy
-arrays (``allow_pickle=False``: nothing but numbers and strings is read back), keyed by the
-files' contents and backends, the settings, chat files and mentions (not the task or the
-budget); a repository keeps its newest snapshot. A later process with that key and a task loads
-them, decodes no references and parses a file's definitions only when the map shows it. Its map
-is byte-identical to one ranked from scratch (tests compare them); anything missing or
-unreadable falls back to ranking from scratch.
+A process that builds the state (see :func:`repomapper.graphstate.build_state`) stores its
+symbol table, the factored graph's layout, the definition index, the resolved imports, the
+task-free PageRank and the definitions' ranking as numpy arrays (``allow_pickle=False``: nothing
+but numbers and strings is read back), with the content key of every file it was built from
+(path, content digest, backends), the files that are not mapped (resolution reads some of
+them), and the chat files and mentions. A repository keeps its newest one.
+
+A later process over the same files loads it as a :class:`~repomapper.graphstate.GraphState`
+whose rows are made only when read (:mod:`repomapper.layered`): the symbol table answers a
+name from its arrays, a block of the factored graph is computed again only when an update
+reads it, a file's definitions are parsed only when a map shows them. The files whose content
+changed since enter with their old summaries (read from the cache by their old content keys),
+so :func:`~repomapper.graphstate.update_state` replaces their rows as it would in a long-lived
+process. The result equals a state built from scratch (tests compare the maps byte for byte);
+anything missing, foreign or unreadable builds the state again.
 """
 
 from __future__ import annotations
 
 import io
-import json
 import logging
-from collections import defaultdict
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from .cache import CacheKey
+from .definitions import DefinitionIndex, FileRows, RowsAt, _Arrays, _starts
 from .graph import SymbolTable
-from .graphstate import GraphState
-from .madeonread import MadeOnRead
+from .graphstate import ByFile, GraphState, StateInputs
+from .index import RepoIndex
+from .layered import Layered, LayeredSet
 from .model import FileSymbols, Tag
-from .rank import Coo, FactoredGraph, RankedPairs, Ranking, stable
+from .rank import (
+    Coo,
+    FactorBlocks,
+    FactoredGraph,
+    IdentBlock,
+    RankedPairs,
+    Ranking,
+    _Assembly,
+    ident_block,
+    stable,
+)
 
 log = logging.getLogger(__name__)
 
-#: the prefix of a snapshot's key among the cache's memoised maps; bump the version when the
-#: arrays change meaning
-KEY_PREFIX = "state/1:"
-#: a snapshot larger than this (bytes) is not stored: a very large tree's state is better
-#: rebuilt than kept next to its memoised maps
+#: the key of a repository's stored state among its memoised results; bump the version when
+#: the arrays change meaning
+KEY_PREFIX = "state/2"
+#: a state larger than this (bytes) is not stored: a very large tree's state is better rebuilt
+#: than kept next to its memoised maps
 MAX_BYTES = 64 << 20
+#: a stored state is updated by at most this many changed files; more build it again (each
+#: changed file's old summary is read and its rows replaced, and a state that drifted far from
+#: the stored one is better built and stored again)
+MAX_CHANGED = 64
+
+#: (path, digest, backends) of a file, what its cache row is keyed by
+Content = tuple[str, str, str]
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    """What a task map reads of the state: the graph to walk, the task-free PageRank, the
-    definitions' ranking and who defines each name, over ``files`` (the mapped files, sorted)."""
-
-    files: tuple[str, ...]
-    graph: FactoredGraph
-    prior: dict[str, float]
-    ranking: Ranking
-    #: name -> the files defining it (the symbol table's ``defines``)
-    defines: Mapping[str, frozenset[str]]
-
-
-def encode(state: GraphState) -> memoryview:
-    """The state's arrays for the cache (an ``.npz`` archive; indices as int32)."""
+# -- encoding -----------------------------------------------------------------------------------
+def encode(
+    state: GraphState, keys: Mapping[str, CacheKey], context: frozenset[CacheKey]
+) -> memoryview:
+    """The state's arrays (an ``.npz`` archive), with the content keys of its files
+    (``keys``, every mapped file's) and of the files that are not mapped (``context``).
+    ValueError when a name holds a NUL character (the format's separator)."""
     import numpy as np
 
-    g = state.graph
-    files = list(g.files)
-    index = {f: i for i, f in enumerate(files)}
-    pair_files, pair_idents, pair_ranks = _columns(state.ranking.definitions)
-    defines = state.table.defines
-    names = sorted(defines)
-    arrays = {
+    files = sorted(state.files)
+    if list(state.graph.files) != files or state.definitions.files != files:
+        raise ValueError("the state's graph is not over its files")
+    at = {f: i for i, f in enumerate(files)}
+    i32 = np.int32
+    table = state.table
+    arrays: dict[str, Any] = {
         "files": _strings(files),
+        "digests": _strings([keys[f].digest for f in files]),
+        "fingerprints": _strings([keys[f].fingerprint for f in files]),
+        "chat": _strings(sorted(state.boosts[0])),
+        "mentioned_files": _strings(sorted(state.boosts[1])),
+        "mentioned_idents": _strings(sorted(state.boosts[2])),
         "prior": np.array([state.prior.get(f, 0.0) for f in files], dtype=np.float64),
-        "out_weight": np.asarray(g.out_weight, dtype=np.float64),
-        "pair_file": np.fromiter((index[f] for f in pair_files), np.int32, len(pair_files)),
-        "pair_ident": _strings(pair_idents),
-        "pair_rank": np.array(pair_ranks, dtype=np.float64),
-        "def_names": _strings(names),
-        "def_counts": np.fromiter((len(defines[n]) for n in names), np.int32, len(names)),
-        # a name's definers in any order: they are read back as a set
-        "def_files": np.fromiter((index[f] for n in names for f in defines[n]), np.int32),
+        "out_weight": np.asarray(state.graph.out_weight, dtype=np.float64),
     }
-    for name, m in (("R", g.R), ("D", g.D), ("I", g.I)):
-        arrays[f"{name}_rows"] = np.asarray(m.rows, dtype=np.int32)
-        arrays[f"{name}_cols"] = np.asarray(m.cols, dtype=np.int32)
-        arrays[f"{name}_vals"] = np.asarray(m.vals, dtype=np.float64)
-        arrays[f"{name}_shape"] = np.array(m.shape, dtype=np.int64)
+    ctx = sorted(k.content for k in context)
+    arrays["context"] = _strings([part for c in ctx for part in c])
+    # the factored graph's layout
+    a = state.blocks._assembly(tuple(files), state.definitions)
+    arrays["order"] = _strings(a.order)
+    arrays["counts"] = np.asarray(a.counts, dtype=np.int64)
+    for name in ("r_rows", "r_cols", "d_rows", "d_cols", "d_local"):
+        arrays[name] = np.asarray(getattr(a, name), dtype=i32)
+    arrays["r_vals"] = np.asarray(a.r_vals, dtype=np.float64)
+    arrays["d_vals"] = np.asarray(a.d_vals, dtype=np.float64)
+    g = state.graph
+    arrays["i_rows"] = np.asarray(g.I.rows, dtype=i32)
+    arrays["i_cols"] = np.asarray(g.I.cols, dtype=i32)
+    arrays["i_vals"] = np.asarray(g.I.vals, dtype=np.float64)
+    # resolved imports
+    importers = sorted(state.imports)
+    edges = [sorted(state.imports[p].items()) for p in importers]
+    arrays["imp_file"] = np.fromiter((at[p] for p in importers), i32, len(importers))
+    arrays["imp_counts"] = np.array([len(e) for e in edges], dtype=np.int64)
+    arrays["imp_target"] = _strings([t for e in edges for t, _ in e])
+    arrays["imp_n"] = np.array([c for e in edges for _, c in e], dtype=np.int64)
+    # the definitions' ranking
+    pair_files, pair_idents, pair_ranks = _columns(state.ranking.definitions)
+    arrays["pair_file"] = np.fromiter((at[f] for f in pair_files), i32, len(pair_files))
+    arrays["pair_ident"] = _strings(pair_idents)
+    arrays["pair_rank"] = np.array(pair_ranks, dtype=np.float64)
+    # the definition index
+    d = state.definitions.arrays
+    arrays["di_counts"] = np.diff(d.offsets)
+    arrays["di_tops"] = np.diff(d.top_offsets)
+    arrays["di_idents"] = _strings(list(d.idents))
+    arrays["di_kind"] = np.asarray(d.kind, dtype=np.float64)
+    arrays["di_unref"] = np.asarray(d.unreferenced, dtype=bool)
+    arrays["di_top_ids"] = np.asarray(d.top_ids, dtype=np.int64)
+    arrays.update(_table_arrays(table, files, at))
     out = io.BytesIO()
     np.savez(out, **arrays)
     return out.getbuffer()
+
+
+def _table_arrays(table: SymbolTable, files: list[str], at: Mapping[str, int]) -> dict[str, Any]:
+    import numpy as np
+
+    targets: dict[str, list[tuple[str, set[str]]]] = defaultdict(list)
+    for (path, name), found in table.targets.items():
+        if found:
+            targets[name].append((path, found))
+    names = sorted(set(table.defines) | set(table.references) | set(targets))
+    def_n, def_file, def_data, def_unref = [], [], [], []
+    ref_n, ref_file, ref_count = [], [], []
+    tg_n, tg_ref, tg_count, tg_files = [], [], [], []
+    for name in names:
+        definers = sorted(table.defines.get(name, ()))
+        def_n.append(len(definers))
+        for f in definers:
+            def_file.append(at[f])
+            def_data.append((f, name) in table.data_only)
+            def_unref.append((f, name) in table.unreferenced)
+        refs = sorted(table.references.get(name, {}).items())
+        ref_n.append(len(refs))
+        for f, c in refs:
+            ref_file.append(at[f])
+            ref_count.append(c)
+        entries = sorted(targets.get(name, ()), key=lambda e: e[0])
+        tg_n.append(len(entries))
+        for f, found in entries:
+            tg_ref.append(at[f])
+            tg_count.append(len(found))
+            tg_files.extend(sorted(found))
+    tops = [table.top_level.get(f, ()) for f in files]
+    ints = np.int64
+    return {
+        "names": _strings(names),
+        "def_n": np.array(def_n, dtype=ints),
+        "def_file": np.array(def_file, dtype=np.int32),
+        "def_data": np.array(def_data, dtype=bool),
+        "def_unref": np.array(def_unref, dtype=bool),
+        "ref_n": np.array(ref_n, dtype=ints),
+        "ref_file": np.array(ref_file, dtype=np.int32),
+        "ref_count": np.array(ref_count, dtype=ints),
+        "tg_n": np.array(tg_n, dtype=ints),
+        "tg_ref": np.array(tg_ref, dtype=np.int32),
+        "tg_count": np.array(tg_count, dtype=ints),
+        "tg_files": _strings(tg_files),
+        "tl_n": np.array([len(t) for t in tops], dtype=ints),
+        "tl_names": _strings([n for t in tops for n in t]),
+    }
 
 
 def _columns(pairs) -> tuple[list[str], list[str], list[float]]:
@@ -90,47 +182,7 @@ def _columns(pairs) -> tuple[list[str], list[str], list[float]]:
     return [f for f, _, _ in pairs], [i for _, i, _ in pairs], [r for _, _, r in pairs]
 
 
-def decode(data: bytes) -> Snapshot | None:
-    """The snapshot stored as ``data``, or None when it cannot be read."""
-    import numpy as np
-
-    try:
-        if not isinstance(data, bytes | memoryview):
-            raise TypeError("a snapshot is bytes")
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            a = {k: z[k] for k in z.files}
-        files = tuple(_unstrings(a["files"]))
-        mats = {
-            name: Coo(
-                a[f"{name}_rows"].astype(np.int64),
-                a[f"{name}_cols"].astype(np.int64),
-                a[f"{name}_vals"],
-                tuple(int(x) for x in a[f"{name}_shape"]),
-            )
-            for name in ("R", "D", "I")
-        }
-        n = len(files)
-        if a["prior"].shape != (n,) or a["out_weight"].shape != (n,):
-            raise ValueError("arrays do not match the file list")
-        prior = dict(zip(files, a["prior"].tolist(), strict=True))
-        names = np.empty(n, dtype=object)
-        names[:] = files
-        idents = _unstrings(a["pair_ident"])
-        if len(idents) != len(a["pair_file"]) or len(idents) != len(a["pair_rank"]):
-            raise ValueError("pair arrays differ in length")
-        pairs = RankedPairs(names[a["pair_file"]].tolist(), idents, a["pair_rank"].tolist())
-        defines = Defines(files, _unstrings(a["def_names"]), a["def_counts"], a["def_files"])
-    except Exception as exc:  # a damaged or foreign row is a miss, never a failure
-        log.debug("state snapshot unreadable: %s", exc)
-        return None
-    graph = FactoredGraph(
-        list(files), [], mats["R"], mats["D"], mats["I"], a["out_weight"], None, None
-    )
-    ranking = Ranking({f: stable(r) for f, r in prior.items()}, pairs)
-    return Snapshot(files, graph, prior, ranking, defines)
-
-
-def _strings(values: list[str]) -> Any:
+def _strings(values: Sequence[str]) -> Any:
     """Strings as one UTF-8 byte array, NUL-separated (a fixed-width string array would take
     four bytes per character of the longest name, for every name)."""
     import numpy as np
@@ -141,79 +193,417 @@ def _strings(values: list[str]) -> Any:
     return np.frombuffer(data, dtype=np.uint8) if values else np.zeros(0, dtype=np.uint8)
 
 
-def _unstrings(array: Any) -> list[str]:
-    if not len(array):
-        return []
-    return array.tobytes().decode("utf-8", "surrogateescape").split("\0")
+def _unstrings(array: Any, count: int | None = None) -> list[str]:
+    if array.dtype != "uint8" or array.ndim != 1:
+        raise ValueError("strings are a byte array")
+    out = array.tobytes().decode("utf-8", "surrogateescape").split("\0") if len(array) else []
+    if count is not None and len(out) != count:
+        raise ValueError("a string array does not match its counts")
+    return out
 
 
-class RowTags(MadeOnRead[Tag]):
-    """A file's definitions kept as the cache's text, parsed and made into :class:`Tag` objects
-    when first read: a task map reads the tags of the few files it shows (on django, parsing and
-    making all 56,000 cost 0.1 s)."""
+# -- loading ------------------------------------------------------------------------------------
+class Stored:
+    """A stored state's arrays, checked for shape, before it is matched against the files."""
 
-    __slots__ = ("_path", "_text", "_made")
-
-    def __init__(self, path: str, text: str):
-        self._path, self._text = path, text
-        self._made: tuple[Tag, ...] | None = None
-
-    def _all(self) -> tuple[Tag, ...]:
-        if self._made is None:
-            rows = json.loads(self._text)
-            self._made = tuple(Tag.from_row(self._path, row) for row in rows)
-        return self._made
-
-    def _rows(self) -> tuple[str, tuple[Tag, ...]]:
-        return self._path, self._all()
-
-    def __len__(self) -> int:
-        return len(self._all())
-
-    def __getitem__(self, i):  # type: ignore[override]
-        return self._all()[i]
-
-    def __iter__(self) -> Iterator[Tag]:
-        return iter(self._all())
-
-
-class Defines(Mapping[str, frozenset[str]]):
-    """name -> the files defining it, from the snapshot's arrays; each set made on first read."""
-
-    def __init__(self, files: tuple[str, ...], names: list[str], counts: Any, definers: Any):
+    def __init__(self, a: Mapping[str, Any]):
         import numpy as np
 
-        if len(names) != len(counts) or int(counts.sum()) != len(definers):
-            raise ValueError("definer arrays do not match the names")
-        if len(definers) and (int(definers.min()) < 0 or int(definers.max()) >= len(files)):
-            raise ValueError("a definer is not a mapped file")
-        ends = np.cumsum(counts).tolist()
-        starts = [0, *ends[:-1]]
-        self._files = files
-        self._definers = definers.tolist()
-        self._at = {n: (a, b) for n, a, b in zip(names, starts, ends, strict=True)}
+        self.a = a
+        self.files = _unstrings(a["files"])
+        n = len(self.files)
+        self.digests = _unstrings(a["digests"], n)
+        self.fingerprints = _unstrings(a["fingerprints"], n)
+        ctx = _unstrings(a["context"])
+        if len(ctx) % 3:
+            raise ValueError("context keys are triples")
+        self.context = frozenset((ctx[i], ctx[i + 1], ctx[i + 2]) for i in range(0, len(ctx), 3))
+        self.boosts = tuple(
+            frozenset(_unstrings(a[k])) for k in ("chat", "mentioned_files", "mentioned_idents")
+        )
+        for k in ("prior", "out_weight", "di_counts", "di_tops", "tl_n"):
+            if a[k].shape != (n,):
+                raise ValueError(f"{k} does not match the file list")
+        self.names = _unstrings(a["names"])
+        m = len(self.names)
+        for k in ("def_n", "ref_n", "tg_n"):
+            if a[k].shape != (m,):
+                raise ValueError(f"{k} does not match the names")
+        self.def_at = _starts(a["def_n"])
+        self.ref_at = _starts(a["ref_n"])
+        self.tg_at = _starts(a["tg_n"])
+        self.tg_files_at = _starts(a["tg_count"])
+        self.tl_at = _starts(a["tl_n"])
+        self.tl_names = _unstrings(a["tl_names"], int(self.tl_at[-1]))
+        self.tg_files = _unstrings(a["tg_files"], int(self.tg_files_at[-1]))
+        checks = (
+            ("def_file", "def_at", ("def_data", "def_unref")),
+            ("ref_file", "ref_at", ("ref_count",)),
+            ("tg_ref", "tg_at", ("tg_count",)),
+        )
+        for index, starts, parallel in checks:
+            total = int(getattr(self, starts)[-1])
+            for k in (index, *parallel):
+                if a[k].shape != (total,):
+                    raise ValueError(f"{k} does not match its counts")
+            if total and (int(a[index].min()) < 0 or int(a[index].max()) >= n):
+                raise ValueError(f"{index} names a file that is not mapped")
+        self.def_file = a["def_file"].tolist()
+        self.ref_file = a["ref_file"].tolist()
+        self.tg_ref = a["tg_ref"].tolist()
+        self.name_at = {name: i for i, name in enumerate(self.names)}
+        self.np = np
+
+    def content(self, i: int) -> Content:
+        return (self.files[i], self.digests[i], self.fingerprints[i])
+
+
+def decode(data: bytes | memoryview) -> Stored | None:
+    """The stored state's arrays, or None when they cannot be read."""
+    import numpy as np
+
+    try:
+        if not isinstance(data, bytes | memoryview):
+            raise TypeError("a stored state is bytes")
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            return Stored({k: z[k] for k in z.files})
+    except Exception as exc:  # a damaged or foreign row is a miss, never a failure
+        log.debug("stored state unreadable: %s", exc)
+        return None
+
+
+def changed_files(stored: Stored, keys: Mapping[str, CacheKey]) -> list[str] | None:
+    """The mapped files whose content or backends differ from the stored state's, or None
+    when the file set itself differs (the state is built again)."""
+    if len(keys) != len(stored.files) or any(f not in keys for f in stored.files):
+        return None
+    return [
+        f
+        for i, f in enumerate(stored.files)
+        if (keys[f].digest, keys[f].fingerprint) != (stored.digests[i], stored.fingerprints[i])
+    ]
+
+
+def load(
+    stored: Stored,
+    mapped: Mapping[str, FileSymbols],
+    old: Mapping[str, FileSymbols],
+    inputs: StateInputs,
+    context: frozenset[CacheKey],
+) -> GraphState | None:
+    """The stored state over ``mapped`` (the current summaries), the changed files entering with
+    their ``old`` summaries, so that :func:`~repomapper.graphstate.update_state` with
+    ``mapped`` replaces their rows. None when it was stored for other files that are not mapped
+    (resolution reads them) or its arrays do not hold together."""
+    if frozenset(k.content for k in context) != stored.context:
+        return None
+    try:
+        return _state(stored, mapped, old, inputs)
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        log.debug("stored state unusable: %s", exc)
+        return None
+
+
+def _state(
+    s: Stored,
+    mapped: Mapping[str, FileSymbols],
+    old: Mapping[str, FileSymbols],
+    inputs: StateInputs,
+) -> GraphState:
+    np = s.np
+    a = s.a
+    files = s.files
+    n = len(files)
+    summaries = {f: old.get(f) or mapped[f] for f in files}
+    chat, mentioned_f, mentioned_i = s.boosts
+    table = _table(s, summaries)
+    # the definition index
+    counts, tops = a["di_counts"].astype(np.int64), a["di_tops"].astype(np.int64)
+    offsets, top_offsets = _starts(counts), _starts(tops)
+    di_idents = _objects(_unstrings(a["di_idents"], int(offsets[-1])))
+    kind, unref = a["di_kind"], a["di_unref"]
+    top_ids = a["di_top_ids"].astype(np.int64)
+    if kind.shape != di_idents.shape or unref.shape != di_idents.shape:
+        raise ValueError("definition arrays differ in length")
+    if top_ids.shape != (int(top_offsets[-1]),):
+        raise ValueError("top-level pairs do not match their counts")
+    rows = Layered(_BaseFileRows(files, offsets, top_offsets, di_idents, kind, unref, top_ids))
+    definitions = DefinitionIndex(files, rows)
+    top_file = np.repeat(np.arange(n), tops)
+    definitions.__dict__["arrays"] = _Arrays(
+        RowsAt(definitions.files, rows),
+        offsets,
+        top_offsets,
+        np.repeat(np.arange(n), counts),
+        di_idents,
+        _objects(files),
+        kind,
+        unref,
+        top_ids,
+        top_file,
+        tops[top_file].astype(np.float64),
+    )
+    # the factored graph's layout and its blocks, made again only when read
+    order = _unstrings(a["order"])
+    block_counts = a["counts"].astype(np.int64)
+    if block_counts.shape != (len(order), 3):
+        raise ValueError("block counts do not match the identifiers")
+    columns = _objects(order)[np.repeat(np.arange(len(order)), block_counts[:, 1])].tolist()
+    assembly = _Assembly(
+        tuple(files),
+        order,
+        {ident: i for i, ident in enumerate(order)},
+        block_counts,
+        *(a[k].astype(np.int64) for k in ("r_rows", "r_cols")),
+        a["r_vals"],
+        *(a[k].astype(np.int64) for k in ("d_rows", "d_cols")),
+        a["d_vals"],
+        a["d_local"].astype(np.int64),
+        columns,
+    )
+    totals = block_counts.sum(axis=0)
+    if (assembly.r_rows.shape, assembly.d_rows.shape) != ((totals[0],), (totals[2],)):
+        raise ValueError("the layout's arrays do not match its counts")
+    blocks = FactorBlocks(
+        chat, mentioned_i, Layered(_BaseBlocks(table, assembly, chat, mentioned_i))
+    )
+    blocks._memo["assembly"] = assembly
+    k = len(columns)
+    R = Coo(assembly.r_rows, assembly.r_cols, assembly.r_vals, (n, k))
+    D = Coo(assembly.d_rows, assembly.d_cols, assembly.d_vals, (k, n))
+    I = Coo(  # noqa: E741
+        a["i_rows"].astype(np.int64), a["i_cols"].astype(np.int64), a["i_vals"], (n, n)
+    )
+    for m in (R, D, I):
+        if not (len(m.rows) == len(m.cols) == len(m.vals)):
+            raise ValueError("a matrix's arrays differ in length")
+        if len(m.rows) and (int(m.rows.max()) >= m.shape[0] or int(m.cols.max()) >= m.shape[1]):
+            raise ValueError("a matrix entry is out of its shape")
+    graph = FactoredGraph(
+        list(files),
+        columns,
+        R,
+        D,
+        I,
+        a["out_weight"],
+        definitions,
+        (assembly.d_rows, assembly.d_cols, assembly.d_vals, assembly.d_local),
+    )
+    # resolved imports
+    imp_counts = a["imp_counts"].astype(np.int64)
+    imp_at = _starts(imp_counts)
+    targets = _unstrings(a["imp_target"], int(imp_at[-1]))
+    amounts = a["imp_n"].tolist()
+    imports: dict[str, Counter[str]] = {}
+    for j, i in enumerate(a["imp_file"].tolist()):
+        lo, hi = int(imp_at[j]), int(imp_at[j + 1])
+        imports[files[i]] = Counter(dict(zip(targets[lo:hi], amounts[lo:hi], strict=True)))
+    # the task-free ranking
+    prior = dict(zip(files, a["prior"].tolist(), strict=True))
+    idents = _unstrings(a["pair_ident"])
+    if len(idents) != len(a["pair_file"]) or len(idents) != len(a["pair_rank"]):
+        raise ValueError("pair arrays differ in length")
+    names = _objects(files)
+    pairs = RankedPairs(names[a["pair_file"]].tolist(), idents, a["pair_rank"].tolist())
+    ranking = Ranking({f: stable(r) for f, r in prior.items()}, pairs)
+    return GraphState(
+        summaries,
+        s.boosts,  # type: ignore[arg-type]
+        RepoIndex(inputs.root, files),
+        table,
+        imports,
+        blocks,
+        definitions,
+        graph,
+        prior,
+        ranking,
+        ByFile(ranking),
+        "stored",
+        inputs.context,
+    )
+
+
+def _objects(values: Sequence[str]) -> Any:
+    import numpy as np
+
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def _table(s: Stored, files: Mapping[str, FileSymbols]) -> SymbolTable:
+    """The stored symbol table, each field answering from the arrays and kept in a layer an
+    update copies in O(changes)."""
+    rows = _NameRows(s)
+    defines = _BaseDefines(rows)
+    table = SymbolTable()
+    table.defines = Layered(defines)  # type: ignore[assignment]
+    table.references = Layered(_BaseReferences(rows))  # type: ignore[assignment]
+    table.definitions = Layered(DefinitionsByName(files, defines))  # type: ignore[assignment]
+    table.targets = Layered(_BaseTargets(rows))  # type: ignore[assignment]
+    table.unreferenced = LayeredSet(rows.unreferenced)  # type: ignore[assignment]
+    table.data_only = LayeredSet(rows.data_only)  # type: ignore[assignment]
+    table.top_level = Layered(_BaseTopLevel(s))  # type: ignore[assignment]
+    return table
+
+
+class _NameRows:
+    """Per name, its rows of the stored symbol table, made on first read."""
+
+    def __init__(self, s: Stored):
+        self.s = s
+        self._defs: dict[str, dict[str, tuple[bool, bool]]] = {}
+        self._refs: dict[str, dict[str, int]] = {}
+        self._targets: dict[str, dict[str, frozenset[str]]] = {}
+
+    def definers(self, name: str) -> dict[str, tuple[bool, bool]]:
+        """file -> (data only, unreferenced), in path order; empty for a name nobody defines."""
+        found = self._defs.get(name)
+        if found is None:
+            s, found = self.s, {}
+            k = s.name_at.get(name)
+            if k is not None:
+                lo, hi = int(s.def_at[k]), int(s.def_at[k + 1])
+                data, unref = s.a["def_data"][lo:hi].tolist(), s.a["def_unref"][lo:hi].tolist()
+                for j, i in enumerate(s.def_file[lo:hi]):
+                    found[s.files[i]] = (data[j], unref[j])
+            self._defs[name] = found
+        return found
+
+    def references(self, name: str) -> dict[str, int] | None:
+        found = self._refs.get(name)
+        if found is None:
+            s = self.s
+            k = s.name_at.get(name)
+            if k is None:
+                return None
+            lo, hi = int(s.ref_at[k]), int(s.ref_at[k + 1])
+            if lo == hi:
+                return None
+            counts = s.a["ref_count"][lo:hi].tolist()
+            found = self._refs[name] = {
+                s.files[i]: c for i, c in zip(s.ref_file[lo:hi], counts, strict=True)
+            }
+        return found
+
+    def targets(self, name: str) -> dict[str, frozenset[str]]:
+        found = self._targets.get(name)
+        if found is None:
+            s, found = self.s, {}
+            k = s.name_at.get(name)
+            if k is not None:
+                for e in range(int(s.tg_at[k]), int(s.tg_at[k + 1])):
+                    lo, hi = int(s.tg_files_at[e]), int(s.tg_files_at[e + 1])
+                    found[s.files[s.tg_ref[e]]] = frozenset(s.tg_files[lo:hi])
+            self._targets[name] = found
+        return found
+
+    def unreferenced(self, key: object) -> bool:
+        if not isinstance(key, tuple) or len(key) != 2:
+            return False
+        facts = self.definers(key[1]).get(key[0])
+        return facts is not None and facts[1]
+
+    def data_only(self, key: object) -> bool:
+        if not isinstance(key, tuple) or len(key) != 2:
+            return False
+        facts = self.definers(key[1]).get(key[0])
+        return facts is not None and facts[0]
+
+
+class _BaseDefines(Mapping[str, frozenset[str]]):
+    def __init__(self, rows: _NameRows):
+        self._rows = rows
         self._made: dict[str, frozenset[str]] = {}
 
     def __getitem__(self, name: str) -> frozenset[str]:
         found = self._made.get(name)
         if found is None:
-            a, b = self._at[name]
-            found = self._made[name] = frozenset(self._files[i] for i in self._definers[a:b])
+            definers = self._rows.definers(name)
+            if not definers:
+                raise KeyError(name)
+            found = self._made[name] = frozenset(definers)
         return found
 
     def __contains__(self, name: object) -> bool:
-        return name in self._at
+        s = self._rows.s
+        k = s.name_at.get(name) if isinstance(name, str) else None
+        return k is not None and s.def_at[k + 1] > s.def_at[k]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._at)
+        s = self._rows.s
+        return (n for k, n in enumerate(s.names) if s.def_at[k + 1] > s.def_at[k])
 
     def __len__(self) -> int:
-        return len(self._at)
+        return int((self._rows.s.a["def_n"] > 0).sum())
+
+
+class _BaseReferences(Mapping[str, dict[str, int]]):
+    def __init__(self, rows: _NameRows):
+        self._rows = rows
+
+    def __getitem__(self, name: str) -> dict[str, int]:
+        found = self._rows.references(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._rows.references(name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        s = self._rows.s
+        return (n for k, n in enumerate(s.names) if s.ref_at[k + 1] > s.ref_at[k])
+
+    def __len__(self) -> int:
+        return int((self._rows.s.a["ref_n"] > 0).sum())
+
+
+class _BaseTargets(Mapping[tuple[str, str], frozenset[str]]):
+    def __init__(self, rows: _NameRows):
+        self._rows = rows
+
+    def __getitem__(self, key: tuple[str, str]) -> frozenset[str]:
+        if not isinstance(key, tuple) or len(key) != 2:
+            raise KeyError(key)
+        return self._rows.targets(key[1])[key[0]]
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, tuple) or len(key) != 2:
+            return False
+        return key[0] in self._rows.targets(key[1])
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        for name in self._rows.s.names:
+            for path in self._rows.targets(name):
+                yield (path, name)
+
+    def __len__(self) -> int:
+        return len(self._rows.s.a["tg_ref"])
+
+
+class _BaseTopLevel(Mapping[str, tuple[str, ...]]):
+    def __init__(self, s: Stored):
+        self._s = s
+        self._at = {f: i for i, f in enumerate(s.files)}
+
+    def __getitem__(self, path: str) -> tuple[str, ...]:
+        i = self._at[path]
+        lo, hi = int(self._s.tl_at[i]), int(self._s.tl_at[i + 1])
+        if lo == hi:
+            raise KeyError(path)
+        return tuple(self._s.tl_names[lo:hi])
+
+    def __iter__(self) -> Iterator[str]:
+        return (f for i, f in enumerate(self._s.files) if self._s.tl_at[i + 1] > self._s.tl_at[i])
+
+    def __len__(self) -> int:
+        return int((self._s.a["tl_n"] > 0).sum())
 
 
 class DefinitionsByName(Mapping[tuple[str, str], list[Tag]]):
     """(file, name) -> that file's definitions of the name, in file order, grouped per file on
-    first use (the part of :attr:`SymbolTable.definitions` a task map reads)."""
+    first use (a file's definitions are parsed when first read)."""
 
     def __init__(self, files: Mapping[str, FileSymbols], defines: Mapping[str, frozenset[str]]):
         self._files, self._defines = files, defines
@@ -243,10 +633,62 @@ class DefinitionsByName(Mapping[tuple[str, str], list[Tag]]):
         return sum(len(self._defines[n]) for n in self._defines)
 
 
-def definitions_table(files: Mapping[str, FileSymbols], snap: Snapshot) -> SymbolTable:
-    """The part of the symbol table a task map reads: who defines each name (from the
-    snapshot) and the definitions by (file, name), parsed per file when first read."""
-    table = SymbolTable()
-    table.defines = snap.defines  # type: ignore[assignment]
-    table.definitions = DefinitionsByName(files, snap.defines)  # type: ignore[assignment]
-    return table
+class _BaseFileRows(Mapping[str, FileRows]):
+    """Per file, its row of the stored definition index, made on first read."""
+
+    def __init__(self, files, offsets, top_offsets, idents, kind, unref, top_ids):
+        self._at = {f: i for i, f in enumerate(files)}
+        self._offsets, self._top_offsets = offsets, top_offsets
+        self._idents, self._kind, self._unref, self._top_ids = idents, kind, unref, top_ids
+        self._made: dict[str, FileRows] = {}
+
+    def __getitem__(self, path: str) -> FileRows:
+        found = self._made.get(path)
+        if found is None:
+            i = self._at[path]
+            lo, hi = int(self._offsets[i]), int(self._offsets[i + 1])
+            tlo, thi = int(self._top_offsets[i]), int(self._top_offsets[i + 1])
+            names = tuple(self._idents[lo:hi].tolist())
+            found = self._made[path] = FileRows(
+                names,
+                tuple(self._kind[lo:hi].tolist()),
+                tuple(t - lo for t in self._top_ids[tlo:thi].tolist()),
+                tuple(self._unref[lo:hi].tolist()),
+                {name: j for j, name in enumerate(names)},
+            )
+        return found
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._at
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+
+class _BaseBlocks(Mapping[str, IdentBlock]):
+    """The stored layout's identifiers; a block is computed from the stored table when read
+    (only an update that touched the identifier, or laying out a new file set, reads one)."""
+
+    def __init__(self, table: SymbolTable, assembly: _Assembly, chat, mentioned):
+        self._table, self._pos = table, assembly.pos
+        self._chat, self._mentioned = chat, mentioned
+
+    def __getitem__(self, ident: str) -> IdentBlock:
+        if ident not in self._pos:
+            raise KeyError(ident)
+        block = ident_block(self._table, ident, self._chat, self._mentioned)
+        if block is None:
+            raise KeyError(ident)
+        return block
+
+    def __contains__(self, ident: object) -> bool:
+        return ident in self._pos
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._pos)
+
+    def __len__(self) -> int:
+        return len(self._pos)

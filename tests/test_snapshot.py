@@ -1,140 +1,312 @@
-"""A task map in a new process from the stored ranking state (repomapper.snapshot): the same
-bytes as a map ranked from scratch, and never used for files it was not made from."""
+"""The ranking state stored in the cache (repomapper.snapshot): a new process loads it, updates
+it by the files changed since, and answers with the same bytes as a map ranked from scratch;
+a state that cannot be used (another file set, other files that are not mapped, a damaged or
+missing row) is built again."""
 
 from __future__ import annotations
 
 import os
+import sqlite3
+import tempfile
+from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from repomapper import snapshot
 from repomapper.repomap import RepoMap
 from tests.conftest import write_tree
+from tests.test_relevance import REPO
 
 TASKS = [
+    None,
     "The receipt discount rounding is wrong in apply_discount",
     'Traceback (most recent call last):\n  File "/srv/app/shop/cart.py", line 5, in total\n'
     "ValueError: bad total",
     "the and of",  # only stop words: ranked as without a task
 ]
 
+#: versions a file may be edited to: definitions added, removed and renamed, references and
+#: imports changed, a file emptied
+VERSIONS = {
+    "shop/pricing.py": [
+        REPO["shop/pricing.py"],
+        "def apply_discount(total, pct):\n    return round_receipt(total)\n\n"
+        "def round_receipt(x):\n    return x\n",
+        "RATE = 3\n\nclass Pricing:\n    def format_price(self, cents):\n        return cents\n",
+        "",
+    ],
+    "shop/cart.py": [
+        REPO["shop/cart.py"],
+        "from shop.catalog import Catalog\n\nclass Cart:\n    def total(self):\n"
+        "        return Catalog().find(format_price(1))\n",
+        "import shop.pricing\n\ndef apply_discount(x, y):\n    return shop.pricing.apply_discount(x, y)\n",
+    ],
+    "shop/catalog.py": [
+        REPO["shop/catalog.py"],
+        "class Catalog:\n    def find(self, name):\n        return round_receipt(name)\n"
+        "    def lookup_discount(self):\n        return apply_discount(1, 1)\n",
+    ],
+}
+
+
+#: the shop and modules that use it: an update takes a quarter of the files at most
+TREE = {
+    **REPO,
+    **{
+        f"shop/extra_{i}.py": f"from shop.pricing import apply_discount\n\n"
+        f"def helper_{i}(total):\n    return apply_discount(total, {i}) + helper_{(i + 1) % 8}(0)\n"
+        for i in range(8)
+    },
+}
+
 
 @pytest.fixture
 def shop(tmp_path):
-    from tests.test_relevance import REPO
-
-    return write_tree(tmp_path / "shop", REPO)
+    return write_tree(tmp_path / "shop", TREE)
 
 
-def later(path, text: str) -> None:
+def later(path: Path, text: str) -> None:
+    """Write ``text`` with a later mtime (an edit seen by stat, however fast the test runs)."""
     path.write_text(text)
-    st = path.stat()
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 3_000_000_000))
+    st_ = path.stat()
+    os.utime(path, ns=(st_.st_atime_ns, st_.st_mtime_ns + 3_000_000_000))
+
+
+def keys_of(rm: RepoMap, ranked) -> dict:
+    extractor = rm._extractor()
+    extractor.prepare(rm.root, ranked.all_entries)
+    return {e.path: extractor.key(e) for e in ranked.all_entries}
+
+
+def scratch(root: Path, task: str | None):
+    return RepoMap(root, use_cache=False).map(task=task)
+
+
+def same(got, expected) -> None:
+    assert got.map == expected.map
+    assert got.to_dict() == expected.to_dict()
 
 
 @pytest.mark.parametrize("task", TASKS)
-def test_a_task_map_from_the_stored_state_is_the_one_ranked_from_scratch(shop, tmp_path, task):
+def test_a_map_from_the_stored_state_is_the_one_ranked_from_scratch(shop, tmp_path, task):
     cache = tmp_path / "cache"
-    first = RepoMap(shop, cache_dir=cache)
-    first.map(task="an earlier task")  # builds the state and stores it
-    first.close()
-    fresh = RepoMap(shop, cache_dir=cache)
-    got = fresh.map(task=task)
-    assert fresh.last_stats.get("snapshot") == 1
-    expected = RepoMap(shop, use_cache=False).map(task=task)
-    assert got.to_dict() == expected.to_dict()
-    assert got.map == expected.map
+    with RepoMap(shop, cache_dir=cache) as first:
+        first.map(task="an earlier task")  # builds the state and stores it
+        assert first.last_stats.get("stored_state") is None
+    with RepoMap(shop, cache_dir=cache) as fresh:
+        got = fresh.map(task=task)
+        assert fresh.last_stats.get("stored_state") == 1 and fresh._graph.how == "stored"
+    same(got, scratch(shop, task))
 
 
-def test_a_changed_file_ranks_from_scratch(shop, tmp_path):
+@pytest.mark.parametrize("task", TASKS[:2])
+def test_a_new_process_updates_the_stored_state_by_the_changed_files(shop, tmp_path, task):
     cache = tmp_path / "cache"
-    RepoMap(shop, cache_dir=cache).map(task="an earlier task")
-    later(
-        shop / "shop" / "catalog.py",
-        "class Catalog:\n    def lookup_discount(self):\n        pass\n",
+    with RepoMap(shop, cache_dir=cache) as first:
+        first.map()
+    later(shop / "shop" / "catalog.py", VERSIONS["shop/catalog.py"][1])
+    later(shop / "shop" / "pricing.py", VERSIONS["shop/pricing.py"][1])
+    with RepoMap(shop, cache_dir=cache) as fresh:
+        got = fresh.map(task=task)
+        assert fresh.last_stats.get("stored_state") == 1
+        assert fresh._graph.how == "updated (2 changed)"
+    same(got, scratch(shop, task))
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(st.sampled_from(sorted(VERSIONS)), st.integers(0, 3)),
+            min_size=1,
+            max_size=3,
+        ),
+        min_size=1,
+        max_size=3,
     )
-    fresh = RepoMap(shop, cache_dir=cache)
-    got = fresh.map(task="lookup_discount in the catalog")
-    assert fresh.last_stats.get("snapshot") is None
-    assert got.map == RepoMap(shop, use_cache=False).map(task="lookup_discount in the catalog").map
+)
+def test_any_edits_in_new_processes_answer_as_from_scratch(edits):
+    with tempfile.TemporaryDirectory() as tmp:
+        root = write_tree(Path(tmp) / "shop", TREE)
+        cache = Path(tmp) / "cache"
+        with RepoMap(root, cache_dir=cache) as first:
+            first.map()
+        for step in edits:  # each step: some files edited, then a new process maps
+            for path, version in step:
+                versions = VERSIONS[path]
+                later(root / path, versions[version % len(versions)])
+            with RepoMap(root, cache_dir=cache) as fresh:
+                ranked = fresh.rank(task=TASKS[1])
+                assert fresh.last_stats.get("stored_state") == 1
+                got = fresh.map()  # replayed when the files are back to a version mapped before
+            same(got, scratch(root, None))
+            expected = RepoMap(root, use_cache=False).rank(task=TASKS[1])
+            assert [(f.path, f.score) for f in ranked.files] == [
+                (f.path, f.score) for f in expected.files
+            ]
 
 
-def test_a_damaged_snapshot_is_a_miss(shop, tmp_path, monkeypatch):
+def test_a_long_lived_repomap_from_the_stored_state_updates_like_a_fresh_one(shop, tmp_path):
     cache = tmp_path / "cache"
-    RepoMap(shop, cache_dir=cache).map(task="an earlier task")
-    monkeypatch.setattr(snapshot, "decode", lambda text: None)
-    fresh = RepoMap(shop, cache_dir=cache)
-    got = fresh.map(task=TASKS[0])
-    assert fresh.last_stats.get("snapshot") is None
-    assert got.map == RepoMap(shop, use_cache=False).map(task=TASKS[0]).map
+    with RepoMap(shop, cache_dir=cache) as first:
+        first.map()
+    with RepoMap(shop, cache_dir=cache) as rm:
+        rm.map(task=TASKS[1])
+        assert rm.last_stats.get("stored_state") == 1
+        for path, version in [("shop/pricing.py", 1), ("shop/cart.py", 2), ("shop/pricing.py", 2)]:
+            later(shop / path, VERSIONS[path][version])
+            for task in TASKS[:2]:
+                same(rm.map(task=task), scratch(shop, task))
+            assert rm._graph.how == "updated (1 changed)"
+
+
+def test_another_file_set_builds_the_state_and_stores_it_again(shop, tmp_path):
+    cache = tmp_path / "cache"
+    with RepoMap(shop, cache_dir=cache) as first:
+        first.map()
+    write_tree(
+        shop, {"shop/refunds.py": "def refund(total):\n    return apply_discount(total, 0)\n"}
+    )
+    with RepoMap(shop, cache_dir=cache) as fresh:
+        got = fresh.map()
+        assert fresh.last_stats.get("stored_state") is None and fresh._graph.how == "built"
+    same(got, scratch(shop, None))
+    later(shop / "shop" / "cart.py", VERSIONS["shop/cart.py"][1])
+    with RepoMap(shop, cache_dir=cache) as again:  # the new file set's state was stored
+        same(again.map(), scratch(shop, None))
+        assert again.last_stats.get("stored_state") == 1
+
+
+def test_a_changed_file_that_is_not_mapped_builds_the_state(shop, tmp_path):
+    write_tree(shop, {"NOTES.unmappable": "first\n"})
+    cache = tmp_path / "cache"
+    with RepoMap(shop, cache_dir=cache) as first:
+        ranked = first.rank()
+        assert "NOTES.unmappable" not in ranked.mapped
+    later(shop / "NOTES.unmappable", "second\n")
+    with RepoMap(shop, cache_dir=cache) as fresh:
+        fresh.map()
+        assert fresh.last_stats.get("stored_state") is None and fresh._graph.how == "built"
+
+
+def test_a_changed_file_whose_old_summary_is_gone_builds_the_state(shop, tmp_path):
+    cache = tmp_path / "cache"
+    with RepoMap(shop, cache_dir=cache) as first:
+        first.map()
+    for db in cache.rglob("content*.sqlite3"):
+        with sqlite3.connect(db) as conn:
+            conn.execute("DELETE FROM blobs WHERE path = 'shop/catalog.py'")
+    later(shop / "shop" / "catalog.py", VERSIONS["shop/catalog.py"][1])
+    with RepoMap(shop, cache_dir=cache) as fresh:
+        got = fresh.map()
+        assert fresh.last_stats.get("stored_state") is None and fresh._graph.how == "built"
+    same(got, scratch(shop, None))
+
+
+def test_more_changed_files_than_an_update_takes_build_the_state(shop, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    with RepoMap(shop, cache_dir=cache) as first:
+        first.map()
+    monkeypatch.setattr(snapshot, "MAX_CHANGED", 1)
+    later(shop / "shop" / "catalog.py", VERSIONS["shop/catalog.py"][1])
+    later(shop / "shop" / "cart.py", VERSIONS["shop/cart.py"][1])
+    with RepoMap(shop, cache_dir=cache) as fresh:
+        same(fresh.map(), scratch(shop, None))
+        assert fresh._graph.how == "built"
+
+
+def test_a_damaged_stored_state_is_a_miss(shop, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    with RepoMap(shop, cache_dir=cache) as first:
+        first.map()
+    monkeypatch.setattr(snapshot, "decode", lambda data: None)
+    with RepoMap(shop, cache_dir=cache) as fresh:
+        got = fresh.map(task=TASKS[1])
+        assert fresh.last_stats.get("stored_state") is None
+    same(got, scratch(shop, TASKS[1]))
 
 
 @pytest.mark.parametrize("data", [b"", b"not an archive", b"PK\x03\x04\n", b"\x00" * 64, "text"])
-def test_unreadable_snapshot_data_decodes_to_nothing(data):
+def test_unreadable_state_data_decodes_to_nothing(data):
     assert snapshot.decode(data) is None
 
 
-def test_the_snapshot_holds_the_state_it_was_made_from(shop, tmp_path):
+def test_a_stored_state_whose_arrays_disagree_is_a_miss(shop, tmp_path):
+    import io
+
     import numpy as np
 
-    rm = RepoMap(shop, cache_dir=tmp_path / "cache")
-    rm.rank()
+    rm = RepoMap(shop, use_cache=False)
+    ranked = rm.rank()
+    keys = keys_of(rm, ranked)
+    data = snapshot.encode(rm._graph, keys, frozenset())
+    with np.load(io.BytesIO(bytes(data)), allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    for name, bad in [
+        ("def_n", arrays["def_n"][:-1]),
+        ("ref_file", arrays["ref_file"] + 1000),
+        ("prior", arrays["prior"][:1]),
+    ]:
+        out = io.BytesIO()
+        np.savez(out, **{**arrays, name: bad})
+        assert snapshot.decode(out.getvalue()) is None, name
+
+
+def test_the_stored_state_holds_the_state_it_was_made_from(shop, tmp_path):
+    import numpy as np
+
+    from repomapper.graphstate import update_state
+
+    rm = RepoMap(shop, use_cache=False)
+    ranked = rm.rank()
     state = rm._graph
-    snap = snapshot.decode(snapshot.encode(state))
-    assert snap is not None and snap.files == tuple(state.graph.files)
-    assert snap.prior == state.prior and snap.ranking == state.ranking
+    keys = keys_of(rm, ranked)
+    stored = snapshot.decode(snapshot.encode(state, keys, frozenset()))
+    assert stored is not None and snapshot.changed_files(stored, keys) == []
+    inputs = rm._state_inputs(*state.boosts, state.context)
+    loaded = snapshot.load(stored, state.files, {}, inputs, frozenset())
+    assert loaded is not None and update_state(loaded, state.files, inputs) is loaded
+    assert loaded.prior == state.prior and loaded.ranking == state.ranking
+    assert loaded.imports == state.imports
     for name in ("R", "D", "I"):
         assert np.array_equal(
-            getattr(snap.graph, name).toarray(), getattr(state.graph, name).toarray()
+            getattr(loaded.graph, name).toarray(), getattr(state.graph, name).toarray()
         )
-    assert np.array_equal(snap.graph.out_weight, state.graph.out_weight)
-    assert dict(snap.defines) == {n: frozenset(d) for n, d in state.table.defines.items()}
-    table = snapshot.definitions_table(state.files, snap)
-    assert dict(table.definitions) == dict(state.table.definitions)
-    assert ("shop/pricing.py", "nowhere") not in table.definitions
+    t, u = loaded.table, state.table
+    assert dict(t.defines) == {n: frozenset(d) for n, d in u.defines.items()}
+    assert dict(t.references) == {n: dict(r) for n, r in u.references.items()}
+    assert dict(t.targets) == {k: frozenset(v) for k, v in u.targets.items() if v}
+    assert dict(t.top_level) == dict(u.top_level)
+    assert dict(t.definitions) == dict(u.definitions)
+    for name, definers in u.defines.items():
+        for d in definers:
+            assert ((d, name) in t.unreferenced) == ((d, name) in u.unreferenced)
+            assert ((d, name) in t.data_only) == ((d, name) in u.data_only)
+        block = loaded.blocks.blocks.get(name)
+        assert block == state.blocks.blocks.get(name)
+    for f in state.definitions.files:
+        assert loaded.definitions.rows[f] == state.definitions.rows[f]
 
 
-def test_a_long_lived_repomap_keeps_its_snapshot_until_a_file_changes(shop, tmp_path):
+def test_a_repository_keeps_one_stored_state(shop, tmp_path):
     cache = tmp_path / "cache"
-    RepoMap(shop, cache_dir=cache).map(task="an earlier task")
-    rm = RepoMap(shop, cache_dir=cache)
-    for task in TASKS[:2]:
-        got = rm.map(task=task)
-        assert rm.last_stats.get("snapshot") == 1 and rm._graph is None
-        assert got.map == RepoMap(shop, use_cache=False).map(task=task).map
-    later(shop / "shop" / "pricing.py", "def apply_discount(total, pct):\n    return total * pct\n")
-    got = rm.map(task=TASKS[0])
-    assert rm.last_stats.get("snapshot") is None and rm._graph is not None  # built, then updated
-    assert got.map == RepoMap(shop, use_cache=False).map(task=TASKS[0]).map
-    rm.close()
-
-
-def test_a_map_without_a_task_stores_no_state(shop, tmp_path):
-    cache = tmp_path / "cache"
-    RepoMap(shop, cache_dir=cache).map()
-    fresh = RepoMap(shop, cache_dir=cache)
-    fresh.map(task=TASKS[0])
-    assert fresh.last_stats.get("snapshot") is None  # built here, and stored for the next task
-    again = RepoMap(shop, cache_dir=cache)
-    again.map(task=TASKS[1])
-    assert again.last_stats.get("snapshot") == 1
-
-
-def test_a_repository_keeps_one_state_snapshot(shop, tmp_path):
-    import sqlite3
-
-    cache = tmp_path / "cache"
-    RepoMap(shop, cache_dir=cache).map(task="an earlier task")
-    later(shop / "shop" / "catalog.py", "class Catalog:\n    def other(self):\n        pass\n")
-    rm = RepoMap(shop, cache_dir=cache)
-    rm.map(task="another task")
-    rm.close()
+    with RepoMap(shop, cache_dir=cache) as first:
+        first.map(task="an earlier task")
+    write_tree(shop, {"shop/more.py": "def more():\n    pass\n"})
+    with RepoMap(shop, cache_dir=cache) as rm:
+        rm.map(task="another task")
     found = 0
     for db in cache.rglob("*.sqlite3"):
         with sqlite3.connect(db) as conn:
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
             if "maps" in tables:
                 found += conn.execute(
-                    "SELECT COUNT(*) FROM maps WHERE key LIKE ?", (snapshot.KEY_PREFIX + "%",)
+                    "SELECT COUNT(*) FROM maps WHERE key LIKE 'state/%'"
                 ).fetchone()[0]
     assert found == 1
