@@ -104,7 +104,7 @@ class Summary:
         if self._parsed is None:
             found = _parsed(self.path, "reference summary", self._text)
             self._parsed = found if isinstance(found, dict) else {}
-            self._text = 
+            self._text = ""
         return self._parsed.get(key, [])
 
 
