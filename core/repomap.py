@@ -723,6 +723,9 @@ class RepoMap:
                 return memo
         if force_refresh:
             self._graph, self._rebuild = None, True
+        preload = getattr(self.counter, "preload", None)
+        if preload is not None:  # this map will be counted: load the tokenizer meanwhile
+            preload()
         extractions = self._extract(files.extractor, files.all_entries)
         with self.timer.stage("rank"):
             ranked = self._rank_extracted(

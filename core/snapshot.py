@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import io
 import logging
+from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -128,6 +129,8 @@ def encode(
 
 
 def _table_arrays(table: SymbolTable, files: list[str], at: Mapping[str, int]) -> dict[str, Any]:
+    """The symbol table as rows per name (names sorted; each name's files in path order, which
+    is their index order), gathered in one pass per field and ordered by numpy."""
     import numpy as np
 
     targets: dict[str, list[tuple[str, set[str]]]] = defaultdict(list)
@@ -135,23 +138,39 @@ def _table_arrays(table: SymbolTable, files: list[str], at: Mapping[str, int]) -
         if found:
             targets[name].append((path, found))
     names = sorted(set(table.defines) | set(table.references) | set(targets))
-    def_n, def_file, def_data, def_unref = [], [], [], []
-    ref_n, ref_file, ref_count = [], [], []
-    tg_n, tg_ref, tg_count, tg_files = [], [], [], []
-    for name in names:
-        definers = sorted(table.defines.get(name, ()))
-        def_n.append(len(definers))
+    k = {name: i for i, name in enumerate(names)}
+    m = len(names)
+
+    def grouped(name_of: list[int], file_of: list[int], *columns: list) -> tuple[Any, ...]:
+        n_ = np.array(name_of, dtype=np.int64)
+        f_ = np.array(file_of, dtype=np.int64)
+        order = np.lexsort((f_, n_))
+        counts = np.bincount(n_, minlength=m) if len(n_) else np.zeros(m, dtype=np.int64)
+        return (counts, f_[order].astype(np.int32), *(np.asarray(c)[order] for c in columns))
+
+    d_name, d_file, d_data, d_unref = [], [], [], []
+    data_only, unreferenced = table.data_only, table.unreferenced
+    for name, definers in table.defines.items():
+        i = k[name]
         for f in definers:
-            def_file.append(at[f])
-            def_data.append((f, name) in table.data_only)
-            def_unref.append((f, name) in table.unreferenced)
-        refs = sorted(table.references.get(name, {}).items())
-        ref_n.append(len(refs))
-        for f, c in refs:
-            ref_file.append(at[f])
-            ref_count.append(c)
-        entries = sorted(targets.get(name, ()), key=lambda e: e[0])
-        tg_n.append(len(entries))
+            d_name.append(i)
+            d_file.append(at[f])
+            d_data.append((f, name) in data_only)
+            d_unref.append((f, name) in unreferenced)
+    def_n, def_file, def_data, def_unref = grouped(
+        d_name, d_file, np.array(d_data, dtype=bool), np.array(d_unref, dtype=bool)
+    )
+    r_name, r_file, r_count = [], [], []
+    for name, refs in table.references.items():
+        i = k[name]
+        r_name.extend([i] * len(refs))
+        r_file.extend(at[f] for f in refs)
+        r_count.extend(refs.values())
+    ref_n, ref_file, ref_count = grouped(r_name, r_file, np.array(r_count, dtype=np.int64))
+    tg_n, tg_ref, tg_count, tg_files = [0] * m, [], [], []
+    for name in sorted(targets):  # fewer names have resolved targets: sorted in Python
+        entries = sorted(targets[name], key=lambda e: e[0])
+        tg_n[k[name]] = len(entries)
         for f, found in entries:
             tg_ref.append(at[f])
             tg_count.append(len(found))
@@ -160,13 +179,13 @@ def _table_arrays(table: SymbolTable, files: list[str], at: Mapping[str, int]) -
     ints = np.int64
     return {
         "names": _strings(names),
-        "def_n": np.array(def_n, dtype=ints),
-        "def_file": np.array(def_file, dtype=np.int32),
-        "def_data": np.array(def_data, dtype=bool),
-        "def_unref": np.array(def_unref, dtype=bool),
-        "ref_n": np.array(ref_n, dtype=ints),
-        "ref_file": np.array(ref_file, dtype=np.int32),
-        "ref_count": np.array(ref_count, dtype=ints),
+        "def_n": def_n.astype(ints),
+        "def_file": def_file,
+        "def_data": def_data,
+        "def_unref": def_unref,
+        "ref_n": ref_n.astype(ints),
+        "ref_file": ref_file,
+        "ref_count": ref_count,
         "tg_n": np.array(tg_n, dtype=ints),
         "tg_ref": np.array(tg_ref, dtype=np.int32),
         "tg_count": np.array(tg_count, dtype=ints),
@@ -187,9 +206,10 @@ def _strings(values: Sequence[str]) -> Any:
     four bytes per character of the longest name, for every name)."""
     import numpy as np
 
-    if any("\0" in v for v in values):
+    joined = "\0".join(values)
+    if joined.count("\0") != max(len(values) - 1, 0):
         raise ValueError("a name holds a NUL character")
-    data = "\0".join(values).encode("utf-8", "surrogateescape")
+    data = joined.encode("utf-8", "surrogateescape")
     return np.frombuffer(data, dtype=np.uint8) if values else np.zeros(0, dtype=np.uint8)
 
 
@@ -398,6 +418,24 @@ def _state(
     for j, i in enumerate(a["imp_file"].tolist()):
         lo, hi = int(imp_at[j]), int(imp_at[j + 1])
         imports[files[i]] = Counter(dict(zip(targets[lo:hi], amounts[lo:hi], strict=True)))
+    # each importer's entries of I, kept for the next layout while its imports are the same
+    i_rows, i_cols, i_vals = I.rows.tolist(), I.cols.tolist(), I.vals.tolist()
+    if i_rows != sorted(i_rows):
+        raise ValueError("import entries are not in importer order")
+    lo = 0
+    for importer, edges in imports.items():
+        row = bisect_left(files, importer)
+        hi = bisect_right(i_rows, row, lo)
+        assembly.import_rows[importer] = (
+            edges,
+            importer in chat,
+            i_rows[lo:hi],
+            i_cols[lo:hi],
+            i_vals[lo:hi],
+        )
+        lo = hi
+    if lo != len(i_rows):
+        raise ValueError("import entries of a file that imports nothing")
     # the task-free ranking
     prior = dict(zip(files, a["prior"].tolist(), strict=True))
     idents = _unstrings(a["pair_ident"])

