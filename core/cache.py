@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import logging
+import os
 import sqlite3
 import sys
 import time
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import platformdirs
 
@@ -226,6 +229,19 @@ class TagCache:
             for old in [k for k in self.meta if k.startswith(f"map:{replaces}")]:
                 del self.meta[old]
         self.meta[f"map:{key}"] = value
+
+    def read_state(self) -> BinaryIO | None:
+        """The repository's stored ranking state (see :mod:`repomapper.snapshot`) as a binary
+        file for the caller to close, or None."""
+        found = self.meta.get("state")
+        return io.BytesIO(found) if isinstance(found, bytes) else None
+
+    def write_state(self, write: Callable[[BinaryIO], None]) -> None:
+        """Store the repository's ranking state, written by ``write`` to a binary file; it
+        replaces the one stored before."""
+        out = io.BytesIO()
+        write(out)
+        self.meta["state"] = out.getvalue()  # type: ignore[assignment]
 
     def get_shared_map(self, key: str) -> str | None:
         """A memoised map for a digest of content (no path outside the repository in it), so a
@@ -473,6 +489,36 @@ class SqliteTagCache(TagCache):
             except (sqlite3.Error, ValueError) as exc:
                 self._fallback(exc)
         super().store_imports(scope, [((p, d, f), json.loads(t)) for _, p, d, f, t in batch])
+
+    @property
+    def state_path(self) -> Path:
+        """The repository's stored ranking state: a file next to its database (written to a
+        temporary name and renamed, so a reader sees a whole one or none; an 8 MB blob in the
+        database cost the run that stored it a second copy in memory)."""
+        return Path(self.location).with_suffix(".state.npz")
+
+    def read_state(self) -> BinaryIO | None:
+        if self._fallen_back:
+            return super().read_state()
+        try:
+            return open(self.state_path, "rb")  # noqa: SIM115 - the caller closes it
+        except OSError:
+            return None
+
+    def write_state(self, write: Callable[[BinaryIO], None]) -> None:
+        if self._fallen_back:
+            return super().write_state(write)
+        final = self.state_path
+        tmp = final.with_name(f"{final.name}.{os.getpid()}.tmp")
+        try:
+            with open(tmp, "wb") as f:
+                write(f)
+            os.replace(tmp, final)
+        except OSError as exc:  # a read-only or full cache directory: later runs rebuild
+            log.debug("ranking state not stored at %s: %s", final, exc)
+        finally:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
 
     def get_map(self, key: str) -> str | bytes | None:
         return self._get(self.conn, key) if not self._fallen_back else super().get_map(key)

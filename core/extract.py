@@ -445,17 +445,28 @@ class Extractor:
             del found[path]
         return found
 
-    def run(self, root: Path, entries: Sequence[FileEntry], full: bool = False) -> dict:
+    def run(
+        self,
+        root: Path,
+        entries: Sequence[FileEntry],
+        full: bool = False,
+        misses: Callable[[int], None] | None = None,
+    ) -> dict:
+        """Every entry's extraction: from the cache when it holds the file's content, else
+        extracted (in workers). ``misses`` is told how many files are to be extracted, once the
+        cache has answered."""
         self.prepare(root, entries)
         keys = {e.path: self.key(e) for e in entries}
         self.diagnostics = list(self.plugins.load_diagnostics())
         results = self.cached(root, entries, full=full)
-        misses = [e for e in entries if e.path not in results]
-        self.stats = {"cached": len(results), "extracted": len(misses)}
+        todo = [e for e in entries if e.path not in results]
+        if misses is not None:
+            misses(len(todo))
+        self.stats = {"cached": len(results), "extracted": len(todo)}
         total, done = len(entries), len(results)
         if self.progress:
             self.progress(done, total)
-        batches = _chunks(misses, BATCH_SIZE)
+        batches = _chunks(todo, BATCH_SIZE)
         for batch_result in self._execute(root, batches, full):
             self.cache.store((keys[path], row) for path, row, _ in batch_result if row is not None)
             for path, _, result in batch_result:

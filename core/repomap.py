@@ -54,6 +54,9 @@ MAX_RANKED_SYMBOLS = 200
 KEPT_WORKERS = 1
 #: finished maps a RepoMap with ``memo_later`` keeps before it stores the oldest
 MAX_UNSAVED = 8
+#: a map whose extraction misses the cache for at most this many files loads the tokenizer on a
+#: thread meanwhile (see :meth:`repomapper.tokens._Cl100kCounter.preload`)
+PRELOAD_MISSES = 64
 
 
 class _Files(NamedTuple):
@@ -468,7 +471,10 @@ class RepoMap:
         )
 
     def _extract(
-        self, extractor: Extractor, entries: Sequence[FileEntry]
+        self,
+        extractor: Extractor,
+        entries: Sequence[FileEntry],
+        misses: Callable[[int], None] | None = None,
     ) -> dict[str, FileSymbols]:
         """The extracted files; a long-lived object reuses its last extraction while no file's
         key (path, mtime, size, backends) changed."""
@@ -485,7 +491,7 @@ class RepoMap:
                     if old_keys.get(e.path) == k and e.path in old
                 }
                 changed = [e for e in entries if e.path not in same]
-                fresh = extractor.run(self.root, changed)
+                fresh = extractor.run(self.root, changed, misses=misses)
                 extractions = {}
                 for e in entries:
                     found = old.get(e.path) if e.path in same else fresh.get(e.path)
@@ -493,7 +499,7 @@ class RepoMap:
                         extractions[e.path] = found
                 self.last_stats = {**extractor.stats, "reused": len(entries) - len(changed)}
             else:
-                extractions = extractor.run(self.root, entries)
+                extractions = extractor.run(self.root, entries, misses=misses)
                 self.last_stats = dict(extractor.stats)
         # an extraction touched by a crash, a time-out or a disabled plugin is not reused
         unsettled = any(d.code in UNSETTLED for d in extractor.diagnostics) or any(
@@ -588,8 +594,11 @@ class RepoMap:
         """The repository's stored state over these files, with the files changed since it
         was stored entering by their old summaries (read from the cache by their old content
         keys); None when there is none or it cannot be used (see :mod:`repomapper.snapshot`)."""
-        data = self.cache.get_map(snapshot.KEY_PREFIX)
-        stored = snapshot.decode(data) if isinstance(data, bytes | memoryview) else None
+        found = self.cache.read_state()
+        if found is None:
+            return None
+        with found:
+            stored = snapshot.decode(found)
         if stored is None:
             return None
         changed = snapshot.changed_files(stored, {p: keys[p] for p in mapped})
@@ -623,12 +632,9 @@ class RepoMap:
         if any(not keys[p].digest for p in state.files):
             return  # a file whose content could not be read: no content key to check it by
         try:
-            data = snapshot.encode(state, keys, context)
+            self.cache.write_state(lambda out: snapshot.write(out, state, keys, context))
         except ValueError as exc:  # a name the format cannot hold: later processes rebuild
             log.debug("ranking state not stored: %s", exc)
-            return
-        if len(data) <= snapshot.MAX_BYTES:  # the repository's newest state only
-            self.cache.put_map(snapshot.KEY_PREFIX, data, replaces="state/")
 
     @property
     def warm(self) -> bool:
@@ -724,9 +730,12 @@ class RepoMap:
         if force_refresh:
             self._graph, self._rebuild = None, True
         preload = getattr(self.counter, "preload", None)
-        if preload is not None:  # this map will be counted: load the tokenizer meanwhile
-            preload()
-        extractions = self._extract(files.extractor, files.all_entries)
+
+        def misses(n: int) -> None:  # a map to count after a few files' extraction: the
+            if preload is not None and n <= PRELOAD_MISSES:  # tokenizer loads meanwhile (a
+                preload()  # long extraction has time later, and memory to spare now)
+
+        extractions = self._extract(files.extractor, files.all_entries, misses)
         with self.timer.stage("rank"):
             ranked = self._rank_extracted(
                 files,

@@ -25,7 +25,7 @@ import logging
 from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, BinaryIO
 
 from .cache import CacheKey
 from .definitions import DefinitionIndex, FileRows, RowsAt, _Arrays, _starts
@@ -48,12 +48,8 @@ from .rank import (
 
 log = logging.getLogger(__name__)
 
-#: the key of a repository's stored state among its memoised results; bump the version when
-#: the arrays change meaning
-KEY_PREFIX = "state/2"
-#: a state larger than this (bytes) is not stored: a very large tree's state is better rebuilt
-#: than kept next to its memoised maps
-MAX_BYTES = 64 << 20
+#: the format's version, stored with the arrays; a state of another version is not read
+VERSION = 2
 #: a stored state is updated by at most this many changed files; more build it again (each
 #: changed file's old summary is read and its rows replaced, and a state that drifted far from
 #: the stored one is better built and stored again)
@@ -67,9 +63,19 @@ Content = tuple[str, str, str]
 def encode(
     state: GraphState, keys: Mapping[str, CacheKey], context: frozenset[CacheKey]
 ) -> memoryview:
-    """The state's arrays (an ``.npz`` archive), with the content keys of its files
-    (``keys``, every mapped file's) and of the files that are not mapped (``context``).
-    ValueError when a name holds a NUL character (the format's separator)."""
+    """The state's arrays as an ``.npz`` archive in memory (see :func:`write`)."""
+    out = io.BytesIO()
+    write(out, state, keys, context)
+    return out.getbuffer()
+
+
+def write(
+    out: BinaryIO, state: GraphState, keys: Mapping[str, CacheKey], context: frozenset[CacheKey]
+) -> None:
+    """Write the state's arrays (an ``.npz`` archive) to ``out``, with the content keys of its
+    files (``keys``, every mapped file's) and of the files that are not mapped (``context``).
+    ValueError when a name holds a NUL character (the format's separator), before anything
+    is written."""
     import numpy as np
 
     files = sorted(state.files)
@@ -79,6 +85,7 @@ def encode(
     i32 = np.int32
     table = state.table
     arrays: dict[str, Any] = {
+        "version": np.array([VERSION], dtype=np.int64),
         "files": _strings(files),
         "digests": _strings([keys[f].digest for f in files]),
         "fingerprints": _strings([keys[f].fingerprint for f in files]),
@@ -123,9 +130,7 @@ def encode(
     arrays["di_unref"] = np.asarray(d.unreferenced, dtype=bool)
     arrays["di_top_ids"] = np.asarray(d.top_ids, dtype=np.int64)
     arrays.update(_table_arrays(table, files, at))
-    out = io.BytesIO()
     np.savez(out, **arrays)
-    return out.getbuffer()
 
 
 def _table_arrays(table: SymbolTable, files: list[str], at: Mapping[str, int]) -> dict[str, Any]:
@@ -230,6 +235,8 @@ class Stored:
         import numpy as np
 
         self.a = a
+        if a["version"].shape != (1,) or int(a["version"][0]) != VERSION:
+            raise ValueError("a stored state of another version")
         self.files = _unstrings(a["files"])
         n = len(self.files)
         self.digests = _unstrings(a["digests"], n)
@@ -278,14 +285,17 @@ class Stored:
         return (self.files[i], self.digests[i], self.fingerprints[i])
 
 
-def decode(data: bytes | memoryview) -> Stored | None:
-    """The stored state's arrays, or None when they cannot be read."""
+def decode(data: bytes | memoryview | BinaryIO) -> Stored | None:
+    """The stored state's arrays (bytes, or a binary file read from where it is), or None when
+    they cannot be read."""
     import numpy as np
 
     try:
-        if not isinstance(data, bytes | memoryview):
-            raise TypeError("a stored state is bytes")
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        if isinstance(data, bytes | memoryview):
+            data = io.BytesIO(data)
+        elif not hasattr(data, "read") or not hasattr(data, "seek"):
+            raise TypeError("a stored state is bytes or a binary file")
+        with np.load(data, allow_pickle=False) as z:
             return Stored({k: z[k] for k in z.files})
     except Exception as exc:  # a damaged or foreign row is a miss, never a failure
         log.debug("stored state unreadable: %s", exc)

@@ -246,12 +246,14 @@ def test_a_stored_state_whose_arrays_disagree_is_a_miss(shop, tmp_path):
     ranked = rm.rank()
     keys = keys_of(rm, ranked)
     data = snapshot.encode(rm._graph, keys, frozenset())
+    assert snapshot.decode(data) is not None
     with np.load(io.BytesIO(bytes(data)), allow_pickle=False) as z:
         arrays = {k: z[k] for k in z.files}
     for name, bad in [
         ("def_n", arrays["def_n"][:-1]),
         ("ref_file", arrays["ref_file"] + 1000),
         ("prior", arrays["prior"][:1]),
+        ("version", arrays["version"] + 1),
     ]:
         out = io.BytesIO()
         np.savez(out, **{**arrays, name: bad})
@@ -297,19 +299,24 @@ def test_the_stored_state_holds_the_state_it_was_made_from(shop, tmp_path):
         assert loaded.definitions.rows[f] == state.definitions.rows[f]
 
 
-def test_a_repository_keeps_one_stored_state(shop, tmp_path):
+def test_a_repository_keeps_one_stored_state_beside_its_database(shop, tmp_path):
     cache = tmp_path / "cache"
     with RepoMap(shop, cache_dir=cache) as first:
         first.map(task="an earlier task")
     write_tree(shop, {"shop/more.py": "def more():\n    pass\n"})
     with RepoMap(shop, cache_dir=cache) as rm:
         rm.map(task="another task")
-    found = 0
-    for db in cache.rglob("*.sqlite3"):
-        with sqlite3.connect(db) as conn:
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-            if "maps" in tables:
-                found += conn.execute(
-                    "SELECT COUNT(*) FROM maps WHERE key LIKE 'state/%'"
-                ).fetchone()[0]
-    assert found == 1
+    assert len(list(cache.rglob("*.state.npz"))) == 1
+    assert not list(cache.rglob("*.tmp"))
+
+
+def test_a_state_that_cannot_be_written_leaves_nothing_behind(shop, tmp_path, monkeypatch):
+    def refuse(out, *args):
+        out.write(b"half")
+        raise ValueError("a name holds a NUL character")
+
+    monkeypatch.setattr(snapshot, "write", refuse)
+    cache = tmp_path / "cache"
+    with RepoMap(shop, cache_dir=cache) as rm:
+        same(rm.map(), scratch(shop, None))
+    assert not list(cache.rglob("*.state.npz")) and not list(cache.rglob("*.tmp"))
