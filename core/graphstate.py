@@ -23,6 +23,7 @@ from typing import Protocol
 from .definitions import DefinitionIndex
 from .graph import SymbolTable, TargetResolver
 from .index import RepoIndex
+from .layered import Layered, copied_mapping
 from .model import FileSymbols
 from .rank import FactorBlocks, FactoredGraph, Ranking, pagerank, personalization, rank_definitions
 
@@ -149,7 +150,7 @@ def update_state(
         return build_state(files, inputs)
     index = state.index
     table, touched = state.table, frozenset()
-    imports = dict(state.imports)
+    imports = copied_mapping(state.imports)
     definitions = state.definitions
     if changed:
         table, touched = table.updated(old, files, changed, inputs.target_resolver(index))
@@ -190,7 +191,8 @@ def _ranked(
     files, inputs: StateInputs, index, table, imports, blocks, definitions, how: str
 ) -> GraphState:
     chat, mentioned_f, mentioned_i = inputs.boosts()
-    ordered = {p: imports[p] for p in sorted(imports)}
+    # a stored state's imports stay layered: their values are made only when read
+    ordered = imports if isinstance(imports, Layered) else {p: imports[p] for p in sorted(imports)}
     graph = blocks.factored(files, ordered, definitions)
     prior = pagerank(graph, personalization(files, chat, mentioned_f, mentioned_i))
     ranking = rank_definitions(graph, table, prior, mentioned_i)

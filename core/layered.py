@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
+_MISSING = object()
 
 
 class Layered(MutableMapping[K, V]):
@@ -34,12 +35,24 @@ class Layered(MutableMapping[K, V]):
         """A copy to change: the same base, its own copy of the changes."""
         return Layered(self._base, dict(self._set), set(self._removed))
 
+    def from_base(self, key: K) -> bool:
+        """Whether ``key``'s value is the base's (neither set nor removed on top of it)."""
+        return key not in self._set and key not in self._removed and key in self._base
+
     def __getitem__(self, key: K) -> V:
         if key in self._set:
             return self._set[key]
         if key in self._removed:
             raise KeyError(key)
         return self._base[key]
+
+    def get(self, key: K, default: Any = None) -> Any:  # no exception for a missing key
+        found = self._set.get(key, _MISSING)
+        if found is not _MISSING:
+            return found
+        if key in self._removed:
+            return default
+        return self._base.get(key, default)
 
     def __contains__(self, key: object) -> bool:
         if key in self._set:

@@ -20,7 +20,7 @@ from typing import Any
 
 from .definitions import DefinitionIndex, FileRows, RowsAt
 from .graph import SymbolTable, ident_weights, import_weights
-from .layered import copied_mapping
+from .layered import Layered, copied_mapping
 from .madeonread import MadeOnRead
 
 log = logging.getLogger(__name__)
@@ -155,6 +155,10 @@ class Coo:
         return out
 
 
+#: marks an importer's kept I rows as the stored state's (see FactorBlocks._import_entries)
+STORED = object()
+
+
 @dataclass
 class FactoredGraph:  # numpy is imported lazily: a replayed map does not need it
     """The weight matrix ``R @ D + I`` and what is needed to read ranks back per identifier."""
@@ -237,9 +241,10 @@ class _Assembly:
     #: importer -> (its resolved imports, whether it is a chat file, its I entries over
     #: ``files``): an importer whose imports are the same object keeps its entries (shared by
     #: the assemblies spliced from this one, which lay out the same files)
-    import_rows: dict[str, tuple[Any, bool, list[int], list[int], list[float]]] = field(
-        default_factory=dict
-    )
+    import_rows: dict[str, tuple[Any, bool, Any, Any, Any]] = field(default_factory=dict)
+    #: a stored state's I entries (rows, columns, values), which its importers' kept rows
+    #: point into as (STORED, chat, lo, hi)
+    import_base: tuple[Any, Any, Any] | None = None
 
     @cached_property
     def starts(self) -> Any:
@@ -471,24 +476,63 @@ class FactorBlocks:
             joined(pieces[6], np.int64),
             columns,
             old.import_rows,
+            old.import_base,
         )
 
     def _import_entries(
         self, a: _Assembly, import_edges: Mapping[str, Mapping[str, int]], idx: Mapping[str, int]
-    ) -> tuple[list[int], list[int], list[float]]:
+    ) -> tuple[Any, Any, Any]:
         """I's entries, importers in sorted order (as :func:`repomapper.graph.import_weights`
-        gives them); an importer whose imports and chat status are unchanged reuses its rows."""
+        gives them); an importer whose imports and chat status are unchanged reuses its rows,
+        and a stored state's importers that no update replaced reuse their stored rows without
+        making their imports into objects (see :mod:`repomapper.snapshot`)."""
+        import numpy as np
+
         kept = a.import_rows
         if len(kept) > 2 * len(import_edges) + 64:  # importers that left
             for gone in [p for p in kept if p not in import_edges]:
                 del kept[gone]
+        from_base = import_edges.from_base if isinstance(import_edges, Layered) else None
+        base = a.import_base
+        pieces: tuple[list, list, list] = ([], [], [])
         rows: list[int] = []
         cols: list[int] = []
         vals: list[float] = []
+        run: list[int] = []  # [lo, hi) of stored rows not copied yet
+
+        def flush_lists() -> None:
+            if rows:
+                pieces[0].append(np.array(rows, dtype=np.int64))
+                pieces[1].append(np.array(cols, dtype=np.int64))
+                pieces[2].append(np.array(vals, dtype=np.float64))
+                rows.clear(), cols.clear(), vals.clear()
+
+        def flush_run() -> None:
+            if run and base is not None:
+                lo, hi = run
+                pieces[0].append(base[0][lo:hi])
+                pieces[1].append(base[1][lo:hi])
+                pieces[2].append(base[2][lo:hi])
+            run.clear()
+
         for importer in sorted(import_edges):
-            edges = import_edges[importer]
             chat = importer in self.chat_files
             hit = kept.get(importer)
+            if (
+                hit is not None
+                and hit[0] is STORED
+                and hit[1] == chat
+                and from_base is not None
+                and from_base(importer)
+            ):
+                flush_lists()
+                if run and run[1] == hit[2]:
+                    run[1] = hit[3]
+                else:
+                    flush_run()
+                    run.extend((hit[2], hit[3]))
+                continue
+            edges = import_edges[importer]
             if hit is None or hit[0] is not edges or hit[1] != chat:
                 r, c, v = [], [], []
                 row = idx.get(importer)
@@ -500,10 +544,15 @@ class FactorBlocks:
                             c.append(col)
                             v.append(weight)
                 hit = kept[importer] = (edges, chat, r, c, v)
+            flush_run()
             rows.extend(hit[2])
             cols.extend(hit[3])
             vals.extend(hit[4])
-        return rows, cols, vals
+        flush_run()
+        flush_lists()
+        if not pieces[0]:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
+        return tuple(np.concatenate(p) for p in pieces)  # type: ignore[return-value]
 
     def factored(
         self,
@@ -525,12 +574,7 @@ class FactorBlocks:
         R = Coo(a.r_rows, a.r_cols, a.r_vals, (n, k))
         D = Coo(a.d_rows, a.d_cols, a.d_vals, (k, n))
         i_rows, i_cols, i_vals = self._import_entries(a, import_edges, idx)
-        I = Coo(  # noqa: E741
-            np.array(i_rows, dtype=np.int64),
-            np.array(i_cols, dtype=np.int64),
-            np.array(i_vals, dtype=np.float64),
-            (n, n),
-        )
+        I = Coo(i_rows, i_cols, i_vals, (n, n))  # noqa: E741
         out_weight = R.dot(D.row_sums()) + I.row_sums() if n else np.zeros(0)
         return FactoredGraph(
             list(names),

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import io
 import logging
-from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, BinaryIO
@@ -35,6 +34,7 @@ from .index import RepoIndex
 from .layered import Layered, LayeredSet
 from .model import FileSymbols, Tag
 from .rank import (
+    STORED,
     Coo,
     FactorBlocks,
     FactoredGraph,
@@ -49,7 +49,7 @@ from .rank import (
 log = logging.getLogger(__name__)
 
 #: the format's version, stored with the arrays; a state of another version is not read
-VERSION = 2
+VERSION = 4
 #: a stored state is updated by at most this many changed files; more build it again (each
 #: changed file's old summary is read and its rows replaced, and a state that drifted far from
 #: the stored one is better built and stored again)
@@ -95,11 +95,17 @@ def write(
         "prior": np.array([state.prior.get(f, 0.0) for f in files], dtype=np.float64),
         "out_weight": np.asarray(state.graph.out_weight, dtype=np.float64),
     }
+    tables, name_at = _table_arrays(table, files, at)
+    arrays.update(tables)
+
+    def name_ids(values) -> Any:  # identifiers as positions among the table's names
+        return np.fromiter((name_at[v] for v in values), i32)
+
     ctx = sorted(k.content for k in context)
     arrays["context"] = _strings([part for c in ctx for part in c])
     # the factored graph's layout
     a = state.blocks._assembly(tuple(files), state.definitions)
-    arrays["order"] = _strings(a.order)
+    arrays["order"] = name_ids(a.order)
     arrays["counts"] = np.asarray(a.counts, dtype=np.int64)
     for name in ("r_rows", "r_cols", "d_rows", "d_cols", "d_local"):
         arrays[name] = np.asarray(getattr(a, name), dtype=i32)
@@ -114,26 +120,31 @@ def write(
     edges = [sorted(state.imports[p].items()) for p in importers]
     arrays["imp_file"] = np.fromiter((at[p] for p in importers), i32, len(importers))
     arrays["imp_counts"] = np.array([len(e) for e in edges], dtype=np.int64)
-    arrays["imp_target"] = _strings([t for e in edges for t, _ in e])
+    try:
+        targets = [at[t] for e in edges for t, _ in e]
+    except KeyError as exc:
+        raise ValueError(f"an import resolves to a file that is not mapped: {exc}") from exc
+    arrays["imp_target"] = np.array(targets, dtype=i32)
     arrays["imp_n"] = np.array([c for e in edges for _, c in e], dtype=np.int64)
     # the definitions' ranking
     pair_files, pair_idents, pair_ranks = _columns(state.ranking.definitions)
     arrays["pair_file"] = np.fromiter((at[f] for f in pair_files), i32, len(pair_files))
-    arrays["pair_ident"] = _strings(pair_idents)
+    arrays["pair_ident"] = name_ids(pair_idents)
     arrays["pair_rank"] = np.array(pair_ranks, dtype=np.float64)
     # the definition index
     d = state.definitions.arrays
     arrays["di_counts"] = np.diff(d.offsets)
     arrays["di_tops"] = np.diff(d.top_offsets)
-    arrays["di_idents"] = _strings(list(d.idents))
+    arrays["di_idents"] = name_ids(d.idents)
     arrays["di_kind"] = np.asarray(d.kind, dtype=np.float64)
     arrays["di_unref"] = np.asarray(d.unreferenced, dtype=bool)
     arrays["di_top_ids"] = np.asarray(d.top_ids, dtype=np.int64)
-    arrays.update(_table_arrays(table, files, at))
     np.savez(out, **arrays)
 
 
-def _table_arrays(table: SymbolTable, files: list[str], at: Mapping[str, int]) -> dict[str, Any]:
+def _table_arrays(
+    table: SymbolTable, files: list[str], at: Mapping[str, int]
+) -> tuple[dict[str, Any], dict[str, int]]:
     """The symbol table as rows per name (names sorted; each name's files in path order, which
     is their index order), gathered in one pass per field and ordered by numpy."""
     import numpy as np
@@ -184,6 +195,7 @@ def _table_arrays(table: SymbolTable, files: list[str], at: Mapping[str, int]) -
     ints = np.int64
     return {
         "names": _strings(names),
+        "tl_names": np.fromiter((k[n] for t in tops for n in t), np.int32),
         "def_n": def_n.astype(ints),
         "def_file": def_file,
         "def_data": def_data,
@@ -196,8 +208,7 @@ def _table_arrays(table: SymbolTable, files: list[str], at: Mapping[str, int]) -
         "tg_count": np.array(tg_count, dtype=ints),
         "tg_files": _strings(tg_files),
         "tl_n": np.array([len(t) for t in tops], dtype=ints),
-        "tl_names": _strings([n for t in tops for n in t]),
-    }
+    }, k
 
 
 def _columns(pairs) -> tuple[list[str], list[str], list[float]]:
@@ -261,7 +272,8 @@ class Stored:
         self.tg_at = _starts(a["tg_n"])
         self.tg_files_at = _starts(a["tg_count"])
         self.tl_at = _starts(a["tl_n"])
-        self.tl_names = _unstrings(a["tl_names"], int(self.tl_at[-1]))
+        self.name_objects = _objects(self.names)
+        self.tl_names = self.named(a["tl_names"], int(self.tl_at[-1]))
         self.tg_files = _unstrings(a["tg_files"], int(self.tg_files_at[-1]))
         checks = (
             ("def_file", "def_at", ("def_data", "def_unref")),
@@ -280,6 +292,14 @@ class Stored:
         self.tg_ref = a["tg_ref"].tolist()
         self.name_at = {name: i for i, name in enumerate(self.names)}
         self.np = np
+
+    def named(self, ids: Any, count: int | None = None) -> Any:
+        """The names at positions ``ids`` (an object array sharing the names' strings)."""
+        if ids.dtype.kind != "i" or ids.ndim != 1 or (count is not None and len(ids) != count):
+            raise ValueError("name positions do not match their counts")
+        if len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= len(self.names)):
+            raise ValueError("a name position is out of the names")
+        return self.name_objects[ids]
 
     def content(self, i: int) -> Content:
         return (self.files[i], self.digests[i], self.fingerprints[i])
@@ -350,7 +370,7 @@ def _state(
     # the definition index
     counts, tops = a["di_counts"].astype(np.int64), a["di_tops"].astype(np.int64)
     offsets, top_offsets = _starts(counts), _starts(tops)
-    di_idents = _objects(_unstrings(a["di_idents"], int(offsets[-1])))
+    di_idents = s.named(a["di_idents"], int(offsets[-1]))
     kind, unref = a["di_kind"], a["di_unref"]
     top_ids = a["di_top_ids"].astype(np.int64)
     if kind.shape != di_idents.shape or unref.shape != di_idents.shape:
@@ -374,7 +394,7 @@ def _state(
         tops[top_file].astype(np.float64),
     )
     # the factored graph's layout and its blocks, made again only when read
-    order = _unstrings(a["order"])
+    order = s.named(a["order"]).tolist()
     block_counts = a["counts"].astype(np.int64)
     if block_counts.shape != (len(order), 3):
         raise ValueError("block counts do not match the identifiers")
@@ -419,36 +439,35 @@ def _state(
         definitions,
         (assembly.d_rows, assembly.d_cols, assembly.d_vals, assembly.d_local),
     )
-    # resolved imports
-    imp_counts = a["imp_counts"].astype(np.int64)
+    # resolved imports, made into objects per importer when read; each importer's entries of I
+    # are kept for the next layout while no update replaces its imports
+    imp_file, imp_counts = a["imp_file"], a["imp_counts"].astype(np.int64)
+    imp_target, imp_n = a["imp_target"], a["imp_n"]
     imp_at = _starts(imp_counts)
-    targets = _unstrings(a["imp_target"], int(imp_at[-1]))
-    amounts = a["imp_n"].tolist()
-    imports: dict[str, Counter[str]] = {}
-    for j, i in enumerate(a["imp_file"].tolist()):
-        lo, hi = int(imp_at[j]), int(imp_at[j + 1])
-        imports[files[i]] = Counter(dict(zip(targets[lo:hi], amounts[lo:hi], strict=True)))
-    # each importer's entries of I, kept for the next layout while its imports are the same
-    i_rows, i_cols, i_vals = I.rows.tolist(), I.cols.tolist(), I.vals.tolist()
-    if i_rows != sorted(i_rows):
+    if imp_file.shape != imp_counts.shape or imp_target.shape != imp_n.shape:
+        raise ValueError("import arrays differ in length")
+    if imp_target.shape != (int(imp_at[-1]),):
+        raise ValueError("import targets do not match their counts")
+    for arr in (imp_file, imp_target):
+        if len(arr) and (int(arr.min()) < 0 or int(arr.max()) >= n):
+            raise ValueError("an import names a file that is not mapped")
+    importers = [files[i] for i in imp_file.tolist()]
+    if importers != sorted(set(importers)):
+        raise ValueError("importers are not sorted")
+    imports = Layered(_BaseImports(files, importers, imp_at, imp_target, imp_n))
+    i_rows = I.rows
+    if len(i_rows) > 1 and bool((i_rows[1:] < i_rows[:-1]).any()):
         raise ValueError("import entries are not in importer order")
-    lo = 0
-    for importer, edges in imports.items():
-        row = bisect_left(files, importer)
-        hi = bisect_right(i_rows, row, lo)
-        assembly.import_rows[importer] = (
-            edges,
-            importer in chat,
-            i_rows[lo:hi],
-            i_cols[lo:hi],
-            i_vals[lo:hi],
-        )
-        lo = hi
-    if lo != len(i_rows):
+    los = np.searchsorted(i_rows, imp_file, "left").tolist()
+    his = np.searchsorted(i_rows, imp_file, "right").tolist()
+    if sum(h - lo for lo, h in zip(los, his, strict=True)) != len(i_rows):
         raise ValueError("import entries of a file that imports nothing")
+    for importer, lo, hi in zip(importers, los, his, strict=True):
+        assembly.import_rows[importer] = (STORED, importer in chat, lo, hi)
+    assembly.import_base = (I.rows, I.cols, I.vals)
     # the task-free ranking
     prior = dict(zip(files, a["prior"].tolist(), strict=True))
-    idents = _unstrings(a["pair_ident"])
+    idents = s.named(a["pair_ident"]).tolist()
     if len(idents) != len(a["pair_file"]) or len(idents) != len(a["pair_rank"]):
         raise ValueError("pair arrays differ in length")
     names = _objects(files)
@@ -565,11 +584,17 @@ class _BaseDefines(Mapping[str, frozenset[str]]):
         self._made: dict[str, frozenset[str]] = {}
 
     def __getitem__(self, name: str) -> frozenset[str]:
+        found = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def get(self, name: str, default: Any = None) -> Any:
         found = self._made.get(name)
         if found is None:
-            definers = self._rows.definers(name)
+            definers = self._rows.definers(name) if isinstance(name, str) else None
             if not definers:
-                raise KeyError(name)
+                return default
             found = self._made[name] = frozenset(definers)
         return found
 
@@ -596,6 +621,10 @@ class _BaseReferences(Mapping[str, dict[str, int]]):
             raise KeyError(name)
         return found
 
+    def get(self, name: str, default: Any = None) -> Any:
+        found = self._rows.references(name) if isinstance(name, str) else None
+        return default if found is None else found
+
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self._rows.references(name) is not None
 
@@ -615,6 +644,11 @@ class _BaseTargets(Mapping[tuple[str, str], frozenset[str]]):
         if not isinstance(key, tuple) or len(key) != 2:
             raise KeyError(key)
         return self._rows.targets(key[1])[key[0]]
+
+    def get(self, key: tuple[str, str], default: Any = None) -> Any:
+        if not isinstance(key, tuple) or len(key) != 2:
+            return default
+        return self._rows.targets(key[1]).get(key[0], default)
 
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, tuple) or len(key) != 2:
@@ -640,13 +674,42 @@ class _BaseTopLevel(Mapping[str, tuple[str, ...]]):
         lo, hi = int(self._s.tl_at[i]), int(self._s.tl_at[i + 1])
         if lo == hi:
             raise KeyError(path)
-        return tuple(self._s.tl_names[lo:hi])
+        return tuple(self._s.tl_names[lo:hi].tolist())
 
     def __iter__(self) -> Iterator[str]:
         return (f for i, f in enumerate(self._s.files) if self._s.tl_at[i + 1] > self._s.tl_at[i])
 
     def __len__(self) -> int:
         return int((self._s.a["tl_n"] > 0).sum())
+
+
+class _BaseImports(Mapping[str, Counter[str]]):
+    """importer -> {imported file: count}, each made when first read."""
+
+    def __init__(self, files, importers, starts, targets, counts):
+        self._files, self._starts = files, starts
+        self._targets, self._counts = targets, counts
+        self._at = {p: i for i, p in enumerate(importers)}
+        self._made: dict[str, Counter[str]] = {}
+
+    def __getitem__(self, importer: str) -> Counter[str]:
+        found = self._made.get(importer)
+        if found is None:
+            j = self._at[importer]
+            lo, hi = int(self._starts[j]), int(self._starts[j + 1])
+            names = [self._files[t] for t in self._targets[lo:hi].tolist()]
+            found = Counter(dict(zip(names, self._counts[lo:hi].tolist(), strict=True)))
+            self._made[importer] = found
+        return found
+
+    def __contains__(self, importer: object) -> bool:
+        return importer in self._at
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
 
 
 class DefinitionsByName(Mapping[tuple[str, str], list[Tag]]):
