@@ -287,9 +287,7 @@ class Stored:
                     raise ValueError(f"{k} does not match its counts")
             if total and (int(a[index].min()) < 0 or int(a[index].max()) >= n):
                 raise ValueError(f"{index} names a file that is not mapped")
-        self.def_file = a["def_file"].tolist()
-        self.ref_file = a["ref_file"].tolist()
-        self.tg_ref = a["tg_ref"].tolist()
+        self.def_file, self.ref_file, self.tg_ref = a["def_file"], a["ref_file"], a["tg_ref"]
         self.name_at = {name: i for i, name in enumerate(self.names)}
         self.np = np
 
@@ -404,11 +402,11 @@ def _state(
         order,
         {ident: i for i, ident in enumerate(order)},
         block_counts,
-        *(a[k].astype(np.int64) for k in ("r_rows", "r_cols")),
+        *(_indices(a[k]) for k in ("r_rows", "r_cols")),
         a["r_vals"],
-        *(a[k].astype(np.int64) for k in ("d_rows", "d_cols")),
+        *(_indices(a[k]) for k in ("d_rows", "d_cols")),
         a["d_vals"],
-        a["d_local"].astype(np.int64),
+        _indices(a["d_local"]),
         columns,
     )
     totals = block_counts.sum(axis=0)
@@ -422,7 +420,7 @@ def _state(
     R = Coo(assembly.r_rows, assembly.r_cols, assembly.r_vals, (n, k))
     D = Coo(assembly.d_rows, assembly.d_cols, assembly.d_vals, (k, n))
     I = Coo(  # noqa: E741
-        a["i_rows"].astype(np.int64), a["i_cols"].astype(np.int64), a["i_vals"], (n, n)
+        _indices(a["i_rows"]), _indices(a["i_cols"]), a["i_vals"], (n, n)
     )
     for m in (R, D, I):
         if not (len(m.rows) == len(m.cols) == len(m.vals)):
@@ -490,6 +488,14 @@ def _state(
     )
 
 
+def _indices(array: Any) -> Any:
+    """An index array as stored (32 bits: half the memory of a copy to 64; numpy indexes and
+    counts with either, and a spliced layout joins them into 64 bits)."""
+    if array.dtype.kind != "i" or array.ndim != 1:
+        raise ValueError("an index array is not one-dimensional integers")
+    return array
+
+
 def _objects(values: Sequence[str]) -> Any:
     import numpy as np
 
@@ -532,7 +538,7 @@ class _NameRows:
             if k is not None:
                 lo, hi = int(s.def_at[k]), int(s.def_at[k + 1])
                 data, unref = s.a["def_data"][lo:hi].tolist(), s.a["def_unref"][lo:hi].tolist()
-                for j, i in enumerate(s.def_file[lo:hi]):
+                for j, i in enumerate(s.def_file[lo:hi].tolist()):
                     found[s.files[i]] = (data[j], unref[j])
             self._defs[name] = found
         return found
@@ -549,7 +555,7 @@ class _NameRows:
                 return None
             counts = s.a["ref_count"][lo:hi].tolist()
             found = self._refs[name] = {
-                s.files[i]: c for i, c in zip(s.ref_file[lo:hi], counts, strict=True)
+                s.files[i]: c for i, c in zip(s.ref_file[lo:hi].tolist(), counts, strict=True)
             }
         return found
 
@@ -561,7 +567,7 @@ class _NameRows:
             if k is not None:
                 for e in range(int(s.tg_at[k]), int(s.tg_at[k + 1])):
                     lo, hi = int(s.tg_files_at[e]), int(s.tg_files_at[e + 1])
-                    found[s.files[s.tg_ref[e]]] = frozenset(s.tg_files[lo:hi])
+                    found[s.files[int(s.tg_ref[e])]] = frozenset(s.tg_files[lo:hi])
             self._targets[name] = found
         return found
 
