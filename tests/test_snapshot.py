@@ -320,3 +320,17 @@ def test_a_state_that_cannot_be_written_leaves_nothing_behind(shop, tmp_path, mo
     with RepoMap(shop, cache_dir=cache) as rm:
         same(rm.map(), scratch(shop, None))
     assert not list(cache.rglob("*.state.npz")) and not list(cache.rglob("*.tmp"))
+
+
+def test_the_graph_view_from_the_stored_state_is_the_one_from_scratch(shop, tmp_path):
+    from repomapper.graphview import build_repo_graph, render_graph
+
+    cache = tmp_path / "cache"
+    with RepoMap(shop, cache_dir=cache) as first:
+        first.map()
+    later(shop / "shop" / "cart.py", VERSIONS["shop/cart.py"][1])
+    with RepoMap(shop, cache_dir=cache) as fresh:
+        got = render_graph(build_repo_graph(fresh), "json")
+        assert fresh.last_stats.get("stored_state") == 1
+    expected = render_graph(build_repo_graph(RepoMap(shop, use_cache=False)), "json")
+    assert got == expected
