@@ -13,6 +13,7 @@ full) turns the cache into an in-memory one with one warning; mapping goes on.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import io
 import json
@@ -20,6 +21,7 @@ import logging
 import os
 import sqlite3
 import sys
+import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
@@ -29,7 +31,7 @@ from typing import BinaryIO
 import platformdirs
 
 from .model import DEF, Diagnostic, FileExtraction, FileSymbols, Import, Tag, tag_sort_key
-from .rowtext import RowImports, RowReferences, RowTags, RowTargets, Summary
+from .rowtext import Deferred, RowImports, RowReferences, RowTags, RowTargets, Summary
 
 log = logging.getLogger(__name__)
 
@@ -107,14 +109,17 @@ def _common(path: str, defs: str, imports: str, diags: str) -> tuple:
     )
 
 
-def decode_symbols(path: str, row: EncodedRow) -> FileSymbols:
-    """A file's summary, each part parsed when first read (see :mod:`repomapper.rowtext`)."""
+def decode_symbols(path: str, row: EncodedRow, deferred: Deferred | None = None) -> FileSymbols:
+    """A file's summary, each part parsed when first read (see :mod:`repomapper.rowtext`);
+    with ``deferred``, its texts are read from the cache then too."""
     plugin, language, defs, _refs, summary, imports, diags = row
     for text in (defs, summary, imports, diags):
         if not isinstance(text, str):
             raise TypeError("a cached row's parts are text")
     found = json.loads(diags) if diags != "[]" else ()
     diagnostics = tuple(Diagnostic(c, m, path, s) for c, m, s in found)
+    if deferred is not None:
+        defs, summary, imports = deferred.definitions, deferred.summary, deferred.imports  # type: ignore[assignment]
     refs = Summary(path, summary)
     return FileSymbols(
         path,
@@ -189,27 +194,51 @@ class TagCache:
             self.stats[path] = (mtime_ns, size, digest, taken)
 
     def lookup(
-        self, keys: Iterable[CacheKey], full: bool = False
+        self, keys: Iterable[CacheKey], full: bool = False, deferred: bool = False
     ) -> dict[str, FileExtraction | FileSymbols]:
         """Every cached entry among ``keys`` (same path, content and backends). ``full`` decodes
         every reference tag; otherwise the summary ranking needs, each part parsed when first
-        read (see :mod:`repomapper.rowtext`)."""
-        decode = decode_full if full else decode_symbols
+        read (see :mod:`repomapper.rowtext`), and with ``deferred`` its texts read from the
+        cache then too (a run that reads few files' summaries)."""
         hits: dict[str, FileExtraction | FileSymbols] = {}
         keys = [k for k in keys if k.digest]
-        rows = self._rows_of(keys, full) if keys else {}
+        light = deferred and not full
+        rows = self._rows_of(keys, full, light) if keys else {}
+        batch = _DeferredTexts(self, [k for k in keys if k.content in rows])
         for key in keys:
             row = rows.get(key.content)
             if row is None:
                 continue
             try:
-                hits[key.path] = decode(key.path, row)
+                if full:
+                    hits[key.path] = decode_full(key.path, row)
+                elif light:
+                    fetch = Deferred(key.path, functools.partial(batch.texts, key))
+                    hits[key.path] = decode_symbols(key.path, row, fetch)
+                else:
+                    hits[key.path] = decode_symbols(key.path, row)
             except (ValueError, TypeError, KeyError) as exc:  # a row we cannot read is a miss
                 log.debug("cache row for %s unreadable: %s", key.path, exc)
         return hits
 
-    def _rows_of(self, keys: list[CacheKey], full: bool) -> dict[tuple[str, str, str], tuple]:
+    def _rows_of(
+        self, keys: list[CacheKey], full: bool, light: bool = False
+    ) -> dict[tuple[str, str, str], tuple]:
+        """Rows by content key; ``light`` leaves out the texts (see :meth:`row_texts`)."""
         return {k.content: self.rows[k.content] for k in keys if k.content in self.rows}
+
+    def row_texts(self, key: CacheKey) -> tuple[str, str, str] | None:
+        """A row's definitions, reference summary and imports, or None when it is gone."""
+        return self.row_texts_many([key]).get(key.content)
+
+    def row_texts_many(self, keys: list[CacheKey]) -> dict[tuple[str, str, str], tuple]:
+        """:meth:`row_texts` of several rows, by content key (rows gone are left out)."""
+        found = {}
+        for key in keys:
+            row = self.rows.get(key.content)
+            if row is not None:
+                found[key.content] = (row[2], row[4], row[5])
+        return found
 
     def store(self, items: Iterable[tuple[CacheKey, EncodedRow]]) -> None:
         """Store encoded rows (see :func:`encode`); a key without a digest is not stored."""
@@ -270,6 +299,7 @@ class TagCache:
 
 
 _ROW_COLUMNS = "plugin, language, defs, {refs}, summary, imports, diagnostics"
+_LIGHT_COLUMNS = "plugin, language, '', '', '', '', diagnostics"
 
 
 _MAPS_TABLE = "CREATE TABLE IF NOT EXISTS maps (key TEXT PRIMARY KEY, created INTEGER, result TEXT)"
@@ -316,6 +346,54 @@ def _init_content(conn: sqlite3.Connection) -> None:
     )
 
 
+class _DeferredTexts:
+    """The texts of the rows one lookup deferred: read one row at a time while few are asked
+    for (a run that updates a stored state reads a few files), and all that are left in one
+    pass once more are (a state built from every summary, an index reading them all)."""
+
+    #: rows read one at a time before the rest are read at once: at least this many, and an
+    #: eighth of the lookup's (a row alone costs about twice its share of a pass over all)
+    ONE_BY_ONE = 64
+
+    def __init__(self, cache: TagCache, keys: list[CacheKey]):
+        self._cache, self._keys = cache, keys
+        self._asked: set[tuple[str, str, str]] = set()
+        self._all: dict[tuple[str, str, str], tuple] | None = None
+        self._lock = threading.Lock()
+
+    def texts(self, key: CacheKey) -> tuple[str, str, str] | None:
+        with self._lock:
+            if self._all is None:
+                self._asked.add(key.content)
+                if len(self._asked) <= max(self.ONE_BY_ONE, len(self._keys) // 8):
+                    return self._cache.row_texts(key)
+                left = [k for k in self._keys if k.content not in self._asked or k == key]
+                self._all = self._cache.row_texts_many(left)
+                self._keys = []
+            return self._all.pop(key.content, None)
+
+
+def _read_texts(conn: sqlite3.Connection, keys: list[CacheKey], found: dict) -> None:
+    for i in range(0, len(keys), FEW_KEYS):
+        chunk = keys[i : i + FEW_KEYS]
+        marks = ",".join("(?,?,?)" for _ in chunk)
+        cur = conn.execute(
+            f"SELECT path, digest, fingerprint, defs, summary, imports FROM blobs"
+            f" WHERE (path, digest, fingerprint) IN (VALUES {marks})",
+            [v for k in chunk for v in k.content],
+        )
+        for r in cur:
+            if all(isinstance(t, str) for t in r[3:]):
+                found[tuple(r[:3])] = tuple(r[3:])
+
+
+def _reader(db_path: str) -> sqlite3.Connection:
+    """A read-only connection to a database (a URI with mode=ro; WAL readers see committed
+    rows)."""
+    uri = Path(db_path).absolute().as_uri() + "?mode=ro"
+    return sqlite3.connect(uri, uri=True, timeout=2.0, check_same_thread=False)
+
+
 def _connect(db_path: Path) -> sqlite3.Connection:
     db_path.parent.mkdir(parents=True, exist_ok=True)
     # callers serialise their use (the MCP service holds a lock per call), but may do so from
@@ -335,6 +413,10 @@ class SqliteTagCache(TagCache):
         self.location = str(db_path)
         self._fallen_back = False
         self._stored = False
+        #: reads deferred row texts (see :meth:`row_texts`)
+        self._reader: sqlite3.Connection | None = None
+        self._reader_lock = threading.Lock()
+        self._closed = False
         self.conn = _connect(db_path)
         try:
             _init_root(self.conn)
@@ -389,10 +471,12 @@ class SqliteTagCache(TagCache):
                 self._fallback(exc)
         super().record_digests(rows)
 
-    def _rows_of(self, keys: list[CacheKey], full: bool) -> dict[tuple[str, str, str], tuple]:
+    def _rows_of(
+        self, keys: list[CacheKey], full: bool, light: bool = False
+    ) -> dict[tuple[str, str, str], tuple]:
         if self._fallen_back:
-            return super()._rows_of(keys, full)
-        cols = _ROW_COLUMNS.format(refs="refs" if full else "''")
+            return super()._rows_of(keys, full, light)
+        cols = _LIGHT_COLUMNS if light else _ROW_COLUMNS.format(refs="refs" if full else "''")
         try:
             if len(keys) <= FEW_KEYS:
                 marks = ",".join("(?,?,?)" for _ in keys)
@@ -417,6 +501,25 @@ class SqliteTagCache(TagCache):
         except sqlite3.Error as exc:
             self._fallback(exc)
             return super()._rows_of(keys, full)
+
+    def row_texts_many(self, keys: list[CacheKey]) -> dict[tuple[str, str, str], tuple]:
+        """Read on a connection of its own (a summary may be read from any thread, after the
+        call that looked it up, or after :meth:`close`: then on a connection opened for it)."""
+        if self._fallen_back:
+            return super().row_texts_many(keys)
+        found: dict[tuple[str, str, str], tuple] = {}
+        try:
+            with self._reader_lock:
+                if self._closed:
+                    with contextlib.closing(_reader(self.content_location)) as conn:
+                        _read_texts(conn, keys, found)
+                else:
+                    if self._reader is None:
+                        self._reader = _reader(self.content_location)
+                    _read_texts(self._reader, keys, found)
+        except sqlite3.Error as exc:
+            log.warning("cached rows cannot be read from %s (%s)", self.content_location, exc)
+        return found
 
     def store(self, items: Iterable[tuple[CacheKey, EncodedRow]]) -> None:
         written = time.time_ns()
@@ -581,6 +684,12 @@ class SqliteTagCache(TagCache):
             for conn in (self.conn, self.content):
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
+        with self._reader_lock:
+            self._closed = True
+            if self._reader is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    self._reader.close()
+                self._reader = None
 
 
 @contextlib.contextmanager

@@ -435,12 +435,14 @@ class Extractor:
         root: Path,
         entries: Sequence[FileEntry],
         full: bool = False,
+        deferred: bool = False,
     ) -> dict:
         """The cache's entries for ``entries`` (see :meth:`TagCache.lookup`) that pass the read
         check a miss would: a file made unreadable since it was cached (a permission change
         keeps its mtime and size) is not served from the cache."""
         self.prepare(root, entries)
-        found = self.cache.lookup([self.key(e) for e in entries], full=full)
+        keys = [self.key(e) for e in entries]
+        found = self.cache.lookup(keys, full=full, deferred=deferred)
         for path in [p for p in found if not os.access(root / p, os.R_OK)]:
             del found[path]
         return found
@@ -451,14 +453,16 @@ class Extractor:
         entries: Sequence[FileEntry],
         full: bool = False,
         misses: Callable[[int], None] | None = None,
+        deferred: bool = False,
     ) -> dict:
         """Every entry's extraction: from the cache when it holds the file's content, else
         extracted (in workers). ``misses`` is told how many files are to be extracted, once the
-        cache has answered."""
+        cache has answered; ``deferred`` reads cached summaries' texts only when they are read
+        (see :meth:`repomapper.cache.TagCache.lookup`)."""
         self.prepare(root, entries)
         keys = {e.path: self.key(e) for e in entries}
         self.diagnostics = list(self.plugins.load_diagnostics())
-        results = self.cached(root, entries, full=full)
+        results = self.cached(root, entries, full=full, deferred=deferred)
         todo = [e for e in entries if e.path not in results]
         if misses is not None:
             misses(len(todo))

@@ -350,7 +350,8 @@ class RepoMap:
         self.timer.reset()
         with self.timer.stage("discover"):
             files = self._prepare(chat_files, other_files, diags)
-        extractions = self._extract(files.extractor, files.all_entries)
+        stored = self._peek_state(files)
+        extractions = self._extract(files.extractor, files.all_entries, deferred=stored is not None)
         with self.timer.stage("rank"):
             return self._rank_extracted(
                 files,
@@ -360,6 +361,7 @@ class RepoMap:
                 mentioned_idents,
                 task,
                 frozenset(disabled_signals),
+                stored,
             )
 
     def _rank_extracted(
@@ -371,6 +373,7 @@ class RepoMap:
         mentioned_idents,
         task,
         disabled,
+        stored: snapshot.Stored | None = None,
     ) -> RankedRepository:
         extractor, entries, all_entries, chat, seen = files
         diags.extend(self.cache.diagnostics)
@@ -399,7 +402,7 @@ class RepoMap:
         context = frozenset(k for p, k in keys.items() if p not in mapped)
         memo = CachedImports(self.cache, mapped, context, extractor)
         table, graph, prior, defs, by_file, imports = self._graph_state(
-            mapped, chat, mentioned_f, mentioned_i, context, memo, keys
+            mapped, chat, mentioned_f, mentioned_i, context, memo, keys, stored
         )
         query = parse_task(task) if task else None
         if query is not None and query.truncated:
@@ -475,6 +478,7 @@ class RepoMap:
         extractor: Extractor,
         entries: Sequence[FileEntry],
         misses: Callable[[int], None] | None = None,
+        deferred: bool = False,
     ) -> dict[str, FileSymbols]:
         """The extracted files; a long-lived object reuses its last extraction while no file's
         key (path, mtime, size, backends) changed."""
@@ -491,7 +495,7 @@ class RepoMap:
                     if old_keys.get(e.path) == k and e.path in old
                 }
                 changed = [e for e in entries if e.path not in same]
-                fresh = extractor.run(self.root, changed, misses=misses)
+                fresh = extractor.run(self.root, changed, misses=misses, deferred=deferred)
                 extractions = {}
                 for e in entries:
                     found = old.get(e.path) if e.path in same else fresh.get(e.path)
@@ -499,7 +503,7 @@ class RepoMap:
                         extractions[e.path] = found
                 self.last_stats = {**extractor.stats, "reused": len(entries) - len(changed)}
             else:
-                extractions = extractor.run(self.root, entries, misses=misses)
+                extractions = extractor.run(self.root, entries, misses=misses, deferred=deferred)
                 self.last_stats = dict(extractor.stats)
         # an extraction touched by a crash, a time-out or a disabled plugin is not reused
         unsettled = any(d.code in UNSETTLED for d in extractor.diagnostics) or any(
@@ -521,7 +525,15 @@ class RepoMap:
         )
 
     def _graph_state(
-        self, mapped, chat, mentioned_f, mentioned_i, context=None, memo=None, keys=None
+        self,
+        mapped,
+        chat,
+        mentioned_f,
+        mentioned_i,
+        context=None,
+        memo=None,
+        keys=None,
+        stored=None,
     ):
         """Symbol table, factored graph and task-free PageRank of the mapped files: loaded from
         the repository's stored state and updated by the files changed since, or built, on the
@@ -530,8 +542,8 @@ class RepoMap:
         inputs = self._state_inputs(chat, mentioned_f, mentioned_i, context, memo)
         with self.timer.stage("graph"):
             state = self._graph
-            if state is None and keys is not None and self.use_cache and not self._rebuild:
-                state = self._stored_state(mapped, inputs, keys, context)
+            if state is None and stored is not None and keys is not None:
+                state = self._stored_state(stored, mapped, inputs, keys, context)
             loaded = state is not None and state.how == "stored"
             state = update_state(state, mapped, inputs)
             if loaded and state.how != "built":
@@ -584,16 +596,13 @@ class RepoMap:
             self._unsaved_state = None
             self._store_state(state, keys, context)
 
-    def _stored_state(
-        self,
-        mapped: Mapping[str, FileSymbols],
-        inputs: StateInputs,
-        keys: Mapping[str, CacheKey],
-        context: frozenset[CacheKey],
-    ) -> GraphState | None:
-        """The repository's stored state over these files, with the files changed since it
-        was stored entering by their old summaries (read from the cache by their old content
-        keys); None when there is none or it cannot be used (see :mod:`repomapper.snapshot`)."""
+    def _peek_state(self, files: _Files) -> snapshot.Stored | None:
+        """The repository's stored state (see :mod:`repomapper.snapshot`) when it can be
+        updated to these files: the same files with the same backends, at most
+        ``snapshot.MAX_CHANGED`` of them changed, the files that are not mapped unchanged.
+        Read before extraction: a call that will update it reads only the summaries it needs."""
+        if self._graph is not None or not self.use_cache or self._rebuild:
+            return None
         found = self.cache.read_state()
         if found is None:
             return None
@@ -601,6 +610,28 @@ class RepoMap:
             stored = snapshot.decode(found)
         if stored is None:
             return None
+        keys = {e.path: files.extractor.key(e) for e in files.all_entries}
+        if any(f not in keys for f in stored.files):
+            return None
+        mapped = set(stored.files)
+        if frozenset(k.content for p, k in keys.items() if p not in mapped) != stored.context:
+            return None
+        changed = snapshot.changed_files(stored, {f: keys[f] for f in stored.files})
+        if changed is None or len(changed) > snapshot.MAX_CHANGED:
+            return None
+        return stored
+
+    def _stored_state(
+        self,
+        stored: snapshot.Stored,
+        mapped: Mapping[str, FileSymbols],
+        inputs: StateInputs,
+        keys: Mapping[str, CacheKey],
+        context: frozenset[CacheKey],
+    ) -> GraphState | None:
+        """The stored state over these files, with the files changed since it was stored
+        entering by their old summaries (read from the cache by their old content keys); None
+        when it cannot be used."""
         changed = snapshot.changed_files(stored, {p: keys[p] for p in mapped})
         if changed is None or len(changed) > snapshot.MAX_CHANGED:
             return None
@@ -735,7 +766,10 @@ class RepoMap:
             if preload is not None and n <= PRELOAD_MISSES:  # tokenizer loads meanwhile (a
                 preload()  # long extraction has time later, and memory to spare now)
 
-        extractions = self._extract(files.extractor, files.all_entries, misses)
+        stored = self._peek_state(files)
+        extractions = self._extract(
+            files.extractor, files.all_entries, misses, deferred=stored is not None
+        )
         with self.timer.stage("rank"):
             ranked = self._rank_extracted(
                 files,
@@ -745,6 +779,7 @@ class RepoMap:
                 mentioned_idents,
                 task,
                 frozenset(),
+                stored,
             )
         with self.timer.stage("render"):
             result = self.render(ranked)

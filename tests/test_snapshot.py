@@ -334,3 +334,52 @@ def test_the_graph_view_from_the_stored_state_is_the_one_from_scratch(shop, tmp_
         assert fresh.last_stats.get("stored_state") == 1
     expected = render_graph(build_repo_graph(RepoMap(shop, use_cache=False)), "json")
     assert got == expected
+
+
+def _summaries(mapped) -> dict:
+    return {
+        p: (tuple(fs.definitions), tuple(fs.references), tuple(fs.targets), tuple(fs.imports))
+        for p, fs in sorted(mapped.items())
+    }
+
+
+@pytest.mark.parametrize("one_by_one", [0, 1, 64])
+def test_summaries_read_when_needed_equal_those_read_at_once(
+    shop, tmp_path, monkeypatch, one_by_one
+):
+    from repomapper import cache as cache_module
+
+    monkeypatch.setattr(cache_module._DeferredTexts, "ONE_BY_ONE", one_by_one)
+    cache = tmp_path / "cache"
+    with RepoMap(shop, cache_dir=cache) as first:
+        first.map()
+    later(shop / "shop" / "cart.py", VERSIONS["shop/cart.py"][1])
+    with RepoMap(shop, cache_dir=cache) as fresh:
+        deferred = fresh.rank().mapped
+        assert fresh.last_stats.get("stored_state") == 1
+        got = _summaries(deferred)
+    expected = _summaries(RepoMap(shop, use_cache=False).rank().mapped)
+    assert got == expected
+
+
+def test_summaries_are_read_after_the_cache_is_closed(shop, tmp_path):
+    cache = tmp_path / "cache"
+    with RepoMap(shop, cache_dir=cache) as first:
+        first.map()
+    with RepoMap(shop, cache_dir=cache) as fresh:
+        mapped = fresh.rank().mapped
+    assert _summaries(mapped) == _summaries(RepoMap(shop, use_cache=False).rank().mapped)
+
+
+def test_a_summary_gone_from_the_cache_reads_as_empty_with_a_warning(shop, tmp_path, caplog):
+    cache = tmp_path / "cache"
+    with RepoMap(shop, cache_dir=cache) as first:
+        first.map()
+    with RepoMap(shop, cache_dir=cache) as fresh:
+        mapped = fresh.rank().mapped
+        for db in cache.rglob("content*.sqlite3"):
+            with sqlite3.connect(db) as conn:
+                conn.execute("DELETE FROM blobs WHERE path = 'shop/catalog.py'")
+        with caplog.at_level("WARNING"):
+            assert tuple(mapped["shop/catalog.py"].definitions) == ()
+        assert "no longer in the cache" in caplog.text
