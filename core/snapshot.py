@@ -375,6 +375,10 @@ def _state(
         raise ValueError("definition arrays differ in length")
     if top_ids.shape != (int(top_offsets[-1]),):
         raise ValueError("top-level pairs do not match their counts")
+    if len(top_ids):  # each file's top-level pairs lie among its own pairs
+        owner = np.repeat(np.arange(n), tops)
+        if bool(((top_ids < offsets[owner]) | (top_ids >= offsets[owner + 1])).any()):
+            raise ValueError("a top-level pair is not among its file's pairs")
     rows = Layered(_BaseFileRows(files, offsets, top_offsets, di_idents, kind, unref, top_ids))
     definitions = DefinitionIndex(files, rows)
     top_file = np.repeat(np.arange(n), tops)
@@ -425,8 +429,17 @@ def _state(
     for m in (R, D, I):
         if not (len(m.rows) == len(m.cols) == len(m.vals)):
             raise ValueError("a matrix's arrays differ in length")
-        if len(m.rows) and (int(m.rows.max()) >= m.shape[0] or int(m.cols.max()) >= m.shape[1]):
+        if len(m.rows) and not (
+            0 <= int(m.rows.min()) <= int(m.rows.max()) < m.shape[0]
+            and 0 <= int(m.cols.min()) <= int(m.cols.max()) < m.shape[1]
+        ):
             raise ValueError("a matrix entry is out of its shape")
+    if assembly.d_local.shape != assembly.d_rows.shape:
+        raise ValueError("D's positions do not match its entries")
+    if len(assembly.d_local):  # each D entry's definition pair lies in its definer's pairs
+        pair = offsets[assembly.d_cols] + assembly.d_local
+        if bool((assembly.d_local < 0).any() or (pair >= offsets[assembly.d_cols + 1]).any()):
+            raise ValueError("a D entry's definition is not among its definer's")
     graph = FactoredGraph(
         list(files),
         columns,

@@ -254,10 +254,21 @@ def test_a_stored_state_whose_arrays_disagree_is_a_miss(shop, tmp_path):
         ("ref_file", arrays["ref_file"] + 1000),
         ("prior", arrays["prior"][:1]),
         ("version", arrays["version"] + 1),
+        ("r_rows", arrays["r_rows"] - 1000),
+        ("d_local", arrays["d_local"] + 1000),
+        ("di_top_ids", arrays["di_top_ids"] + 1000),
+        ("imp_target", arrays["imp_target"] + 1000),
+        ("tl_names", arrays["tl_names"] + 100000),
     ]:
         out = io.BytesIO()
         np.savez(out, **{**arrays, name: bad})
-        assert snapshot.decode(out.getvalue()) is None, name
+        stored = snapshot.decode(out.getvalue())
+        state = rm._graph
+        inputs = rm._state_inputs(*state.boosts, state.context)
+        loaded = (
+            None if stored is None else snapshot.load(stored, state.files, {}, inputs, frozenset())
+        )
+        assert loaded is None, name
 
 
 def test_the_stored_state_holds_the_state_it_was_made_from(shop, tmp_path):
