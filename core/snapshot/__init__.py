@@ -1,0 +1,32 @@
+"""The ranking state kept in the cache as arrays, so that a new process updates it by the files
+that changed instead of building it from every file's summary.
+
+A process that builds the state (see :func:`repomapper.graphstate.build_state`) stores its
+symbol table, the factored graph's layout, the definition index, the resolved imports, the
+task-free PageRank and the definitions' ranking as numpy arrays (``allow_pickle=False``: nothing
+but numbers and strings is read back), with the content key of every file it was built from
+(path, content digest, backends), the files that are not mapped (resolution reads some of
+them), and the chat files and mentions. A repository keeps its newest one.
+
+A later process over the same files loads it as a :class:`~repomapper.graphstate.GraphState`
+whose rows are made only when read (:mod:`repomapper.layered`): the symbol table answers a
+name from its arrays, a block of the factored graph is computed again only when an update
+reads it, a file's definitions are parsed only when a map shows them. The files whose content
+changed since enter with their old summaries (read from the cache by their old content keys),
+so :func:`~repomapper.graphstate.update_state` replaces their rows as it would in a long-lived
+process. The result equals a state built from scratch (tests compare the maps byte for byte);
+anything missing, foreign or unreadable builds the state again.
+"""
+
+from __future__ import annotations
+
+from .encode import encode, write
+from .load import load
+from .stored import VERSION, Stored, changed_files, decode
+
+__all__ = ["MAX_CHANGED", "VERSION", "Stored", "changed_files", "decode", "encode", "load", "write"]
+
+#: a stored state is updated by at most this many changed files; more build it again (each
+#: changed file's old summary is read and its rows replaced, and a state that drifted far from
+#: the stored one is better built and stored again)
+MAX_CHANGED = 64

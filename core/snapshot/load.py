@@ -1,0 +1,211 @@
+"""A stored state loaded as a :class:`~repomapper.graphstate.GraphState` whose rows are made
+when read (see :mod:`repomapper.snapshot`)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from ..cache import CacheKey
+from ..definitions import DefinitionIndex, RowsAt, _Arrays, _starts
+from ..graphstate import ByFile, GraphState, StateInputs
+from ..index import RepoIndex
+from ..layered import Layered
+from ..model import FileSymbols
+from ..rank import STORED, Coo, FactorBlocks, FactoredGraph, RankedPairs, Ranking, _Assembly, stable
+from .rows import _BaseBlocks, _BaseFileRows, _BaseImports, table_of
+from .stored import Stored, _indices, _objects
+
+log = logging.getLogger(__name__)
+
+
+def load(
+    stored: Stored,
+    mapped: Mapping[str, FileSymbols],
+    old: Mapping[str, FileSymbols],
+    inputs: StateInputs,
+    context: frozenset[CacheKey],
+) -> GraphState | None:
+    """The stored state over ``mapped`` (the current summaries), the changed files entering with
+    their ``old`` summaries, so that :func:`~repomapper.graphstate.update_state` with
+    ``mapped`` replaces their rows. None when it was stored for other files that are not mapped
+    (resolution reads them) or its arrays do not hold together."""
+    if frozenset(k.content for k in context) != stored.context:
+        return None
+    try:
+        return _state(stored, mapped, old, inputs)
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        log.debug("stored state unusable: %s", exc)
+        return None
+
+
+def _state(
+    s: Stored,
+    mapped: Mapping[str, FileSymbols],
+    old: Mapping[str, FileSymbols],
+    inputs: StateInputs,
+) -> GraphState:
+    a, files = s.a, s.files
+    summaries = {f: old.get(f) or mapped[f] for f in files}
+    chat, _, mentioned_i = s.boosts
+    table = table_of(s, summaries)
+    definitions, offsets = _definition_index(s)
+    assembly, graph = _layout(s, definitions, offsets)
+    blocks = FactorBlocks(
+        chat, mentioned_i, Layered(_BaseBlocks(table, assembly, chat, mentioned_i))
+    )
+    blocks._memo["assembly"] = assembly
+    imports = _imports(s, assembly, graph.I, chat)
+    # the task-free ranking
+    prior = dict(zip(files, a["prior"].tolist(), strict=True))
+    idents = s.named(a["pair_ident"]).tolist()
+    if len(idents) != len(a["pair_file"]) or len(idents) != len(a["pair_rank"]):
+        raise ValueError("pair arrays differ in length")
+    names = _objects(files)
+    pairs = RankedPairs(names[a["pair_file"]].tolist(), idents, a["pair_rank"].tolist())
+    ranking = Ranking({f: stable(r) for f, r in prior.items()}, pairs)
+    return GraphState(
+        files=summaries,
+        boosts=s.boosts,  # type: ignore[arg-type]
+        index=RepoIndex(inputs.root, files),
+        table=table,
+        imports=imports,
+        blocks=blocks,
+        definitions=definitions,
+        graph=graph,
+        prior=prior,
+        ranking=ranking,
+        by_file=ByFile(ranking),
+        how="stored",
+        context=inputs.context,
+    )
+
+
+def _definition_index(s: Stored) -> tuple[DefinitionIndex, Any]:
+    """The stored definition index, its arrays as stored and each file's row made when read;
+    with the offsets of each file's pairs."""
+    np, a, files = s.np, s.a, s.files
+    n = len(files)
+    counts, tops = a["di_counts"].astype(np.int64), a["di_tops"].astype(np.int64)
+    offsets, top_offsets = _starts(counts), _starts(tops)
+    di_idents = s.named(a["di_idents"], int(offsets[-1]))
+    kind, unref = a["di_kind"], a["di_unref"]
+    top_ids = a["di_top_ids"].astype(np.int64)
+    if kind.shape != di_idents.shape or unref.shape != di_idents.shape:
+        raise ValueError("definition arrays differ in length")
+    if top_ids.shape != (int(top_offsets[-1]),):
+        raise ValueError("top-level pairs do not match their counts")
+    if len(top_ids):  # each file's top-level pairs lie among its own pairs
+        owner = np.repeat(np.arange(n), tops)
+        if bool(((top_ids < offsets[owner]) | (top_ids >= offsets[owner + 1])).any()):
+            raise ValueError("a top-level pair is not among its file's pairs")
+    rows = Layered(_BaseFileRows(files, offsets, top_offsets, di_idents, kind, unref, top_ids))
+    definitions = DefinitionIndex(files, rows)
+    top_file = np.repeat(np.arange(n), tops)
+    definitions.__dict__["arrays"] = _Arrays(
+        RowsAt(definitions.files, rows),
+        offsets,
+        top_offsets,
+        np.repeat(np.arange(n), counts),
+        di_idents,
+        _objects(files),
+        kind,
+        unref,
+        top_ids,
+        top_file,
+        tops[top_file].astype(np.float64),
+    )
+    return definitions, offsets
+
+
+def _layout(
+    s: Stored, definitions: DefinitionIndex, offsets: Any
+) -> tuple[_Assembly, FactoredGraph]:
+    """The factored graph's stored layout (its blocks are made again only when read) and the
+    graph over it, every index checked against the shapes it indexes."""
+    np, a, files = s.np, s.a, s.files
+    n = len(files)
+    order = s.named(a["order"]).tolist()
+    block_counts = a["counts"].astype(np.int64)
+    if block_counts.shape != (len(order), 3):
+        raise ValueError("block counts do not match the identifiers")
+    columns = _objects(order)[np.repeat(np.arange(len(order)), block_counts[:, 1])].tolist()
+    assembly = _Assembly(
+        tuple(files),
+        order,
+        {ident: i for i, ident in enumerate(order)},
+        block_counts,
+        *(_indices(a[k]) for k in ("r_rows", "r_cols")),
+        a["r_vals"],
+        *(_indices(a[k]) for k in ("d_rows", "d_cols")),
+        a["d_vals"],
+        _indices(a["d_local"]),
+        columns,
+    )
+    totals = block_counts.sum(axis=0)
+    if (assembly.r_rows.shape, assembly.d_rows.shape) != ((totals[0],), (totals[2],)):
+        raise ValueError("the layout's arrays do not match its counts")
+    k = len(columns)
+    R = Coo(assembly.r_rows, assembly.r_cols, assembly.r_vals, (n, k))
+    D = Coo(assembly.d_rows, assembly.d_cols, assembly.d_vals, (k, n))
+    I = Coo(  # noqa: E741
+        _indices(a["i_rows"]), _indices(a["i_cols"]), a["i_vals"], (n, n)
+    )
+    for m in (R, D, I):
+        if not (len(m.rows) == len(m.cols) == len(m.vals)):
+            raise ValueError("a matrix's arrays differ in length")
+        if len(m.rows) and not (
+            0 <= int(m.rows.min()) <= int(m.rows.max()) < m.shape[0]
+            and 0 <= int(m.cols.min()) <= int(m.cols.max()) < m.shape[1]
+        ):
+            raise ValueError("a matrix entry is out of its shape")
+    if assembly.d_local.shape != assembly.d_rows.shape:
+        raise ValueError("D's positions do not match its entries")
+    if len(assembly.d_local):  # each D entry's definition pair lies in its definer's pairs
+        pair = offsets[assembly.d_cols] + assembly.d_local
+        if bool((assembly.d_local < 0).any() or (pair >= offsets[assembly.d_cols + 1]).any()):
+            raise ValueError("a D entry's definition is not among its definer's")
+    graph = FactoredGraph(
+        list(files),
+        columns,
+        R,
+        D,
+        I,
+        a["out_weight"],
+        definitions,
+        (assembly.d_rows, assembly.d_cols, assembly.d_vals, assembly.d_local),
+    )
+    return assembly, graph
+
+
+def _imports(s: Stored, assembly: _Assembly, I: Coo, chat: frozenset[str]) -> Layered:  # noqa: E741, N803
+    """The resolved imports, made into objects per importer when read; each importer's entries
+    of ``I`` are kept in ``assembly`` for the next layout while no update replaces its imports."""
+    np, a, files = s.np, s.a, s.files
+    n = len(files)
+    imp_file, imp_counts = a["imp_file"], a["imp_counts"].astype(np.int64)
+    imp_target, imp_n = a["imp_target"], a["imp_n"]
+    imp_at = _starts(imp_counts)
+    if imp_file.shape != imp_counts.shape or imp_target.shape != imp_n.shape:
+        raise ValueError("import arrays differ in length")
+    if imp_target.shape != (int(imp_at[-1]),):
+        raise ValueError("import targets do not match their counts")
+    for arr in (imp_file, imp_target):
+        if len(arr) and (int(arr.min()) < 0 or int(arr.max()) >= n):
+            raise ValueError("an import names a file that is not mapped")
+    importers = [files[i] for i in imp_file.tolist()]
+    if importers != sorted(set(importers)):
+        raise ValueError("importers are not sorted")
+    imports = Layered(_BaseImports(files, importers, imp_at, imp_target, imp_n))
+    i_rows = I.rows
+    if len(i_rows) > 1 and bool((i_rows[1:] < i_rows[:-1]).any()):
+        raise ValueError("import entries are not in importer order")
+    los = np.searchsorted(i_rows, imp_file, "left").tolist()
+    his = np.searchsorted(i_rows, imp_file, "right").tolist()
+    if sum(h - lo for lo, h in zip(los, his, strict=True)) != len(i_rows):
+        raise ValueError("import entries of a file that imports nothing")
+    for importer, lo, hi in zip(importers, los, his, strict=True):
+        assembly.import_rows[importer] = (STORED, importer in chat, lo, hi)
+    assembly.import_base = (I.rows, I.cols, I.vals)
+    return imports

@@ -1,0 +1,137 @@
+"""A stored state's arrays, checked for shape when read (see :mod:`repomapper.snapshot`)."""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, BinaryIO
+
+from ..cache import CacheKey
+from ..definitions import _starts
+
+log = logging.getLogger(__name__)
+
+#: the format's version, stored with the arrays; a state of another version is not read
+VERSION = 4
+
+#: (path, digest, backends) of a file, what its cache row is keyed by
+Content = tuple[str, str, str]
+
+
+def _unstrings(array: Any, count: int | None = None) -> list[str]:
+    if array.dtype != "uint8" or array.ndim != 1:
+        raise ValueError("strings are a byte array")
+    out = array.tobytes().decode("utf-8", "surrogateescape").split("\0") if len(array) else []
+    if count is not None and len(out) != count:
+        raise ValueError("a string array does not match its counts")
+    return out
+
+
+class Stored:
+    """A stored state's arrays, checked for shape, before it is matched against the files."""
+
+    def __init__(self, a: Mapping[str, Any]):
+        import numpy as np
+
+        self.a = a
+        if a["version"].shape != (1,) or int(a["version"][0]) != VERSION:
+            raise ValueError("a stored state of another version")
+        self.files = _unstrings(a["files"])
+        n = len(self.files)
+        self.digests = _unstrings(a["digests"], n)
+        self.fingerprints = _unstrings(a["fingerprints"], n)
+        ctx = _unstrings(a["context"])
+        if len(ctx) % 3:
+            raise ValueError("context keys are triples")
+        self.context = frozenset((ctx[i], ctx[i + 1], ctx[i + 2]) for i in range(0, len(ctx), 3))
+        self.boosts = tuple(
+            frozenset(_unstrings(a[k])) for k in ("chat", "mentioned_files", "mentioned_idents")
+        )
+        for k in ("prior", "out_weight", "di_counts", "di_tops", "tl_n"):
+            if a[k].shape != (n,):
+                raise ValueError(f"{k} does not match the file list")
+        self.names = _unstrings(a["names"])
+        m = len(self.names)
+        for k in ("def_n", "ref_n", "tg_n"):
+            if a[k].shape != (m,):
+                raise ValueError(f"{k} does not match the names")
+        self.def_at = _starts(a["def_n"])
+        self.ref_at = _starts(a["ref_n"])
+        self.tg_at = _starts(a["tg_n"])
+        self.tg_files_at = _starts(a["tg_count"])
+        self.tl_at = _starts(a["tl_n"])
+        self.name_objects = _objects(self.names)
+        self.tl_names = self.named(a["tl_names"], int(self.tl_at[-1]))
+        self.tg_files = _unstrings(a["tg_files"], int(self.tg_files_at[-1]))
+        checks = (
+            ("def_file", "def_at", ("def_data", "def_unref")),
+            ("ref_file", "ref_at", ("ref_count",)),
+            ("tg_ref", "tg_at", ("tg_count",)),
+        )
+        for index, starts, parallel in checks:
+            total = int(getattr(self, starts)[-1])
+            for k in (index, *parallel):
+                if a[k].shape != (total,):
+                    raise ValueError(f"{k} does not match its counts")
+            if total and (int(a[index].min()) < 0 or int(a[index].max()) >= n):
+                raise ValueError(f"{index} names a file that is not mapped")
+        self.def_file, self.ref_file, self.tg_ref = a["def_file"], a["ref_file"], a["tg_ref"]
+        self.name_at = {name: i for i, name in enumerate(self.names)}
+        self.np = np
+
+    def named(self, ids: Any, count: int | None = None) -> Any:
+        """The names at positions ``ids`` (an object array sharing the names' strings)."""
+        if ids.dtype.kind != "i" or ids.ndim != 1 or (count is not None and len(ids) != count):
+            raise ValueError("name positions do not match their counts")
+        if len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= len(self.names)):
+            raise ValueError("a name position is out of the names")
+        return self.name_objects[ids]
+
+    def content(self, i: int) -> Content:
+        return (self.files[i], self.digests[i], self.fingerprints[i])
+
+
+def decode(data: bytes | memoryview | BinaryIO) -> Stored | None:
+    """The stored state's arrays (bytes, or a binary file read from where it is), or None when
+    they cannot be read."""
+    import numpy as np
+
+    try:
+        if isinstance(data, bytes | memoryview):
+            data = io.BytesIO(data)
+        elif not hasattr(data, "read") or not hasattr(data, "seek"):
+            raise TypeError("a stored state is bytes or a binary file")
+        with np.load(data, allow_pickle=False) as z:
+            return Stored({k: z[k] for k in z.files})
+    except Exception as exc:  # a damaged or foreign row is a miss, never a failure
+        log.debug("stored state unreadable: %s", exc)
+        return None
+
+
+def changed_files(stored: Stored, keys: Mapping[str, CacheKey]) -> list[str] | None:
+    """The mapped files whose content or backends differ from the stored state's, or None
+    when the file set itself differs (the state is built again)."""
+    if len(keys) != len(stored.files) or any(f not in keys for f in stored.files):
+        return None
+    return [
+        f
+        for i, f in enumerate(stored.files)
+        if (keys[f].digest, keys[f].fingerprint) != (stored.digests[i], stored.fingerprints[i])
+    ]
+
+
+def _indices(array: Any) -> Any:
+    """An index array as stored (32 bits: half the memory of a copy to 64; numpy indexes and
+    counts with either, and a spliced layout joins them into 64 bits)."""
+    if array.dtype.kind != "i" or array.ndim != 1:
+        raise ValueError("an index array is not one-dimensional integers")
+    return array
+
+
+def _objects(values: Sequence[str]) -> Any:
+    import numpy as np
+
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
