@@ -350,7 +350,8 @@ class RepoMap:
         self.timer.reset()
         with self.timer.stage("discover"):
             files = self._prepare(chat_files, other_files, diags)
-        stored = self._peek_state(files)
+        with self.timer.stage("graph"):  # the stored state is read before extraction
+            stored = self._peek_state(files)
         extractions = self._extract(files.extractor, files.all_entries, deferred=stored is not None)
         with self.timer.stage("rank"):
             return self._rank_extracted(
@@ -766,7 +767,8 @@ class RepoMap:
             if preload is not None and n <= PRELOAD_MISSES:  # tokenizer loads meanwhile (a
                 preload()  # long extraction has time later, and memory to spare now)
 
-        stored = self._peek_state(files)
+        with self.timer.stage("graph"):  # the stored state is read before extraction
+            stored = self._peek_state(files)
         extractions = self._extract(
             files.extractor, files.all_entries, misses, deferred=stored is not None
         )

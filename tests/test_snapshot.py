@@ -259,6 +259,7 @@ def test_a_stored_state_whose_arrays_disagree_is_a_miss(shop, tmp_path):
         ("di_top_ids", arrays["di_top_ids"] + 1000),
         ("imp_target", arrays["imp_target"] + 1000),
         ("tl_names", arrays["tl_names"] + 100000),
+        ("names", arrays["names"][::-1]),  # reversed: not sorted any more
     ]:
         out = io.BytesIO()
         np.savez(out, **{**arrays, name: bad})

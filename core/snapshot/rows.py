@@ -45,7 +45,7 @@ class _NameRows:
         found = self._defs.get(name)
         if found is None:
             s, found = self.s, {}
-            k = s.name_at.get(name)
+            k = s.name_at(name)
             if k is not None:
                 lo, hi = int(s.def_at[k]), int(s.def_at[k + 1])
                 data, unref = s.a["def_data"][lo:hi].tolist(), s.a["def_unref"][lo:hi].tolist()
@@ -58,7 +58,7 @@ class _NameRows:
         found = self._refs.get(name)
         if found is None:
             s = self.s
-            k = s.name_at.get(name)
+            k = s.name_at(name)
             if k is None:
                 return None
             lo, hi = int(s.ref_at[k]), int(s.ref_at[k + 1])
@@ -74,7 +74,7 @@ class _NameRows:
         found = self._targets.get(name)
         if found is None:
             s, found = self.s, {}
-            k = s.name_at.get(name)
+            k = s.name_at(name)
             if k is not None:
                 for e in range(int(s.tg_at[k]), int(s.tg_at[k + 1])):
                     lo, hi = int(s.tg_files_at[e]), int(s.tg_files_at[e + 1])
@@ -117,7 +117,7 @@ class _BaseDefines(Mapping[str, frozenset[str]]):
 
     def __contains__(self, name: object) -> bool:
         s = self._rows.s
-        k = s.name_at.get(name) if isinstance(name, str) else None
+        k = s.name_at(name)
         return k is not None and s.def_at[k + 1] > s.def_at[k]
 
     def __iter__(self) -> Iterator[str]:
