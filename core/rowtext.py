@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -139,6 +140,9 @@ class RowTargets(_Lazy):
         return tuple((n, t) for n, t in self._text.part("t"))  # type: ignore[attr-defined]
 
 
+_FETCHING = threading.RLock()
+
+
 class Deferred:
     """A cached row's texts (definitions, reference summary, imports) read from the cache
     when one is first needed: a run that updates a stored state reads a few files' rows
@@ -153,13 +157,15 @@ class Deferred:
 
     def _get(self, i: int) -> str:
         if self._texts is None:
-            found = self._fetch()
-            if found is None:
-                log.warning(
-                    "%s: its cached row is no longer in the cache; read as empty", self.path
-                )
-                found = ("[]", "{}", "[]")
-            self._texts = found
+            with _FETCHING:  # one fetch per row, whichever thread reads it first
+                if self._texts is None:
+                    found = self._fetch()
+                    if found is None:
+                        log.warning(
+                            "%s: its cached row is no longer in the cache; read as empty", self.path
+                        )
+                        found = ("[]", "{}", "[]")
+                    self._texts = found
         return self._texts[i]
 
     def definitions(self) -> str:
