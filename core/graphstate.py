@@ -155,8 +155,11 @@ def update_state(
     if changed:
         table, touched = table.updated(old, files, changed, inputs.target_resolver(index))
         definitions = definitions.updated(table, state.table, files, changed, touched)
-        fresh = _resolve(files, changed, index, inputs.resolve_imports)
-        for path in changed:
+        # a file whose imports are the same resolves them the same (the file set and the
+        # files that are not mapped are unchanged here): most edits keep their imports
+        redo = [p for p in changed if not _same_imports(old[p], files[p])]
+        fresh = _resolve(files, redo, index, inputs.resolve_imports)
+        for path in redo:
             imports.pop(path, None)
             if path in fresh:
                 imports[path] = fresh[path]
@@ -169,6 +172,12 @@ def update_state(
     blocks = state.blocks.updated(table, touched | boosted, inputs.chat, inputs.mentioned_idents)
     how = f"updated ({len(changed)} changed)"
     return _ranked(files, inputs, index, table, imports, blocks, definitions, how)
+
+
+def _same_imports(old: FileSymbols, new: FileSymbols) -> bool:
+    """Whether a file's import resolution is the same for both summaries: the same backend
+    asked about equal imports (``resolve_import`` sees the import and the index only)."""
+    return old.plugin == new.plugin and tuple(old.imports) == tuple(new.imports)
 
 
 def _resolve(

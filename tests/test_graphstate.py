@@ -1,6 +1,7 @@
 """The graph state updated per changed file equals the state built from scratch."""
 
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -230,3 +231,29 @@ def test_spliced_definition_arrays_equal_built_ones():
     ):
         assert np.array_equal(getattr(spliced, name), getattr(built, name)), name
     assert spliced.idents.tolist() == built.idents.tolist()
+
+
+def test_an_edit_that_keeps_a_files_imports_does_not_resolve_them_again():
+    asked: list[str] = []
+
+    def imports_of(path, fs, index):
+        asked.append(path)
+        return Counter(i.source for i in fs.imports if i.source in index.files and i.source != path)
+
+    def resolving():
+        return replace(inputs(), resolve_imports=imports_of)
+
+    def with_imports(path, defs, imports):
+        fs = summary(path, defs, ["beta"], [None], [])
+        return replace(fs, imports=tuple(Import(path, src, line_number=1) for src in imports))
+
+    files = {p: with_imports(p, [("alpha", "function")], [FILES[1]]) for p in FILES}
+    state = build_state(files, resolving())
+    asked.clear()
+    same_imports = {**files, FILES[0]: with_imports(FILES[0], [("gamma", "class")], [FILES[1]])}
+    kept = update_state(state, same_imports, resolving())
+    assert asked == [] and kept.imports[FILES[0]] == Counter({FILES[1]: 1})
+    other = {**files, FILES[0]: with_imports(FILES[0], [("alpha", "function")], [FILES[2]])}
+    moved = update_state(kept, other, resolving())
+    assert asked == [FILES[0]] and moved.imports[FILES[0]] == Counter({FILES[2]: 1})
+    same(moved, build_state(other, resolving()))
