@@ -141,7 +141,7 @@ def decode_full(path: str, row: EncodedRow) -> FileExtraction:
     return FileExtraction(path, tuple(tags), imps, plugin, language, diagnostics)
 
 
-#: a lookup of at most this many files names them in the query; more go through a temp table
+#: a digest lookup of at most this many paths asks per path; more read the whole table
 FEW_KEYS = 200
 #: content rows kept in the shared table, and the bytes they may fill; the oldest written leave
 #: first (the Linux kernel's 78,000 files take about 2 GB)
@@ -341,6 +341,8 @@ def _init_content(conn: sqlite3.Connection) -> None:
         " written INTEGER, plugin TEXT, language TEXT, defs TEXT, refs TEXT, summary TEXT,"
         " imports TEXT, diagnostics TEXT, PRIMARY KEY (path, digest, fingerprint)) WITHOUT ROWID",
         "CREATE INDEX IF NOT EXISTS blobs_written ON blobs (written)",
+        "CREATE INDEX IF NOT EXISTS blobs_head ON blobs (path, digest, fingerprint, plugin,"
+        " language, diagnostics)",
         _MAPS_TABLE,
         "CREATE TEMP TABLE IF NOT EXISTS wanted (path TEXT, digest TEXT, fingerprint TEXT)",
     )
@@ -374,24 +376,39 @@ class _DeferredTexts:
 
 
 def _read_texts(conn: sqlite3.Connection, keys: list[CacheKey], found: dict) -> None:
-    for i in range(0, len(keys), FEW_KEYS):
-        chunk = keys[i : i + FEW_KEYS]
-        marks = ",".join("(?,?,?)" for _ in chunk)
-        cur = conn.execute(
-            f"SELECT path, digest, fingerprint, defs, summary, imports FROM blobs"
-            f" WHERE (path, digest, fingerprint) IN (VALUES {marks})",
-            [v for k in chunk for v in k.content],
+    """Rows' texts by content key: one by its primary key, several through a temporary table
+    of the wanted keys (a row-value IN list would scan the table)."""
+    if len(keys) == 1:
+        rows: Iterable[tuple] = conn.execute(
+            "SELECT path, digest, fingerprint, defs, summary, imports FROM blobs"
+            " WHERE path=? AND digest=? AND fingerprint=?",
+            keys[0].content,
+        ).fetchall()
+    else:
+        conn.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS wanted_texts (path TEXT, digest TEXT, fingerprint TEXT)"
         )
-        for r in cur:
-            if all(isinstance(t, str) for t in r[3:]):
-                found[tuple(r[:3])] = tuple(r[3:])
+        with _transaction(conn):
+            conn.execute("DELETE FROM wanted_texts")
+            conn.executemany("INSERT INTO wanted_texts VALUES (?,?,?)", [k.content for k in keys])
+            rows = conn.execute(
+                "SELECT b.path, b.digest, b.fingerprint, b.defs, b.summary, b.imports"
+                " FROM wanted_texts w JOIN blobs AS b ON b.path = w.path AND b.digest = w.digest"
+                " AND b.fingerprint = w.fingerprint"
+            ).fetchall()
+            conn.execute("DELETE FROM wanted_texts")
+    for r in rows:
+        if all(isinstance(t, str) for t in r[3:]):
+            found[tuple(r[:3])] = tuple(r[3:])
 
 
 def _reader(db_path: str) -> sqlite3.Connection:
     """A read-only connection to a database (a URI with mode=ro; WAL readers see committed
     rows)."""
     uri = Path(db_path).absolute().as_uri() + "?mode=ro"
-    return sqlite3.connect(uri, uri=True, timeout=2.0, check_same_thread=False)
+    return sqlite3.connect(
+        uri, uri=True, timeout=2.0, isolation_level=None, check_same_thread=False
+    )
 
 
 def _connect(db_path: Path) -> sqlite3.Connection:
@@ -477,22 +494,18 @@ class SqliteTagCache(TagCache):
         if self._fallen_back:
             return super()._rows_of(keys, full, light)
         cols = _LIGHT_COLUMNS if light else _ROW_COLUMNS.format(refs="refs" if full else "''")
+        # light rows come from the covering index alone: a row's texts fill pages of their own
+        # (20,000 files: 0.4 s through the table, 0.035 s through the index)
+        # (a row-value IN list would scan the table: the wanted keys are joined instead)
+        blobs = "blobs AS b INDEXED BY blobs_head" if light else "blobs AS b"
         try:
-            if len(keys) <= FEW_KEYS:
-                marks = ",".join("(?,?,?)" for _ in keys)
-                cur = self.content.execute(
-                    f"SELECT path, digest, fingerprint, {cols} FROM blobs"
-                    f" WHERE (path, digest, fingerprint) IN (VALUES {marks})",
-                    [v for k in keys for v in k.content],
-                )
-                return {tuple(r[:3]): r[3:] for r in cur}
             with _transaction(self.content):
                 self.content.execute("DELETE FROM wanted")
                 self.content.executemany(
                     "INSERT INTO wanted VALUES (?,?,?)", [k.content for k in keys]
                 )
                 cur = self.content.execute(
-                    f"SELECT b.path, b.digest, b.fingerprint, {cols} FROM wanted w JOIN blobs b"
+                    f"SELECT b.path, b.digest, b.fingerprint, {cols} FROM wanted w JOIN {blobs}"
                     " ON b.path = w.path AND b.digest = w.digest AND b.fingerprint = w.fingerprint"
                 )
                 found = {tuple(r[:3]): r[3:] for r in cur}
