@@ -121,9 +121,9 @@ class SymbolTable:
         referenced_by_changed: dict[str, dict[str, int]] = defaultdict(dict)
         for path in changed:
             old = old_files.get(path)
+            touched |= changed_names(old, new_files.get(path))
             if old is not None:
                 for name in {t.name for t in old.definitions}:
-                    touched.add(name)
                     rest = table.defines.get(name, set()) - {path}
                     if rest:
                         table.defines[name] = rest
@@ -131,7 +131,6 @@ class SymbolTable:
                         table.defines.pop(name, None)
                     table.definitions.pop((path, name), None)
                     table.data_only.discard((path, name))
-                touched.update(name for name, _ in old.references)
                 for name, _ in old.targets:
                     table.targets.pop((path, name), None)
         for path in changed:
@@ -146,13 +145,11 @@ class SymbolTable:
             for tag in new.definitions:
                 added[tag.name].append(tag)
             for name, tags in added.items():
-                touched.add(name)
                 table.defines[name] = table.defines.get(name, set()) | {path}
                 table.definitions[(path, name)] = tags
                 if data_only(tags):
                     table.data_only.add((path, name))
             for name, count in new.references:
-                touched.add(name)
                 referenced_by_changed[name][path] = count
             if resolve is not None:
                 for name, target in new.targets:
@@ -199,6 +196,39 @@ class SymbolTable:
         """The definers a reference links to: all of them, or those its resolved target names."""
         definers = tuple(sorted(self.defines[ident]))
         return list(pick_definers(definers, self.targets.get((referencer, ident))))
+
+
+def changed_names(old: FileSymbols | None, new: FileSymbols | None) -> set[str]:
+    """The names whose rows in the table an edit of one file from ``old`` to ``new`` changes:
+    those it starts or stops defining, or defines as data where it did not (or the reverse),
+    those it references a different number of times or with other qualified targets; and when
+    the set of names it defines changes, all of them (their positions among the file's
+    definitions, which the factored graph's layout holds, move). An edit inside a function's
+    body changes none: its update recomputes nothing of the table."""
+
+    def defined(fs: FileSymbols | None) -> dict[str, bool]:
+        groups: dict[str, list[Tag]] = defaultdict(list)
+        for tag in fs.definitions if fs is not None else ():
+            groups[tag.name].append(tag)
+        return {name: data_only(tags) for name, tags in groups.items()}
+
+    def targets(fs: FileSymbols | None) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = defaultdict(set)
+        for name, target in fs.targets if fs is not None else ():
+            found[name].add(target)
+        return found
+
+    was, now = defined(old), defined(new)
+    if was.keys() != now.keys():
+        names = set(was) | set(now)
+    else:
+        names = {n for n in was if was[n] != now[n]}
+    refs_was = dict(old.references) if old is not None else {}
+    refs_now = dict(new.references) if new is not None else {}
+    names.update(n for n in refs_was.keys() | refs_now.keys() if refs_was.get(n) != refs_now.get(n))
+    t_was, t_now = targets(old), targets(new)
+    names.update(n for n in t_was.keys() | t_now.keys() if t_was.get(n) != t_now.get(n))
+    return names
 
 
 def data_only(tags: Iterable[Tag]) -> bool:

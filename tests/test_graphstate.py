@@ -257,3 +257,39 @@ def test_an_edit_that_keeps_a_files_imports_does_not_resolve_them_again():
     moved = update_state(kept, other, resolving())
     assert asked == [FILES[0]] and moved.imports[FILES[0]] == Counter({FILES[2]: 1})
     same(moved, build_state(other, resolving()))
+
+
+def test_an_edit_that_keeps_a_files_names_touches_nothing_and_one_that_adds_a_name_moves_the_rest():
+    files = {
+        p: summary(
+            p, [("alpha", "function"), ("gamma", "class")], ["beta", "alpha"], [None, None], []
+        )
+        for p in FILES
+    }
+    state = build_state(files, inputs())
+    body_only = {
+        **files,
+        FILES[0]: replace(
+            files[FILES[0]],
+            definitions=tuple(
+                replace(t, start_line=t.start_line + 5, end_line=t.end_line + 5)
+                for t in files[FILES[0]].definitions
+            ),
+        ),
+    }
+    table, touched = state.table.updated(files, body_only, [FILES[0]])
+    assert touched == frozenset()
+    same(update_state(state, body_only, inputs()), build_state(body_only, inputs()))
+    added = {
+        **files,
+        FILES[0]: summary(
+            FILES[0],
+            [("alpha", "function"), ("beta", "function"), ("gamma", "class")],
+            ["beta", "alpha"],
+            [None, None],
+            [],
+        ),
+    }
+    _, touched = state.table.updated(files, added, [FILES[0]])
+    assert touched == {"alpha", "beta", "gamma"}  # gamma's position in the file's row moved
+    same(update_state(state, added, inputs()), build_state(added, inputs()))
