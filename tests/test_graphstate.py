@@ -25,7 +25,7 @@ def summary(path, defs, refs, targets, imports):
         Tag(path, 100 + i, 100 + i, n, REF, "call", target=f"{t}:{n}" if t else None)
         for i, (n, t) in enumerate(zip(refs, targets, strict=True))
     ]
-    imps = tuple(Import(path, 200 + i, f) for i, f in enumerate(imports))
+    imps = tuple(Import(path, f, line_number=200 + i) for i, f in enumerate(imports))
     return FileSymbols.from_extraction(FileExtraction(path, tuple(tags), imps, plugin="t"))
 
 
