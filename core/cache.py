@@ -23,7 +23,7 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = "7"
 #: Memoised results kept per repository (the most recent ones), and in the shared database.
 MAX_MAPS = 16
+#: token counts of rendered texts kept per repository (see TagCache.count_of)
+MAX_COUNTS = 20_000
 MAX_SHARED_MAPS = 64
 APP_NAME = "repomapper"
 
@@ -272,6 +274,15 @@ class TagCache:
         write(out)
         self.meta["state"] = out.getvalue()  # type: ignore[assignment]
 
+    def count_of(self, encoder: str, key: bytes) -> int | None:
+        """A text's remembered token count under ``encoder`` (``key``: the text's digest)."""
+        return self.meta.get(("count", encoder, key))  # type: ignore[call-overload]
+
+    def remember_counts(self, encoder: str, counts: Mapping[bytes, int]) -> None:
+        """Remember texts' token counts (the newest MAX_COUNTS per repository are kept)."""
+        for key, n in counts.items():
+            self.meta[("count", encoder, key)] = n  # type: ignore[index]
+
     def get_shared_map(self, key: str) -> str | None:
         """A memoised map for a digest of content (no path outside the repository in it), so a
         clone of the same tree replays it too."""
@@ -327,6 +338,8 @@ def _init_root(conn: sqlite3.Connection) -> None:
         "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,"
         " digest TEXT, taken_ns INTEGER)",
         _MAPS_TABLE,
+        "CREATE TABLE IF NOT EXISTS counts (encoder TEXT, key BLOB, tokens INTEGER, used INTEGER,"
+        " PRIMARY KEY (encoder, key))",
         "CREATE TABLE IF NOT EXISTS imports (scope TEXT, path TEXT, digest TEXT, fingerprint TEXT,"
         " targets TEXT, PRIMARY KEY (scope, path, digest, fingerprint)) WITHOUT ROWID",
     )
@@ -430,6 +443,7 @@ class SqliteTagCache(TagCache):
         self.location = str(db_path)
         self._fallen_back = False
         self._stored = False
+        self._counted = False
         #: reads deferred row texts (see :meth:`row_texts`)
         self._reader: sqlite3.Connection | None = None
         self._reader_lock = threading.Lock()
@@ -643,6 +657,35 @@ class SqliteTagCache(TagCache):
         if self._fallen_back or not self._put(self.conn, key, value, MAX_MAPS, replaces):
             super().put_map(key, value, replaces)
 
+    def count_of(self, encoder: str, key: bytes) -> int | None:
+        if self._fallen_back:
+            return super().count_of(encoder, key)
+        try:
+            row = self.conn.execute(
+                "SELECT tokens FROM counts WHERE encoder=? AND key=?", (encoder, key)
+            ).fetchone()
+        except sqlite3.Error as exc:
+            self._fallback(exc)
+            return super().count_of(encoder, key)
+        return row[0] if row is not None and isinstance(row[0], int) else None
+
+    def remember_counts(self, encoder: str, counts: Mapping[bytes, int]) -> None:
+        if not counts:
+            return
+        if not self._fallen_back:
+            now = time.time_ns()
+            try:
+                with _transaction(self.conn):
+                    self.conn.executemany(
+                        "INSERT OR REPLACE INTO counts VALUES (?,?,?,?)",
+                        [(encoder, k, n, now) for k, n in counts.items()],
+                    )
+                self._counted = True
+                return
+            except sqlite3.Error as exc:
+                self._fallback(exc)
+        super().remember_counts(encoder, counts)
+
     def get_shared_map(self, key: str) -> str | None:
         return self._get(self.content, key) if not self._fallen_back else super().get_map(key)
 
@@ -688,6 +731,14 @@ class SqliteTagCache(TagCache):
 
     def close(self) -> None:
         if not self._fallen_back:
+            if self._counted:  # the newest counts only
+                self._counted = False
+                with contextlib.suppress(sqlite3.Error), _transaction(self.conn):
+                    self.conn.execute(
+                        "DELETE FROM counts WHERE rowid IN (SELECT rowid FROM counts"
+                        " ORDER BY used DESC LIMIT -1 OFFSET ?)",
+                        (MAX_COUNTS,),
+                    )
             if self._stored:
                 self._stored = False
                 try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from collections import Counter, defaultdict
@@ -39,7 +40,7 @@ from .relevance import LexicalIndex, parse_task, rank_task
 from .relevance.query import MAX_TASK_CHARS
 from .render import Item, MapRenderer, SourceLines, fill_budget
 from .timings import StageTimer
-from .tokens import TokenCounter, as_counter
+from .tokens import TokenCounter, _Cl100kCounter, as_counter
 from .watch import Watcher
 
 if TYPE_CHECKING:
@@ -57,6 +58,8 @@ MAX_UNSAVED = 8
 #: a map whose extraction misses the cache for at most this many files loads the tokenizer on a
 #: thread meanwhile (see :meth:`repomapper.tokens._Cl100kCounter.preload`)
 PRELOAD_MISSES = 64
+#: token counts a RepoMap keeps in memory between calls
+MAX_KNOWN_COUNTS = 50_000
 
 
 class _Files(NamedTuple):
@@ -127,6 +130,8 @@ class RepoMap:
         self._settled_keys: dict[FileEntry, CacheKey] = {}
         #: rendered files' lines by content digest, kept between calls
         self._source_lines: dict[str, tuple[str, list[str]]] = {}
+        #: token counts of rendered texts by digest (see _count_memo)
+        self._counts: dict[bytes, int] = {}
         #: set by an owner that watches the tree (the MCP server): discovery is reused while
         #: the watcher saw no file added, removed or renamed (see repomapper.listing)
         self.listing: WatchedListing | None = None
@@ -761,7 +766,10 @@ class RepoMap:
                 return memo
         if force_refresh:
             self._graph, self._rebuild = None, True
-        preload = getattr(self.counter, "preload", None)
+        # the tokenizer loads on a thread while the call ranks, unless counts are remembered
+        # (then a map whose sections were rendered before needs no tokenizer)
+        memo = self.use_cache and isinstance(self.counter, _Cl100kCounter)
+        preload = None if memo else getattr(self.counter, "preload", None)
 
         def misses(n: int) -> None:  # a map to count after a few files' extraction: the
             if preload is not None and n <= PRELOAD_MISSES:  # tokenizer loads meanwhile (a
@@ -827,7 +835,10 @@ class RepoMap:
             body = renderer.render(selected, file_order)
             return prefix + body if body else ""
 
-        text, tokens, selected = fill_budget(items, render, self.counter.count, budget)
+        count, fresh = self._count_memo()
+        text, tokens, selected = fill_budget(items, render, count, budget)
+        if fresh and self.counter.exact:
+            self.cache.remember_counts(self.counter.name, fresh)
         covered = {i.path for i in selected}
         diags = list(ranked.diagnostics)
         if not text:
@@ -855,6 +866,31 @@ class RepoMap:
             chat_files=tuple(sorted(chat)),
             extra={"files_mapped": len(mapped), "files_seen": ranked.seen},
         )
+
+    def _count_memo(self) -> tuple[Callable[[str], int], dict[bytes, int]]:
+        """The counter a render uses, and the counts it makes: with the built-in exact counter
+        and the cache, a text counted before (by its digest) is not counted again, so a map
+        whose sections are the ones rendered before never loads the tokenizer (a user's counter
+        is always asked: it may count differently from run to run)."""
+        counter, fresh = self.counter, {}
+        if not (self.use_cache and isinstance(counter, _Cl100kCounter) and counter.exact):
+            return counter.count, fresh
+        known, cache, name = self._counts, self.cache, counter.name
+
+        def count(text: str) -> int:
+            key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            n = known.get(key)
+            if n is None:
+                n = cache.count_of(name, key)
+                if n is None:
+                    n = fresh[key] = counter.count(text)
+                if counter.exact:  # (the encoding may have failed to load: an estimate)
+                    known[key] = n
+            return n
+
+        if len(known) > MAX_KNOWN_COUNTS:
+            known.clear()
+        return count, fresh
 
     def _ranked_symbols(self, ranked: RankedRepository) -> tuple[RankedSymbol, ...]:
         """The first symbols in the map's own order (so the list agrees with the map)."""

@@ -395,3 +395,37 @@ def test_a_summary_gone_from_the_cache_reads_as_empty_with_a_warning(shop, tmp_p
         with caplog.at_level("WARNING"):
             assert tuple(mapped["shop/catalog.py"].definitions) == ()
         assert "no longer in the cache" in caplog.text
+
+
+def test_a_map_whose_sections_were_counted_before_needs_no_tokenizer(shop, tmp_path):
+    pytest.importorskip("tiktoken")
+    from repomapper.tokens import _Cl100kCounter
+
+    cache = tmp_path / "cache"
+    with RepoMap(shop, cache_dir=cache, token_counter=_Cl100kCounter()) as first:
+        before = first.map()
+    later(shop / "shop" / "catalog.py", REPO["shop/catalog.py"] + "\n# a comment at the end\n")
+    counter = _Cl100kCounter()
+    with RepoMap(shop, cache_dir=cache, token_counter=counter) as fresh:
+        got = fresh.map()
+        assert fresh.last_stats.get("stored_state") == 1
+    assert counter._encode is None  # every section's count was remembered
+    expected = RepoMap(shop, use_cache=False).map()
+    assert got.map == expected.map and got.tokens == expected.tokens == before.tokens
+
+
+def test_a_callers_counter_is_asked_every_time(shop, tmp_path):
+    asked: list[str] = []
+
+    def count(text: str) -> int:
+        asked.append(text)
+        return len(text.split())
+
+    cache = tmp_path / "cache"
+    with RepoMap(shop, cache_dir=cache, token_counter=count) as first:
+        first.map()
+    n = len(asked)
+    assert n > 0
+    with RepoMap(shop, cache_dir=cache, token_counter=count) as again:
+        again.map(force_refresh=True)
+    assert len(asked) == 2 * n
