@@ -378,6 +378,9 @@ class Extractor:
         #: has an equal entry, so a key taken too close to its mtime is never reused)
         self._settled = settled
         self.root: Path | None = None
+        #: paths whose content this extractor found changed since the cache last saw them (or
+        #: never seen)
+        self.rehashed: set[str] = set()
 
     def prepare(self, root: Path, entries: Iterable[FileEntry]) -> None:
         """Compute the cache keys of ``entries`` at once (see :meth:`key`). A file's content
@@ -408,6 +411,8 @@ class Extractor:
                 digest = content_digest(root / entry.path)
                 if digest:
                     taken.append((entry.path, entry.mtime_ns, entry.size, digest, now))
+                if row is None or digest != row[2]:
+                    self.rehashed.add(entry.path)
             fp = f"{EXTRACT_VERSION}|{self.plugins.fingerprint(entry.path)}"
             key = self._keys[entry] = CacheKey(entry.path, entry.mtime_ns, entry.size, fp, digest)
             if self._settled is not None and digest and entry.mtime_ns < now - RACY_NS:

@@ -766,17 +766,20 @@ class RepoMap:
                 return memo
         if force_refresh:
             self._graph, self._rebuild = None, True
-        # the tokenizer loads on a thread while the call ranks, unless counts are remembered
-        # (then a map whose sections were rendered before needs no tokenizer)
-        memo = self.use_cache and isinstance(self.counter, _Cl100kCounter)
-        preload = None if memo else getattr(self.counter, "preload", None)
+        with self.timer.stage("graph"):  # the stored state is read before extraction
+            stored = self._peek_state(files)
+        # the tokenizer loads on a thread while the call ranks: unless counts are remembered
+        # and no file the stored ranking puts near the top changed since the cache last saw it
+        # (then the map's sections are likely the ones counted before: no tokenizer at all)
+        preload = getattr(self.counter, "preload", None)
+        quiet = stored is not None and not stored.near_top(files.extractor.rehashed)
+        if preload is not None and self.use_cache and quiet:
+            preload = None
 
         def misses(n: int) -> None:  # a map to count after a few files' extraction: the
             if preload is not None and n <= PRELOAD_MISSES:  # tokenizer loads meanwhile (a
                 preload()  # long extraction has time later, and memory to spare now)
 
-        with self.timer.stage("graph"):  # the stored state is read before extraction
-            stored = self._peek_state(files)
         extractions = self._extract(
             files.extractor, files.all_entries, misses, deferred=stored is not None
         )

@@ -397,9 +397,12 @@ def test_a_summary_gone_from_the_cache_reads_as_empty_with_a_warning(shop, tmp_p
         assert "no longer in the cache" in caplog.text
 
 
-def test_a_map_whose_sections_were_counted_before_needs_no_tokenizer(shop, tmp_path):
+def test_a_map_whose_sections_were_counted_before_needs_no_tokenizer(shop, tmp_path, monkeypatch):
     pytest.importorskip("tiktoken")
+    from repomapper.snapshot import stored
     from repomapper.tokens import _Cl100kCounter
+
+    monkeypatch.setattr(stored, "NEAR_TOP", 0)  # every file of the tiny shop is near the top
 
     cache = tmp_path / "cache"
     with RepoMap(shop, cache_dir=cache, token_counter=_Cl100kCounter()) as first:

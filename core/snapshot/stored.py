@@ -14,6 +14,8 @@ from ..definitions import _starts
 
 log = logging.getLogger(__name__)
 
+#: definitions of the stored ranking whose files a map is likely to show
+NEAR_TOP = 400
 #: the format's version, stored with the arrays; a state of another version is not read
 VERSION = 4
 
@@ -98,6 +100,14 @@ class Stored:
             return None
         i = bisect_left(self.names, name)
         return i if i < len(self.names) and self.names[i] == name else None
+
+    def near_top(self, paths: set[str]) -> bool:
+        """Whether any of ``paths`` defines one of the first ``NEAR_TOP`` ranked definitions
+        of the stored ranking (a map shows those files)."""
+        if not paths:
+            return False
+        top = {int(i) for i in self.a["pair_file"][:NEAR_TOP].tolist()}
+        return any(self.files[i] in paths for i in top if 0 <= i < len(self.files))
 
     def content(self, i: int) -> Content:
         return (self.files[i], self.digests[i], self.fingerprints[i])
