@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -152,6 +152,7 @@ def update_state(
     table, touched = state.table, frozenset()
     imports = copied_mapping(state.imports)
     definitions = state.definitions
+    redo: list[str] = []
     if changed:
         table, touched = table.updated(old, files, changed, inputs.target_resolver(index))
         definitions = definitions.updated(table, state.table, files, changed, touched)
@@ -169,8 +170,19 @@ def update_state(
         for version in (old.get(path), files.get(path)):
             if version is not None:
                 boosted.update(name for name, _ in version.references)
-    blocks = state.blocks.updated(table, touched | boosted, inputs.chat, inputs.mentioned_idents)
     how = f"updated ({len(changed)} changed)"
+    if (
+        changed
+        and not touched
+        and not boosted
+        and not redo
+        and state.boosts == inputs.boosts()
+        and all(definitions.rows[p] == state.definitions.rows[p] for p in changed)
+    ):
+        # no name's rows, no import, no definition row changed (an edit inside a body): the
+        # graph and both rankings are the same; only the files and their definitions' tags are
+        return replace(state, files=files, table=table, imports=imports, how=how)
+    blocks = state.blocks.updated(table, touched | boosted, inputs.chat, inputs.mentioned_idents)
     return _ranked(files, inputs, index, table, imports, blocks, definitions, how)
 
 

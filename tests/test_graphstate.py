@@ -279,7 +279,10 @@ def test_an_edit_that_keeps_a_files_names_touches_nothing_and_one_that_adds_a_na
     }
     table, touched = state.table.updated(files, body_only, [FILES[0]])
     assert touched == frozenset()
-    same(update_state(state, body_only, inputs()), build_state(body_only, inputs()))
+    kept = update_state(state, body_only, inputs())
+    assert kept.graph is state.graph and kept.ranking is state.ranking  # nothing to rank again
+    assert kept.table.definitions[(FILES[0], "alpha")][0].start_line == 6  # the new tags
+    same(kept, build_state(body_only, inputs()))
     added = {
         **files,
         FILES[0]: summary(
