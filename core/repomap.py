@@ -130,8 +130,9 @@ class RepoMap:
         self._settled_keys: dict[FileEntry, CacheKey] = {}
         #: rendered files' lines by content digest, kept between calls
         self._source_lines: dict[str, tuple[str, list[str]]] = {}
-        #: token counts of rendered texts by digest (see _count_memo)
+        #: token counts of rendered texts by digest (see _count_memo), and those not stored yet
         self._counts: dict[bytes, int] = {}
+        self._unsaved_counts: dict[bytes, int] = {}
         #: set by an owner that watches the tree (the MCP server): discovery is reused while
         #: the watcher saw no file added, removed or renamed (see repomapper.listing)
         self.listing: WatchedListing | None = None
@@ -597,6 +598,9 @@ class RepoMap:
     def save_maps(self) -> None:
         """Store the maps (and the ranking state) kept for later (see ``memo_later``)."""
         self._store_maps(keep=0)
+        if self._unsaved_counts:
+            counts, self._unsaved_counts = self._unsaved_counts, {}
+            self.cache.remember_counts(self.counter.name, counts)
         if self._unsaved_state is not None:
             state, keys, context = self._unsaved_state
             self._unsaved_state = None
@@ -841,7 +845,10 @@ class RepoMap:
         count, fresh = self._count_memo()
         text, tokens, selected = fill_budget(items, render, count, budget)
         if fresh and self.counter.exact:
-            self.cache.remember_counts(self.counter.name, fresh)
+            if self.memo_later:  # stored with the maps, after the answer
+                self._unsaved_counts.update(fresh)
+            else:
+                self.cache.remember_counts(self.counter.name, fresh)
         covered = {i.path for i in selected}
         diags = list(ranked.diagnostics)
         if not text:
