@@ -380,7 +380,7 @@ class Extractor:
         self.root: Path | None = None
         #: paths whose content this extractor found changed since the cache last saw them (or
         #: never seen)
-        self.rehashed: set[str] = set()
+        self.content_changed: set[str] = set()
 
     def prepare(self, root: Path, entries: Iterable[FileEntry]) -> None:
         """Compute the cache keys of ``entries`` at once (see :meth:`key`). A file's content
@@ -412,7 +412,7 @@ class Extractor:
                 if digest:
                     taken.append((entry.path, entry.mtime_ns, entry.size, digest, now))
                 if row is None or digest != row[2]:
-                    self.rehashed.add(entry.path)
+                    self.content_changed.add(entry.path)
             fp = f"{EXTRACT_VERSION}|{self.plugins.fingerprint(entry.path)}"
             key = self._keys[entry] = CacheKey(entry.path, entry.mtime_ns, entry.size, fp, digest)
             if self._settled is not None and digest and entry.mtime_ns < now - RACY_NS:

@@ -776,7 +776,7 @@ class RepoMap:
         # and no file the stored ranking puts near the top changed since the cache last saw it
         # (then the map's sections are likely the ones counted before: no tokenizer at all)
         preload = getattr(self.counter, "preload", None)
-        quiet = stored is not None and not stored.near_top(files.extractor.rehashed)
+        quiet = stored is not None and not stored.near_top(files.extractor.content_changed)
         if preload is not None and self.use_cache and quiet:
             preload = None
 

@@ -181,12 +181,3 @@ def _strings(values: Sequence[str]) -> Any:
         raise ValueError("a name holds a NUL character")
     data = joined.encode("utf-8", "surrogateescape")
     return np.frombuffer(data, dtype=np.uint8) if values else np.zeros(0, dtype=np.uint8)
-
-
-def _unstrings(array: Any, count: int | None = None) -> list[str]:
-    if array.dtype != "uint8" or array.ndim != 1:
-        raise ValueError("strings are a byte array")
-    out = array.tobytes().decode("utf-8", "surrogateescape").split("\0") if len(array) else []
-    if count is not None and len(out) != count:
-        raise ValueError("a string array does not match its counts")
-    return out

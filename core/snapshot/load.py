@@ -8,14 +8,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..cache import CacheKey
-from ..definitions import DefinitionIndex, RowsAt, _Arrays, _starts
+from ..definitions import DefinitionIndex, RowsAt, _Arrays, _names, _starts
 from ..graphstate import ByFile, GraphState, StateInputs
 from ..index import RepoIndex
 from ..layered import Layered
 from ..model import FileSymbols
 from ..rank import STORED, Coo, FactorBlocks, FactoredGraph, RankedPairs, Ranking, _Assembly, stable
 from .rows import _BaseBlocks, _BaseFileRows, _BaseImports, table_of
-from .stored import Stored, _indices, _objects
+from .stored import Stored, _indices
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ def _state(
     idents = s.named(a["pair_ident"]).tolist()
     if len(idents) != len(a["pair_file"]) or len(idents) != len(a["pair_rank"]):
         raise ValueError("pair arrays differ in length")
-    names = _objects(files)
+    names = _names(files)
     pairs = RankedPairs(names[a["pair_file"]].tolist(), idents, a["pair_rank"].tolist())
     ranking = Ranking({f: stable(r) for f, r in prior.items()}, pairs)
     return GraphState(
@@ -109,7 +109,7 @@ def _definition_index(s: Stored) -> tuple[DefinitionIndex, Any]:
         top_offsets,
         np.repeat(np.arange(n), counts),
         di_idents,
-        _objects(files),
+        _names(files),
         kind,
         unref,
         top_ids,
@@ -130,7 +130,7 @@ def _layout(
     block_counts = a["counts"].astype(np.int64)
     if block_counts.shape != (len(order), 3):
         raise ValueError("block counts do not match the identifiers")
-    columns = _objects(order)[np.repeat(np.arange(len(order)), block_counts[:, 1])].tolist()
+    columns = _names(order)[np.repeat(np.arange(len(order)), block_counts[:, 1])].tolist()
     assembly = _Assembly(
         tuple(files),
         order,

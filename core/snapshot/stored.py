@@ -6,11 +6,11 @@ import io
 import logging
 import operator
 from bisect import bisect_left
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, BinaryIO
 
 from ..cache import CacheKey
-from ..definitions import _starts
+from ..definitions import _names, _starts
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class Stored:
         self.tg_at = _starts(a["tg_n"])
         self.tg_files_at = _starts(a["tg_count"])
         self.tl_at = _starts(a["tl_n"])
-        self.name_objects = _objects(self.names)
+        self.name_objects = _names(self.names)
         self.tl_names = self.named(a["tl_names"], int(self.tl_at[-1]))
         self.tg_files = _unstrings(a["tg_files"], int(self.tg_files_at[-1]))
         checks = (
@@ -148,11 +148,3 @@ def _indices(array: Any) -> Any:
     if array.dtype.kind != "i" or array.ndim != 1:
         raise ValueError("an index array is not one-dimensional integers")
     return array
-
-
-def _objects(values: Sequence[str]) -> Any:
-    import numpy as np
-
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
