@@ -23,7 +23,7 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -73,7 +73,14 @@ EncodedRow = tuple[str | None, str | None, str, str, str, str, str]
 
 
 def _dumps(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_listed)
+
+
+def _listed(value: object) -> list:
+    """A sequence JSON does not know (a summary's :class:`NameCounts`) as a list."""
+    if isinstance(value, Sequence):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def encode(ex: FileExtraction, summary: FileSymbols | None = None) -> EncodedRow:

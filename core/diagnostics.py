@@ -26,13 +26,18 @@ SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
 def summarise(diags: Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
-    """Per-file diagnostics of the common kinds become one diagnostic per kind listing paths;
-    the result is de-duplicated and sorted (errors first)."""
+    """Per-file diagnostics of the common kinds become one diagnostic per kind listing paths,
+    and so does any other per-file code reported for more than MAX_LISTED_PATHS files (a tree
+    whose C files a grammar parses only in part, such as the Linux kernel's 27,000, would
+    otherwise give a line per file); the result is de-duplicated and sorted (errors first)."""
     grouped: dict[str, list[Diagnostic]] = defaultdict(list)
+    per_file: dict[str, list[Diagnostic]] = defaultdict(list)
     out: list[Diagnostic] = []
     for d in dict.fromkeys(diags):
         if d.code in SUMMARISED and d.path is not None:
             grouped[d.code].append(d)
+        elif d.path is not None and not d.paths:
+            per_file[d.code].append(d)
         else:
             out.append(d)
     for code in sorted(grouped):
@@ -49,5 +54,29 @@ def summarise(diags: Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
         if len(listed) < len(paths):
             message += f"; first {len(listed)} listed"
         out.append(Diagnostic(code, message, None, severity, tuple(listed)))
+    for code in sorted(per_file):
+        group = per_file[code]
+        if len({d.path for d in group}) <= MAX_LISTED_PATHS:
+            out.extend(group)
+        else:
+            out.append(_crowded(code, group))
     out.sort(key=lambda d: (SEVERITY_ORDER.get(d.severity, 3), d.code, d.path or "", d.message))
     return tuple(out)
+
+
+#: how many of a crowded code's messages its summary quotes
+QUOTED_MESSAGES = 3
+
+
+def _crowded(code: str, group: Sequence[Diagnostic]) -> Diagnostic:
+    """One diagnostic for a code reported for many files: how many, its commonest messages
+    (with how many files each), the first paths, at the group's most severe level."""
+    paths = sorted({d.path for d in group if d.path})
+    messages = Counter(d.message for d in group)
+    common = sorted(messages.items(), key=lambda kv: (-kv[1], kv[0]))
+    quoted = "; ".join(f"{m} ({n})" for m, n in common[:QUOTED_MESSAGES])
+    if len(common) > QUOTED_MESSAGES:
+        quoted += f"; {len(common) - QUOTED_MESSAGES} other message(s)"
+    severity = min((d.severity for d in group), key=lambda s: SEVERITY_ORDER.get(s, 3))
+    message = f"{len(paths)} files: {quoted}; first {MAX_LISTED_PATHS} listed"
+    return Diagnostic(code, message, None, severity, tuple(paths[:MAX_LISTED_PATHS]))

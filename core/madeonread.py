@@ -3,7 +3,7 @@
 A ranking holds tens of thousands of entries and an answer reads a few hundred of them; making
 every entry an object (a tuple, a dataclass) cost several milliseconds of each call. Subclasses
 keep their rows as they are cheapest to keep and make an item per read; they compare equal to
-each other by those rows and to a tuple or list of the items they stand for.
+each other by those rows, and to a tuple, a list or another such sequence by their items.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ class MadeOnRead(Sequence[T]):
     def __eq__(self, other: object) -> bool:
         if type(other) is type(self):
             return self._rows() == other._rows()  # type: ignore[attr-defined]
-        if isinstance(other, (tuple, list)):
+        if isinstance(other, (tuple, list, MadeOnRead)):
             return tuple(self) == tuple(other)
         return NotImplemented
 

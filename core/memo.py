@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Bump when ranking or rendering changes: memoised maps of older versions are not replayed.
-MAP_VERSION = "6"
+#: Bump when ranking, rendering or the diagnostics policy changes: memoised maps of older
+#: versions are not replayed.
+MAP_VERSION = "7"
 
 
 def map_digest(

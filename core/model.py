@@ -8,11 +8,14 @@ Field names follow ``SymbolInfo``/``ImportInfo`` of the context-pack design wher
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
+
+from .madeonread import MadeOnRead
+from .namecounts import NameCounts
 
 T = TypeVar("T")
 
@@ -336,7 +339,8 @@ class FileSymbols:
 
     path: str
     definitions: tuple[Tag, ...] = ()
-    references: tuple[tuple[str, int], ...] = ()  # (name, count), sorted by name
+    #: (name, count), sorted by name (a :class:`~repomapper.namecounts.NameCounts` when extracted)
+    references: Sequence[tuple[str, int]] = ()
     targets: tuple[tuple[str, str], ...] = ()  # (name, qualified target), sorted
     imports: tuple[Import, ...] = ()
     plugin: str | None = None
@@ -358,7 +362,7 @@ class FileSymbols:
         return cls(
             ex.path,
             tuple(defs),
-            tuple(sorted(counts.items())),
+            NameCounts(sorted(counts.items())),
             tuple(sorted(targets)),
             ex.imports,
             ex.plugin,
@@ -441,6 +445,31 @@ class RankedFile:
         return cls(d["path"], d["score"], _reasons(d.get("why")))
 
 
+class RankedFileRows(MadeOnRead[RankedFile]):
+    """A replayed map's ranked files, each made from its stored dict when read: the memo of a
+    map holds every mapped file (the Linux kernel: 66,000), and a replay that prints the map
+    reads none of them (making them all cost a warm kernel run 0.2 s)."""
+
+    __slots__ = ("_dicts",)
+
+    def __init__(self, dicts: Sequence[dict[str, Any]]) -> None:
+        self._dicts = dicts
+
+    def _rows(self) -> tuple:
+        return tuple(self)
+
+    def __len__(self) -> int:
+        return len(self._dicts)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return tuple(RankedFile.from_dict(d) for d in self._dicts[i])
+        return RankedFile.from_dict(self._dicts[i])
+
+    def __iter__(self) -> Iterator[RankedFile]:
+        return map(RankedFile.from_dict, self._dicts)
+
+
 @dataclass(frozen=True, slots=True)
 class MapResult:
     """The structured result of a map: the text plus everything an agent may branch on."""
@@ -500,7 +529,7 @@ class MapResult:
             budget=d["budget"],
             files_total=d["files_total"],
             files_covered=d["files_covered"],
-            ranked_files=tuple(RankedFile.from_dict(f) for f in d["ranked_files"]),
+            ranked_files=RankedFileRows(d["ranked_files"]),
             ranked_symbols=tuple(RankedSymbol.from_dict(s) for s in d["ranked_symbols"]),
             diagnostics=tuple(
                 Diagnostic(

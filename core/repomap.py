@@ -55,9 +55,6 @@ MAX_RANKED_SYMBOLS = 200
 KEPT_WORKERS = 1
 #: finished maps a RepoMap with ``memo_later`` keeps before it stores the oldest
 MAX_UNSAVED = 8
-#: a map whose extraction misses the cache for at most this many files loads the tokenizer on a
-#: thread meanwhile (see :meth:`repomapper.tokens._Cl100kCounter.preload`)
-PRELOAD_MISSES = 64
 #: token counts a RepoMap keeps in memory between calls
 MAX_KNOWN_COUNTS = 50_000
 
@@ -780,9 +777,9 @@ class RepoMap:
         if preload is not None and self.use_cache and quiet:
             preload = None
 
-        def misses(n: int) -> None:  # a map to count after a few files' extraction: the
-            if preload is not None and n <= PRELOAD_MISSES:  # tokenizer loads meanwhile (a
-                preload()  # long extraction has time later, and memory to spare now)
+        def misses(n: int) -> None:  # a map to count after extracting: the tokenizer loads
+            if preload is not None and n:  # meanwhile, and before the summaries arrive (the
+                preload()  # memory its loading frees is reused by them: a lower peak)
 
         extractions = self._extract(
             files.extractor, files.all_entries, misses, deferred=stored is not None

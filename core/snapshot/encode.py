@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+from array import array
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import repeat
 from typing import Any, BinaryIO
 
 from ..cache import CacheKey
@@ -28,79 +30,101 @@ def write(
 ) -> None:
     """Write the state's arrays (an ``.npz`` archive) to ``out``, with the content keys of its
     files (``keys``, every mapped file's) and of the files that are not mapped (``context``).
-    ValueError when a name holds a NUL character (the format's separator), before anything
-    is written."""
+    Each array is written as soon as it is made, so the lists it is gathered from are gone
+    before the next is made (at 20,000 files they were most of a cold run's peak). ValueError
+    when a name holds a NUL character (the format's separator): what was written is then
+    incomplete, and the caller discards it (see :meth:`repomapper.cache.TagCache.write_state`)."""
+    import zipfile
+
     import numpy as np
 
     files = sorted(state.files)
     if list(state.graph.files) != files or state.definitions.files != files:
         raise ValueError("the state's graph is not over its files")
+    # what numpy.savez writes: one uncompressed .npy member per array
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, array in _arrays(state, keys, context, files):
+            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
+
+
+def _arrays(
+    state: GraphState, keys: Mapping[str, CacheKey], context: frozenset[CacheKey], files: list[str]
+) -> Iterator[tuple[str, Any]]:
+    """The state's arrays by name, one at a time."""
+    import numpy as np
+
     at = {f: i for i, f in enumerate(files)}
     i32 = np.int32
-    table = state.table
-    arrays: dict[str, Any] = {
-        "version": np.array([VERSION], dtype=np.int64),
-        "files": _strings(files),
-        "digests": _strings([keys[f].digest for f in files]),
-        "fingerprints": _strings([keys[f].fingerprint for f in files]),
-        "chat": _strings(sorted(state.boosts[0])),
-        "mentioned_files": _strings(sorted(state.boosts[1])),
-        "mentioned_idents": _strings(sorted(state.boosts[2])),
-        "prior": np.array([state.prior.get(f, 0.0) for f in files], dtype=np.float64),
-        "out_weight": np.asarray(state.graph.out_weight, dtype=np.float64),
-    }
-    tables, name_at = _table_arrays(table, files, at)
-    arrays.update(tables)
+    yield "version", np.array([VERSION], dtype=np.int64)
+    yield "files", _strings(files)
+    yield "digests", _strings([keys[f].digest for f in files])
+    yield "fingerprints", _strings([keys[f].fingerprint for f in files])
+    yield "chat", _strings(sorted(state.boosts[0]))
+    yield "mentioned_files", _strings(sorted(state.boosts[1]))
+    yield "mentioned_idents", _strings(sorted(state.boosts[2]))
+    yield "prior", np.array([state.prior.get(f, 0.0) for f in files], dtype=np.float64)
+    yield "out_weight", np.asarray(state.graph.out_weight, dtype=np.float64)
+    name_at: dict[str, int] = {}
+    yield from _table_arrays(state.table, files, at, name_at)
 
     def name_ids(values) -> Any:  # identifiers as positions among the table's names
         return np.fromiter((name_at[v] for v in values), i32)
 
     ctx = sorted(k.content for k in context)
-    arrays["context"] = _strings([part for c in ctx for part in c])
+    yield "context", _strings([part for c in ctx for part in c])
     # the factored graph's layout
     a = state.blocks._assembly(tuple(files), state.definitions)
-    arrays["order"] = name_ids(a.order)
-    arrays["counts"] = np.asarray(a.counts, dtype=np.int64)
+    yield "order", name_ids(a.order)
+    yield "counts", np.asarray(a.counts, dtype=np.int64)
     for name in ("r_rows", "r_cols", "d_rows", "d_cols", "d_local"):
-        arrays[name] = np.asarray(getattr(a, name), dtype=i32)
-    arrays["r_vals"] = np.asarray(a.r_vals, dtype=np.float64)
-    arrays["d_vals"] = np.asarray(a.d_vals, dtype=np.float64)
+        yield name, np.asarray(getattr(a, name), dtype=i32)
+    yield "r_vals", np.asarray(a.r_vals, dtype=np.float64)
+    yield "d_vals", np.asarray(a.d_vals, dtype=np.float64)
     g = state.graph
-    arrays["i_rows"] = np.asarray(g.I.rows, dtype=i32)
-    arrays["i_cols"] = np.asarray(g.I.cols, dtype=i32)
-    arrays["i_vals"] = np.asarray(g.I.vals, dtype=np.float64)
-    # resolved imports
+    yield "i_rows", np.asarray(g.I.rows, dtype=i32)
+    yield "i_cols", np.asarray(g.I.cols, dtype=i32)
+    yield "i_vals", np.asarray(g.I.vals, dtype=np.float64)
+    yield from _import_arrays(state, at)
+    # the definitions' ranking
+    pair_files, pair_idents, pair_ranks = _columns(state.ranking.definitions)
+    yield "pair_file", np.fromiter((at[f] for f in pair_files), i32, len(pair_files))
+    yield "pair_ident", name_ids(pair_idents)
+    yield "pair_rank", np.array(pair_ranks, dtype=np.float64)
+    del pair_files, pair_idents, pair_ranks
+    # the definition index
+    d = state.definitions.arrays
+    yield "di_counts", np.diff(d.offsets)
+    yield "di_tops", np.diff(d.top_offsets)
+    yield "di_idents", name_ids(d.idents)
+    yield "di_kind", np.asarray(d.kind, dtype=np.float64)
+    yield "di_unref", np.asarray(d.unreferenced, dtype=bool)
+    yield "di_top_ids", np.asarray(d.top_ids, dtype=np.int64)
+
+
+def _import_arrays(state: GraphState, at: Mapping[str, int]) -> Iterator[tuple[str, Any]]:
+    """The resolved imports: per importing file, its targets and counts."""
+    import numpy as np
+
     importers = sorted(state.imports)
     edges = [sorted(state.imports[p].items()) for p in importers]
-    arrays["imp_file"] = np.fromiter((at[p] for p in importers), i32, len(importers))
-    arrays["imp_counts"] = np.array([len(e) for e in edges], dtype=np.int64)
+    yield "imp_file", np.fromiter((at[p] for p in importers), np.int32, len(importers))
+    yield "imp_counts", np.array([len(e) for e in edges], dtype=np.int64)
     try:
         targets = [at[t] for e in edges for t, _ in e]
     except KeyError as exc:
         raise ValueError(f"an import resolves to a file that is not mapped: {exc}") from exc
-    arrays["imp_target"] = np.array(targets, dtype=i32)
-    arrays["imp_n"] = np.array([c for e in edges for _, c in e], dtype=np.int64)
-    # the definitions' ranking
-    pair_files, pair_idents, pair_ranks = _columns(state.ranking.definitions)
-    arrays["pair_file"] = np.fromiter((at[f] for f in pair_files), i32, len(pair_files))
-    arrays["pair_ident"] = name_ids(pair_idents)
-    arrays["pair_rank"] = np.array(pair_ranks, dtype=np.float64)
-    # the definition index
-    d = state.definitions.arrays
-    arrays["di_counts"] = np.diff(d.offsets)
-    arrays["di_tops"] = np.diff(d.top_offsets)
-    arrays["di_idents"] = name_ids(d.idents)
-    arrays["di_kind"] = np.asarray(d.kind, dtype=np.float64)
-    arrays["di_unref"] = np.asarray(d.unreferenced, dtype=bool)
-    arrays["di_top_ids"] = np.asarray(d.top_ids, dtype=np.int64)
-    np.savez(out, **arrays)
+    yield "imp_target", np.array(targets, dtype=np.int32)
+    del targets
+    yield "imp_n", np.array([c for e in edges for _, c in e], dtype=np.int64)
 
 
 def _table_arrays(
-    table: SymbolTable, files: list[str], at: Mapping[str, int]
-) -> tuple[dict[str, Any], dict[str, int]]:
+    table: SymbolTable, files: list[str], at: Mapping[str, int], name_at: dict[str, int]
+) -> Iterator[tuple[str, Any]]:
     """The symbol table as rows per name (names sorted; each name's files in path order, which
-    is their index order), gathered in one pass per field and ordered by numpy."""
+    is their index order), gathered in one pass per field and ordered by numpy; ``name_at`` is
+    filled with each name's position before the first array is yielded."""
     import numpy as np
 
     targets: dict[str, list[tuple[str, set[str]]]] = defaultdict(list)
@@ -108,8 +132,11 @@ def _table_arrays(
         if found:
             targets[name].append((path, found))
     names = sorted(set(table.defines) | set(table.references) | set(targets))
-    k = {name: i for i, name in enumerate(names)}
-    m = len(names)
+    name_at.update((name, i) for i, name in enumerate(names))
+    k, m = name_at, len(names)
+    yield "names", _strings(names)
+    del names
+    ints = np.int64
 
     def grouped(name_of: list[int], file_of: list[int], *columns: list) -> tuple[Any, ...]:
         n_ = np.array(name_of, dtype=np.int64)
@@ -118,25 +145,37 @@ def _table_arrays(
         counts = np.bincount(n_, minlength=m) if len(n_) else np.zeros(m, dtype=np.int64)
         return (counts, f_[order].astype(np.int32), *(np.asarray(c)[order] for c in columns))
 
-    d_name, d_file, d_data, d_unref = [], [], [], []
-    data_only, unreferenced = table.data_only, table.unreferenced
-    for name, definers in table.defines.items():
-        i = k[name]
-        for f in definers:
-            d_name.append(i)
-            d_file.append(at[f])
-            d_data.append((f, name) in data_only)
-            d_unref.append((f, name) in unreferenced)
-    def_n, def_file, def_data, def_unref = grouped(
-        d_name, d_file, np.array(d_data, dtype=bool), np.array(d_unref, dtype=bool)
-    )
-    r_name, r_file, r_count = [], [], []
-    for name, refs in table.references.items():
-        i = k[name]
-        r_name.extend([i] * len(refs))
-        r_file.extend(at[f] for f in refs)
-        r_count.extend(refs.values())
-    ref_n, ref_file, ref_count = grouped(r_name, r_file, np.array(r_count, dtype=np.int64))
+    def definers() -> tuple[Any, ...]:
+        d_name, d_file, d_data, d_unref = [], [], [], []
+        data_only, unreferenced = table.data_only, table.unreferenced
+        for name, found in table.defines.items():
+            i = k[name]
+            for f in found:
+                d_name.append(i)
+                d_file.append(at[f])
+                d_data.append((f, name) in data_only)
+                d_unref.append((f, name) in unreferenced)
+        return grouped(d_name, d_file, np.array(d_data, dtype=bool), np.array(d_unref, dtype=bool))
+
+    def referencers() -> tuple[Any, ...]:
+        r_name, r_file, r_count = array("i"), array("i"), array("q")
+        for name, refs in table.references.items():
+            r_name.extend(repeat(k[name], len(refs)))
+            r_file.extend(at[f] for f in refs)
+            r_count.extend(refs.values())
+        return grouped(r_name, r_file, np.frombuffer(r_count, dtype=np.int64))
+
+    def_n, def_file, def_data, def_unref = definers()
+    yield "def_n", def_n.astype(ints)
+    yield "def_file", def_file
+    yield "def_data", def_data
+    yield "def_unref", def_unref
+    del def_n, def_file, def_data, def_unref
+    ref_n, ref_file, ref_count = referencers()
+    yield "ref_n", ref_n.astype(ints)
+    yield "ref_file", ref_file
+    yield "ref_count", ref_count
+    del ref_n, ref_file, ref_count
     tg_n, tg_ref, tg_count, tg_files = [0] * m, [], [], []
     for name in sorted(targets):  # fewer names have resolved targets: sorted in Python
         entries = sorted(targets[name], key=lambda e: e[0])
@@ -145,24 +184,14 @@ def _table_arrays(
             tg_ref.append(at[f])
             tg_count.append(len(found))
             tg_files.extend(sorted(found))
+    yield "tg_n", np.array(tg_n, dtype=ints)
+    yield "tg_ref", np.array(tg_ref, dtype=np.int32)
+    yield "tg_count", np.array(tg_count, dtype=ints)
+    yield "tg_files", _strings(tg_files)
+    del tg_n, tg_ref, tg_count, tg_files
     tops = [table.top_level.get(f, ()) for f in files]
-    ints = np.int64
-    return {
-        "names": _strings(names),
-        "tl_names": np.fromiter((k[n] for t in tops for n in t), np.int32),
-        "def_n": def_n.astype(ints),
-        "def_file": def_file,
-        "def_data": def_data,
-        "def_unref": def_unref,
-        "ref_n": ref_n.astype(ints),
-        "ref_file": ref_file,
-        "ref_count": ref_count,
-        "tg_n": np.array(tg_n, dtype=ints),
-        "tg_ref": np.array(tg_ref, dtype=np.int32),
-        "tg_count": np.array(tg_count, dtype=ints),
-        "tg_files": _strings(tg_files),
-        "tl_n": np.array([len(t) for t in tops], dtype=ints),
-    }, k
+    yield "tl_names", np.fromiter((k[n] for t in tops for n in t), np.int32)
+    yield "tl_n", np.array([len(t) for t in tops], dtype=ints)
 
 
 def _columns(pairs) -> tuple[list[str], list[str], list[float]]:

@@ -1,0 +1,48 @@
+"""A file's referenced names and how often it references each, kept as two compact columns.
+
+Every file's reference summary stays in memory while a repository's state is built: as a tuple
+of ``(name, count)`` pairs, with each batch of files from a worker bringing its own copy of
+every name, sympy's 117,000 pairs took about 14 MB. Here the names are interned (one string per
+name across the repository) and the counts are a machine array; a pair is made when it is read.
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+
+from .madeonread import MadeOnRead
+
+
+class NameCounts(MadeOnRead[tuple[str, int]]):
+    """``(name, count)`` pairs, in the order given (a summary's are sorted by name)."""
+
+    __slots__ = ("names", "counts")
+
+    def __init__(self, pairs: Iterable[Sequence]) -> None:
+        intern = sys.intern
+        names: list[str] = []
+        counts = array("q")
+        for name, count in pairs:
+            names.append(intern(name))
+            counts.append(count)
+        self.names: tuple[str, ...] = tuple(names)
+        self.counts = counts
+
+    def _rows(self) -> tuple:
+        return self.names, self.counts.tobytes()
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return tuple(zip(self.names[i], self.counts[i], strict=True))
+        return self.names[i], self.counts[i]
+
+    def __iter__(self) -> Iterator[tuple[str, int]]:
+        return zip(self.names, self.counts, strict=True)
+
+    def __reduce__(self) -> tuple:
+        return NameCounts, (tuple(self),)
