@@ -9,6 +9,7 @@ is never cached.
 from __future__ import annotations
 
 import logging
+import operator
 import os
 import time
 from collections import defaultdict
@@ -211,12 +212,22 @@ def _extract_source(
     tag_list = tags or []
     if "references" not in infos[plugin].capabilities and needs_backfill(tag_list):
         tag_list += backfill_references(source.path, source.data.decode("utf-8", "replace"))
-    tag_list = sorted(set(tag_list), key=tag_sort_key)
+    tag_list = _canonical(tag_list)
     import_list = sorted(set(imports or ()), key=_import_order)
     language = infos[plugin].language_for(source.path)
     return FileExtraction(
         source.path, tuple(tag_list), tuple(import_list), plugin, language, _unique(diags)
     )
+
+
+def _canonical(tags: list[Tag]) -> list[Tag]:
+    """A file's tags in their canonical order, each once. A backend that already returns them
+    so (the tree-sitter backends do) is only checked: every key strictly above the one before
+    (two tags of a file with equal keys are equal, so no set of tags is needed)."""
+    keys = list(map(tag_sort_key, tags))
+    if all(map(operator.lt, keys, keys[1:])):
+        return tags
+    return sorted(set(tags), key=tag_sort_key)
 
 
 def _outcome(outcomes: list[Outcome] | None, name: str, ok: bool) -> None:

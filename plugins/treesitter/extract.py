@@ -148,11 +148,16 @@ def collect_tags(parsed: Parsed) -> list[Tag]:
         (n.start_byte, n.end_byte) for k, _, n in scopes if n is not None and k != "impl"
     )
     refs: dict[tuple[int, str], str] = {}
+    valid: dict[str, bool] = {}  # a file names the same identifiers over and over
     for node, kind in ref_nodes:
-        if (node.start_byte, node.end_byte) in not_refs:
+        start, end = node.start_byte, node.end_byte
+        if (start, end) in not_refs:
             continue
-        name = node_text(node, data, _MAX_NAME + 1).strip()
-        if not _valid_name(name):
+        name = data[start : min(end, start + _MAX_NAME + 1)].decode("utf-8", "replace").strip()
+        ok = valid.get(name)
+        if ok is None:
+            ok = valid[name] = _valid_name(name)
+        if not ok:
             continue
         key = (node.start_point[0] + 1, name)
         seen = refs.get(key)
