@@ -168,15 +168,22 @@ def fill_budget(
     render: Callable[[Sequence[Item]], str],
     count: Callable[[str], int],
     budget: int,
+    section: Callable[[Sequence[Item]], int] | None = None,
 ) -> tuple[str, int, list[Item]]:
     """Take ``items`` in order, skipping (or shortening to one definition) what does not fit,
     and keep filling: one oversized entry never ends the map early.
 
-    Each entry is priced by rendering and counting its own file's section (the map is the sum of
-    its sections, give or take a token at each join); the final text is counted exactly and the
-    last entries are dropped until it fits, so the result never exceeds ``budget``.
+    Each entry is priced by its own file's section (the map is the sum of its sections, give or
+    take a token at each join): ``section`` (the items of one file -> tokens; by default their
+    rendered text, counted); the final text is counted exactly and the last entries are dropped
+    until it fits, so the result never exceeds ``budget``.
     Returns (text, tokens, selected items).
     """
+    if section is None:
+
+        def section(part: Sequence[Item]) -> int:
+            return count(render(part))
+
     if not items or budget <= 0:
         return "", 0, []
     selected: list[Item] = []
@@ -193,18 +200,18 @@ def fill_budget(
         for candidate in (
             (item, Item(item.path, item.ident, item.score, 1)) if item.ident else (item,)
         ):
-            section = count(render([*current, candidate]))
-            delta = section - cost.get(key, 0) + (0 if current else 1)
+            tokens = section([*current, candidate])
+            delta = tokens - cost.get(key, 0) + (0 if current else 1)
             if used + delta <= budget:
-                accepted = (candidate, section, delta)
+                accepted = (candidate, tokens, delta)
                 break
         if accepted is None:
             skips += 1
             continue
         skips = 0
-        candidate, section, delta = accepted
+        candidate, tokens, delta = accepted
         by_file.setdefault(key, []).append(candidate)
-        cost[key] = section
+        cost[key] = tokens
         used += delta
         selected.append(candidate)
     while selected:

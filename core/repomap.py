@@ -840,7 +840,34 @@ class RepoMap:
             return prefix + body if body else ""
 
         count, fresh = self._count_memo()
-        text, tokens, selected = fill_budget(items, render, count, budget)
+        remembered = self._remembered_count if self._counts_remembered() else None
+
+        def section(part: Sequence[Item]) -> int:
+            """One file's section priced by what it is made of (the file's content and
+            backends, the identifiers shown, the prefix) when that was counted before: the
+            budget search then neither parses the file's definitions nor renders it."""
+            first = part[0]
+            entry = entries.get(first.path)
+            key = settled.get(entry) if entry is not None and first.ident is not None else None
+            memo = None
+            if key is not None and remembered is not None:
+                shown = [(i.ident, i.limit) for i in part]
+                made_of = (MAP_VERSION, prefix, key.path, key.digest, key.fingerprint, shown)
+                memo = (
+                    b"section:"
+                    + hashlib.blake2b(
+                        repr(made_of).encode("utf-8", "surrogatepass"), digest_size=16
+                    ).digest()
+                )
+                n = remembered(memo)
+                if n is not None:
+                    return n
+            n = count(render(part))
+            if memo is not None and self.counter.exact:
+                fresh[memo] = self._counts[memo] = n
+            return n
+
+        text, tokens, selected = fill_budget(items, render, count, budget, section)
         if fresh and self.counter.exact:
             if self.memo_later:  # stored with the maps, after the answer
                 self._unsaved_counts.update(fresh)
@@ -880,7 +907,7 @@ class RepoMap:
         whose sections are the ones rendered before never loads the tokenizer (a user's counter
         is always asked: it may count differently from run to run)."""
         counter, fresh = self.counter, {}
-        if not (self.use_cache and isinstance(counter, _Cl100kCounter) and counter.exact):
+        if not self._counts_remembered():
             return counter.count, fresh
         known, cache, name = self._counts, self.cache, counter.name
 
@@ -898,6 +925,20 @@ class RepoMap:
         if len(known) > MAX_KNOWN_COUNTS:
             known.clear()
         return count, fresh
+
+    def _counts_remembered(self) -> bool:
+        """Whether counts are remembered: the built-in exact counter, with the cache."""
+        counter = self.counter
+        return self.use_cache and isinstance(counter, _Cl100kCounter) and counter.exact
+
+    def _remembered_count(self, key: bytes) -> int | None:
+        """A count remembered under ``key`` (in this process, else in the cache)."""
+        n = self._counts.get(key)
+        if n is None:
+            n = self.cache.count_of(self.counter.name, key)
+            if n is not None:
+                self._counts[key] = n
+        return n
 
     def _ranked_symbols(self, ranked: RankedRepository) -> tuple[RankedSymbol, ...]:
         """The first symbols in the map's own order (so the list agrees with the map)."""

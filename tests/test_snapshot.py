@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -446,6 +447,43 @@ def test_a_map_whose_sections_were_counted_before_needs_no_tokenizer(shop, tmp_p
     assert counter._encode is None  # every section's count was remembered
     expected = RepoMap(shop, use_cache=False).map()
     assert got.map == expected.map and got.tokens == expected.tokens == before.tokens
+
+
+def test_sections_counted_before_are_priced_without_rendering_them(shop, tmp_path, monkeypatch):
+    pytest.importorskip("tiktoken")
+    from repomapper import render
+    from repomapper.tokens import _Cl100kCounter
+
+    rendered: list[str] = []
+    real = render.render_file
+
+    def counting(path, *args, **kwargs):
+        rendered.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(render, "render_file", counting)
+    hour_ago = time.time_ns() - 3600 * 10**9  # digests taken now are settled: well after
+    for f in shop.rglob("*.py"):
+        os.utime(f, ns=(hour_ago, hour_ago))
+    cache = tmp_path / "cache"
+    with RepoMap(shop, 120, cache_dir=cache, token_counter=_Cl100kCounter()) as first:
+        before = first.map()
+    searched = len(rendered)
+    rendered.clear()
+    with RepoMap(shop, 120, cache_dir=cache, token_counter=_Cl100kCounter()) as again:
+        got = again.map(force_refresh=True)
+    assert got.map == before.map and got.tokens == before.tokens
+    # only the final map's sections are rendered (once each), not every candidate's
+    shown = {line[:-1] for line in got.map.splitlines() if line.endswith(".py:")}
+    assert sorted(rendered) == sorted(shown) and len(rendered) < searched
+    # an edited file is priced by rendering it again, and the map is the one from scratch
+    edited_file = shop / "shop" / "cart.py"
+    edited_file.write_text(VERSIONS["shop/cart.py"][1])
+    os.utime(edited_file, ns=(hour_ago, hour_ago + 10**9))
+    with RepoMap(shop, 120, cache_dir=cache, token_counter=_Cl100kCounter()) as edited:
+        after = edited.map(force_refresh=True)
+    expected = RepoMap(shop, 120, use_cache=False).map()
+    assert after.map == expected.map and after.tokens == expected.tokens
 
 
 def test_a_callers_counter_is_asked_every_time(shop, tmp_path):
