@@ -409,6 +409,8 @@ class Extractor:
         known = self.cache.digests([e.path for e in missing])
         now = time.time_ns()
         taken: list[tuple[str, int, int, str, int]] = []
+        versioned: dict[str, str] = {}  # backends fingerprint -> the key's (one string each)
+        fingerprint = self.plugins.fingerprint
         for entry in missing:
             row = known.get(entry.path)
             if (
@@ -424,7 +426,10 @@ class Extractor:
                     taken.append((entry.path, entry.mtime_ns, entry.size, digest, now))
                 if row is None or digest != row[2]:
                     self.content_changed.add(entry.path)
-            fp = f"{EXTRACT_VERSION}|{self.plugins.fingerprint(entry.path)}"
+            backends = fingerprint(entry.path)
+            fp = versioned.get(backends)
+            if fp is None:
+                fp = versioned[backends] = f"{EXTRACT_VERSION}|{backends}"
             key = self._keys[entry] = CacheKey(entry.path, entry.mtime_ns, entry.size, fp, digest)
             if self._settled is not None and digest and entry.mtime_ns < now - RACY_NS:
                 self._settled[entry] = key

@@ -143,6 +143,7 @@ class PluginSet:
         self._route_cache: dict[tuple[str, str], tuple[str, ...]] = {}
         self._filenames: frozenset[str] | None = None
         self._fingerprints: dict[tuple[str, ...], str] = {}
+        self._route_fingerprints: dict[tuple[str, str], str] = {}
 
     def _load_entry_points(self, blocked: frozenset[str]) -> None:
         from importlib.metadata import entry_points
@@ -261,10 +262,17 @@ class PluginSet:
 
     def fingerprint(self, rel_path: str) -> str:
         """Identifies the backends that would answer for ``rel_path`` (the tag cache key)."""
+        name, suffix = split_name(rel_path)  # routed as candidates() routes (asked per file)
+        if self._filenames is not None:
+            fp = self._route_fingerprints.get((suffix, name if name in self._filenames else ""))
+            if fp is not None:
+                return fp
         names = self.candidates(rel_path)
         fp = self._fingerprints.get(names)
         if fp is None:
             fp = self._fingerprints[names] = ";".join(f"{n}@{self.infos[n].version}" for n in names)
+        assert self._filenames is not None  # (candidates() made it)
+        self._route_fingerprints[(suffix, name if name in self._filenames else "")] = fp
         return fp
 
     # -- calling ---------------------------------------------------------------------------
