@@ -15,6 +15,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ from .isolation.supervisor import (
 from .isolation.validate import Lines, validate_imports, validate_tags
 from .model import Diagnostic, FileExtraction, FileSymbols, Import, SourceFile, Tag, tag_sort_key
 from .registry import PluginSet
+from .rowtext import RowTags
 
 log = logging.getLogger(__name__)
 
@@ -331,6 +333,8 @@ def extract_encoded(
         # a file that could not be read is not cached: permissions change without its mtime or
         # size, so the next run must try again
         row = None if any(d.code == "unreadable" for d in ex.diagnostics) else encode(ex, summary)
+        if row is not None and not full:  # the definitions travel and stay as their row's text
+            summary = replace(summary, definitions=RowTags(ex.path, row[2]))
         out.append((ex.path, row, ex if full else summary))
     return out
 

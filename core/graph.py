@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from .layered import copied_mapping, copied_set
+from .layered import Layered, copied_mapping, copied_set
 from .model import FileSymbols, Tag
 
 if TYPE_CHECKING:
@@ -32,11 +32,17 @@ TargetResolver = Callable[[FileSymbols, str], Iterable[str]]
 IMPORTS_KEY = "imports"
 
 
+#: a name with at most this many definers keeps them as a tuple (more: a set)
+FEW_DEFINERS = 4
+
+
 @dataclass
 class SymbolTable:
     """Who defines and who references each identifier."""
 
-    defines: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    #: identifier -> the files defining it (a set, or a tuple for a single definer: read it
+    #: as a collection)
+    defines: dict[str, Collection[str]] = field(default_factory=lambda: defaultdict(set))
     #: identifier -> {referencing file: count}, for every name referenced (only names defined
     #: somewhere make edges; the others are kept so that a new definition finds its references)
     references: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -63,10 +69,35 @@ class SymbolTable:
         :meth:`repomapper.RepoMap.target_resolver`), so its edges go only to those definers."""
         table = cls()
         paths = sorted(files)
+        defines: dict[str, Any] = table.defines
         for path in paths:
-            for tag in files[path].definitions:
-                table.defines[tag.name].add(path)
-                table.definitions[(path, tag.name)].append(tag)
+            # what the table needs of a file's definitions, read without keeping a Tag per
+            # definition (a cached or extracted file keeps its definitions as their row until
+            # a map shows it: the repository's tags as objects were most of a cold run's memory)
+            all_data: dict[str, bool] = {}
+            top: set[str] = set()
+            for name, kind, scope in definition_facts(files[path].definitions):
+                data = kind in DATA_KINDS
+                all_data[name] = all_data.get(name, True) and data
+                if not scope and not data:
+                    top.add(name)
+            for name, data in all_data.items():
+                # most names have one definer or a few: a tuple (a 1-tuple is 48 bytes, a set
+                # 216; django has 28,000 such names); a set once there are more
+                found = defines.get(name)
+                if found is None:
+                    defines[name] = (path,)
+                elif len(found) < FEW_DEFINERS:
+                    defines[name] = (*found, path)  # type: ignore[misc]
+                else:
+                    if type(found) is tuple:
+                        found = defines[name] = set(found)
+                    found.add(path)  # type: ignore[union-attr]
+                if data:
+                    table.data_only.add((path, name))
+            if top:
+                table.top_level[path] = tuple(sorted(top))
+        table.definitions = Layered(DefinitionsByName(files, table.defines))  # type: ignore[assignment]
         references = table.references
         for path in paths:  # every name, so that a name defined later finds its references
             fs = files[path]
@@ -80,13 +111,6 @@ class SymbolTable:
                     found = resolve(fs, target)
                     if found:
                         table.targets[(path, name)].update(found)
-        for key, tags in table.definitions.items():
-            if data_only(tags):
-                table.data_only.add(key)
-        for path in paths:
-            top = top_level_names(files[path].definitions)
-            if top:
-                table.top_level[path] = top
         for ident, definers in table.defines.items():
             if not table.external_refs(ident):
                 table.unreferenced.update((d, ident) for d in definers)
@@ -124,7 +148,7 @@ class SymbolTable:
             touched |= changed_names(old, new_files.get(path))
             if old is not None:
                 for name in {t.name for t in old.definitions}:
-                    rest = table.defines.get(name, set()) - {path}
+                    rest = {d for d in table.defines.get(name, ()) if d != path}
                     if rest:
                         table.defines[name] = rest
                     else:
@@ -145,7 +169,7 @@ class SymbolTable:
             for tag in new.definitions:
                 added[tag.name].append(tag)
             for name, tags in added.items():
-                table.defines[name] = table.defines.get(name, set()) | {path}
+                table.defines[name] = {*table.defines.get(name, ()), path}
                 table.definitions[(path, name)] = tags
                 if data_only(tags):
                     table.data_only.add((path, name))
@@ -238,6 +262,47 @@ def changed_names(old: FileSymbols | None, new: FileSymbols | None) -> set[str]:
 def data_only(tags: Iterable[Tag]) -> bool:
     """Whether every one of a name's definitions in a file is data (variable, constant, field)."""
     return all(str(t.symbol_kind) in DATA_KINDS for t in tags)
+
+
+def definition_facts(definitions: Iterable[Tag]) -> Iterable[tuple[str, str, str]]:
+    """(name, symbol kind, scope) of each of a file's definitions, in order; a file whose
+    definitions are still their cached row (:class:`repomapper.rowtext.RowTags`) stays so."""
+    facts = getattr(definitions, "facts", None)
+    if callable(facts):
+        return facts()
+    return [(t.name, str(t.symbol_kind), t.scope) for t in definitions]
+
+
+class DefinitionsByName(Mapping[tuple[str, str], list[Tag]]):
+    """(file, name) -> that file's definitions of the name, in file order, grouped per file on
+    first use (a file's definitions are parsed when first read)."""
+
+    def __init__(self, files: Mapping[str, FileSymbols], defines: Mapping[str, Collection[str]]):
+        self._files, self._defines = files, defines
+        self._grouped: dict[str, dict[str, list[Tag]]] = {}
+
+    def __getitem__(self, key: tuple[str, str]) -> list[Tag]:
+        if key not in self:
+            raise KeyError(key)
+        path, name = key
+        groups = self._grouped.get(path)
+        if groups is None:
+            groups = self._grouped[path] = defaultdict(list)
+            for tag in self._files[path].definitions:
+                groups[tag.name].append(tag)
+        return groups[name]
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, tuple) or len(key) != 2:
+            return False
+        path, name = key
+        return name in self._defines and path in self._defines[name]
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(sorted((p, n) for n in self._defines for p in self._defines[n]))
+
+    def __len__(self) -> int:
+        return sum(len(self._defines[n]) for n in self._defines)
 
 
 def top_level_names(definitions: Iterable[Tag]) -> tuple[str, ...]:

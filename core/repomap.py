@@ -126,7 +126,7 @@ class RepoMap:
         #: cache keys (content digests) of files whose stat has not changed, kept between calls
         self._settled_keys: dict[FileEntry, CacheKey] = {}
         #: rendered files' lines by content digest, kept between calls
-        self._source_lines: dict[str, tuple[str, list[str]]] = {}
+        self._source_lines: dict[str, tuple[str, Sequence[str]]] = {}
         #: token counts of rendered texts by digest (see _count_memo), and those not stored yet
         self._counts: dict[bytes, int] = {}
         self._unsaved_counts: dict[bytes, int] = {}

@@ -85,6 +85,24 @@ class RowTags(_Lazy):
             out.append(Tag.from_row(self._path, row))
         return tuple(out)
 
+    def facts(self) -> list[tuple[str, str, str]]:
+        """(name, symbol kind, scope) of each definition, for building the symbol table; a row
+        not read yet stays unread (its Tags are made and dropped: they are made again, and
+        kept, for a file a map shows)."""
+        if self._made is not None:
+            return _facts_of(self._made)
+        try:
+            tags = self._make()
+        except (TypeError, ValueError, KeyError, IndexError):
+            return _facts_of(self._all())  # unreadable: logged once, kept as empty
+        if not tags:  # nothing to make later (an unreadable text was logged once, here)
+            self._made, self._text = (), None  # type: ignore[assignment]
+        return _facts_of(tags)
+
+
+def _facts_of(tags: tuple) -> list[tuple[str, str, str]]:
+    return [(t.name, str(t.symbol_kind), t.scope) for t in tags]
+
 
 class RowImports(_Lazy):
     """A file's imports."""

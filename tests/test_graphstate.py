@@ -59,7 +59,10 @@ def inputs(chat=frozenset(), mentioned=frozenset()):
 
 
 def same(a, b):
-    assert dict(a.table.defines) == dict(b.table.defines)
+    # a name's definers are a collection (a set, or a tuple for one definer)
+    assert {n: set(d) for n, d in a.table.defines.items()} == {
+        n: set(d) for n, d in b.table.defines.items()
+    }
     assert a.table.references == b.table.references
     assert dict(a.table.definitions) == dict(b.table.definitions)
     assert {k: v for k, v in a.table.targets.items() if v} == {

@@ -1,7 +1,7 @@
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repomapper.model import DEF, Tag
@@ -135,3 +135,24 @@ def test_a_preloaded_counter_counts_as_one_loaded_on_first_use():
     eager.preload()  # a second call starts nothing
     text = "def answer(x):\n    return 42\n"
     assert eager.count(text) == lazy.count(text) > 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["a", "b", " ", "\n", "\r", "\r\n", "\x0c", "\u2028", "é", "xy"]),
+        max_size=40,
+    ).map("".join)
+)
+def test_text_lines_are_the_texts_splitlines(text):
+    from repomapper.render import TextLines, text_lines
+
+    expected = text.splitlines()
+    got = text_lines(text)
+    assert list(got) == expected and len(got) == len(expected)
+    assert [got[i] for i in range(-len(expected), len(expected))] == expected + expected
+    assert got[1:3] == expected[1:3]
+    if "\r" not in text and "\x0c" not in text and "\u2028" not in text:
+        assert isinstance(got, TextLines)
+    with pytest.raises(IndexError):
+        got[len(expected)]

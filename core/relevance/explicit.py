@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..graph import is_well_named
@@ -130,7 +130,7 @@ def enclosing(defs: Sequence[Tag], line: int) -> Tag | None:
 def find_explicit(
     query: TaskQuery,
     paths: PathIndex,
-    defines: Mapping[str, set[str]],
+    defines: Mapping[str, Collection[str]],
     file_defs: Mapping[str, Sequence[Tag]],
 ) -> Findings:
     ev = Findings()
@@ -175,7 +175,7 @@ def _paths(
 
 
 def _modules(
-    query: TaskQuery, paths: PathIndex, defines: Mapping[str, set[str]], ev: Findings
+    query: TaskQuery, paths: PathIndex, defines: Mapping[str, Collection[str]], ev: Findings
 ) -> None:
     for dotted in query.dotted:
         parts = dotted.split(".")
@@ -193,7 +193,7 @@ def _modules(
         # Class.method / obj.attr: the last part defined where the one before it is defined too
         if len(parts) >= 2:
             owner, name = parts[-2], parts[-1]
-            both = sorted(defines.get(owner, set()) & defines.get(name, set()))
+            both = sorted(set(defines.get(owner, ())) & set(defines.get(name, ())))
             if both:
                 w = QUALIFIED_WEIGHT / len(both)
                 for f in both:
@@ -203,7 +203,7 @@ def _modules(
 
 
 def _identifiers(
-    query: TaskQuery, paths: PathIndex, defines: Mapping[str, set[str]], ev: Findings
+    query: TaskQuery, paths: PathIndex, defines: Mapping[str, Collection[str]], ev: Findings
 ) -> None:
     for word in sorted(query.words):
         definers = defines.get(word)

@@ -3,14 +3,14 @@ base layers of a loaded state; see :mod:`repomapper.snapshot` and :mod:`repomapp
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..definitions import FileRows
-from ..graph import SymbolTable
+from ..graph import DefinitionsByName, SymbolTable
 from ..layered import Layered, LayeredSet
-from ..model import FileSymbols, Tag
+from ..model import FileSymbols
 from ..rank import IdentBlock, _Assembly, ident_block
 from .stored import Stored
 
@@ -227,38 +227,6 @@ class _BaseImports(Mapping[str, Counter[str]]):
 
     def __len__(self) -> int:
         return len(self._at)
-
-
-class DefinitionsByName(Mapping[tuple[str, str], list[Tag]]):
-    """(file, name) -> that file's definitions of the name, in file order, grouped per file on
-    first use (a file's definitions are parsed when first read)."""
-
-    def __init__(self, files: Mapping[str, FileSymbols], defines: Mapping[str, frozenset[str]]):
-        self._files, self._defines = files, defines
-        self._grouped: dict[str, dict[str, list[Tag]]] = {}
-
-    def __getitem__(self, key: tuple[str, str]) -> list[Tag]:
-        if key not in self:
-            raise KeyError(key)
-        path, name = key
-        groups = self._grouped.get(path)
-        if groups is None:
-            groups = self._grouped[path] = defaultdict(list)
-            for tag in self._files[path].definitions:
-                groups[tag.name].append(tag)
-        return groups[name]
-
-    def __contains__(self, key: object) -> bool:
-        if not isinstance(key, tuple) or len(key) != 2:
-            return False
-        path, name = key
-        return name in self._defines and path in self._defines[name]
-
-    def __iter__(self) -> Iterator[tuple[str, str]]:
-        return iter(sorted((p, n) for n in self._defines for p in self._defines[n]))
-
-    def __len__(self) -> int:
-        return sum(len(self._defines[n]) for n in self._defines)
 
 
 class _BaseFileRows(Mapping[str, FileRows]):
