@@ -14,10 +14,12 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from .model import Diagnostic
+
+if TYPE_CHECKING:
+    import pathspec
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +92,8 @@ def compile_globs(patterns: Sequence[str], what: str) -> pathspec.GitIgnoreSpec 
             )
         if any(ord(c) < 32 for c in p):
             raise GlobError(f"{what} pattern {p!r} contains control characters")
+    import pathspec  # (only for globs: a map of a git work tree without any never imports it)
+
     try:
         return pathspec.GitIgnoreSpec.from_lines(cleaned)
     except Exception as exc:  # pathspec raises its own error types and re.error
@@ -274,6 +278,8 @@ def _walk_files(root: Path, diags: list[Diagnostic] | None = None) -> list[str]:
         if gi.is_file() and not gi.is_symlink():
             try:
                 lines = gi.read_text("utf-8", errors="replace").splitlines()
+                import pathspec
+
                 specs.append((prefix, pathspec.GitIgnoreSpec.from_lines(lines)))
             except (OSError, ValueError) as exc:
                 log.warning("%s: cannot use: %s", gi, exc)

@@ -19,8 +19,6 @@ from repomapper.hookspecs import hookimpl
 from repomapper.index import RepoIndex
 from repomapper.model import BackendInfo, Capability, Import, SourceFile, Tag
 
-from .extract import collect_tags
-from .imports import collect_imports
 from .languages import (
     available_specs,
     extras_report,
@@ -29,8 +27,9 @@ from .languages import (
     queries_digest,
     tree_sitter_version,
 )
-from .parsing import parse
-from .resolve import resolve as _resolve
+
+# the parsing, extraction and resolution modules are imported when a file is first asked for:
+# a repository with no file of these languages never loads them
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +104,8 @@ def backend_info() -> BackendInfo:
 def _collected(source: SourceFile, key: str, collect) -> list | None:
     """What ``collect`` finds in the file, parsed once for both hooks (the parse and each
     result live in the file's memo, :meth:`SourceFile.memo`)."""
+    from .parsing import parse
+
     parsed = parse(source)
     if parsed is None:
         return None
@@ -113,15 +114,21 @@ def _collected(source: SourceFile, key: str, collect) -> list | None:
 
 @hookimpl
 def extract_tags(source: SourceFile) -> list[Tag] | None:
+    from .extract import collect_tags
+
     return _collected(source, "tags", collect_tags)
 
 
 @hookimpl
 def extract_imports(source: SourceFile) -> list[Import] | None:
+    from .imports import collect_imports
+
     return _collected(source, "imports", collect_imports)
 
 
 @hookimpl
 def resolve_import(imp: Import, index: RepoIndex) -> list[str] | None:
-    found = _resolve(imp, index)
+    from .resolve import resolve
+
+    found = resolve(imp, index)
     return None if found is None else list(found)
