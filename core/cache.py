@@ -24,9 +24,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 import platformdirs
 
@@ -53,8 +52,9 @@ def cache_file_for(root: Path, cache_dir: Path | None = None) -> Path:
     return (cache_dir or default_cache_dir()) / f"tags-{digest}.sqlite3"
 
 
-@dataclass(frozen=True, slots=True)
-class CacheKey:
+class CacheKey(NamedTuple):
+    """What a file's cache row is looked up by (a named tuple: one is made per file per map)."""
+
     path: str
     mtime_ns: int
     size: int

@@ -14,7 +14,7 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .model import Diagnostic
 
@@ -64,8 +64,11 @@ class GlobError(ValueError):
     """An --include/--exclude pattern is not a valid glob."""
 
 
-@dataclass(frozen=True, slots=True)
-class FileEntry:
+class FileEntry(NamedTuple):
+    """A file to map: its path and the stat that stands for its content until it is read. A
+    named tuple: every entry is a dict key several times over per map (its hash in C: a
+    dataclass's cost 0.1 s on the Linux kernel's 78,000 files per run)."""
+
     path: str  # relative, forward slashes
     size: int
     mtime_ns: int

@@ -83,3 +83,23 @@ def test_the_memo_replays_only_an_unchanged_map(pyrepo, tmp_path):
     remember(rm.cache, digest, result)
     assert replay(rm.cache, digest) == result
     assert replay(rm.cache, "0" * 64) is None
+
+
+def test_a_memo_keeps_ranked_files_as_lines_and_replays_them_as_they_were(pyrepo, tmp_path):
+    import json
+
+    rm = RepoMap(pyrepo, 300, cache_dir=tmp_path / "c")
+    result = rm.map(task="format_price shows the wrong CURRENCY_SYMBOL")
+    assert len(result.ranked_files) > 1 and any(f.why for f in result.ranked_files)
+    remember(rm.cache, "d" * 64, result)
+    stored = json.loads(rm.cache.get_shared_map("d" * 64))
+    assert isinstance(stored["ranked_files"], str)  # one line of JSON per file
+    again = replay(rm.cache, "d" * 64)
+    assert again == result and again.to_dict() == result.to_dict()
+    assert again.ranked_files[1] == result.ranked_files[1]
+    assert again.ranked_files[:2] == tuple(result.ranked_files[:2])
+    assert len(again.ranked_files) == len(result.ranked_files)
+    # a memo stored before (the ranked files as a list) replays the same
+    stored["ranked_files"] = [f.to_dict() for f in result.ranked_files]
+    rm.cache.put_shared_map("e" * 64, json.dumps(stored))
+    assert replay(rm.cache, "e" * 64) == result
