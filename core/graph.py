@@ -40,8 +40,8 @@ FEW_DEFINERS = 4
 class SymbolTable:
     """Who defines and who references each identifier."""
 
-    #: identifier -> the files defining it (a set, or a tuple for a single definer: read it
-    #: as a collection)
+    #: identifier -> the files defining it (a tuple while they are at most FEW_DEFINERS, else a
+    #: set: read it as a collection)
     defines: dict[str, Collection[str]] = field(default_factory=lambda: defaultdict(set))
     #: identifier -> {referencing file: count}, for every name referenced (only names defined
     #: somewhere make edges; the others are kept so that a new definition finds its references)
