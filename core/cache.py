@@ -167,7 +167,7 @@ CONTENT_SCHEMA = "1"
 StatRows = dict[str, tuple[int, int, str, int]]
 
 
-def content_digest(path: Path) -> str:
+def content_digest(path: str | Path) -> str:
     """The file's content digest (BLAKE2b, 128 bits, hex); "" when it cannot be read."""
     try:
         with open(path, "rb") as f:

@@ -183,3 +183,18 @@ def test_a_cached_file_that_became_unreadable_is_not_served_and_unreadable_is_no
     monkeypatch.undo()  # readable again, same mtime and size: extracted again, not "unreadable"
     again = RepoMap(root, 500, cache_dir=cache).map(force_refresh=True)
     assert "alpha_function" in again.map
+
+
+def test_many_files_are_hashed_on_threads_to_the_same_digests(tmp_path):
+    from repomapper.cache import content_digest
+    from repomapper.discover import FileEntry
+    from repomapper.extract import THREADED_HASHING, _digests
+
+    entries = []
+    for i in range(THREADED_HASHING + 40):
+        (tmp_path / f"f{i}.py").write_text(f"x = {i}\n" * (i % 7 + 1))
+        entries.append(FileEntry(f"f{i}.py", 0, 0))
+    entries.append(FileEntry("gone.py", 0, 0))  # deleted since it was listed: no digest
+    got = _digests(tmp_path, entries)
+    assert got == {e: content_digest(tmp_path / e.path) for e in entries}
+    assert got[entries[-1]] == "" and len(set(got.values())) == len(entries)
