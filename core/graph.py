@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .layered import Layered, copied_mapping, copied_set
-from .model import FileSymbols, Tag
+from .model import FileSymbols, Tag, tag_facts
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -268,9 +268,7 @@ def definition_facts(definitions: Iterable[Tag]) -> Iterable[tuple[str, str, str
     """(name, symbol kind, scope) of each of a file's definitions, in order; a file whose
     definitions are still their cached row (:class:`repomapper.rowtext.RowTags`) stays so."""
     facts = getattr(definitions, "facts", None)
-    if callable(facts):
-        return facts()
-    return [(t.name, str(t.symbol_kind), t.scope) for t in definitions]
+    return facts() if callable(facts) else tag_facts(definitions)
 
 
 class DefinitionsByName(Mapping[tuple[str, str], list[Tag]]):

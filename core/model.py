@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -370,6 +370,12 @@ class FileSymbols:
             ex.language,
             ex.diagnostics,
         )
+
+
+def tag_facts(definitions: Iterable[Tag]) -> list[tuple[str, str, str]]:
+    """(name, symbol kind, scope) of each definition, in order: what the symbol table reads of
+    a file's definitions."""
+    return [(t.name, str(t.symbol_kind), t.scope) for t in definitions]
 
 
 def tag_sort_key(t: Tag) -> tuple:

@@ -240,14 +240,20 @@ class PluginSet:
             self._infos = infos
         return self._infos
 
-    def candidates(self, rel_path: str) -> tuple[str, ...]:
-        """Backends that claim ``rel_path``, in the order they are asked."""
+    def _route(self, rel_path: str) -> tuple[str, str]:
+        """What routing a file depends on: its suffix, and its name when a backend claims that
+        name (every file with the same route has the same candidates)."""
         name, suffix = split_name(rel_path)
         if self._filenames is None:
             self._filenames = frozenset(f for i in self.infos.values() for f in i.filenames)
-        key = (suffix, name if name in self._filenames else "")
+        return suffix, name if name in self._filenames else ""
+
+    def candidates(self, rel_path: str) -> tuple[str, ...]:
+        """Backends that claim ``rel_path``, in the order they are asked."""
+        key = self._route(rel_path)
         found = self._route_cache.get(key)
         if found is None:
+            name, suffix = split_name(rel_path)
             claims = [
                 (n, _names_type(i, name, suffix))
                 for n, i in self.infos.items()
@@ -261,18 +267,17 @@ class PluginSet:
         return found
 
     def fingerprint(self, rel_path: str) -> str:
-        """Identifies the backends that would answer for ``rel_path`` (the tag cache key)."""
-        name, suffix = split_name(rel_path)  # routed as candidates() routes (asked per file)
-        if self._filenames is not None:
-            fp = self._route_fingerprints.get((suffix, name if name in self._filenames else ""))
-            if fp is not None:
-                return fp
-        names = self.candidates(rel_path)
-        fp = self._fingerprints.get(names)
+        """Identifies the backends that would answer for ``rel_path`` (the tag cache key);
+        remembered per route (asked for every file of every map)."""
+        key = self._route(rel_path)
+        fp = self._route_fingerprints.get(key)
         if fp is None:
-            fp = self._fingerprints[names] = ";".join(f"{n}@{self.infos[n].version}" for n in names)
-        assert self._filenames is not None  # (candidates() made it)
-        self._route_fingerprints[(suffix, name if name in self._filenames else "")] = fp
+            names = self.candidates(rel_path)
+            fp = self._fingerprints.get(names)
+            if fp is None:
+                fp = ";".join(f"{n}@{self.infos[n].version}" for n in names)
+                self._fingerprints[names] = fp
+            self._route_fingerprints[key] = fp
         return fp
 
     # -- calling ---------------------------------------------------------------------------

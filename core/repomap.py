@@ -909,15 +909,13 @@ class RepoMap:
         counter, fresh = self.counter, {}
         if not self._counts_remembered():
             return counter.count, fresh
-        known, cache, name = self._counts, self.cache, counter.name
+        known = self._counts
 
         def count(text: str) -> int:
             key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-            n = known.get(key)
+            n = self._remembered_count(key)
             if n is None:
-                n = cache.count_of(name, key)
-                if n is None:
-                    n = fresh[key] = counter.count(text)
+                n = fresh[key] = counter.count(text)
                 if counter.exact:  # (the encoding may have failed to load: an estimate)
                     known[key] = n
             return n

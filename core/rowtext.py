@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .madeonread import MadeOnRead
-from .model import Import, Tag
+from .model import Import, Tag, tag_facts
 from .namecounts import NameCounts
 
 log = logging.getLogger(__name__)
@@ -90,18 +90,14 @@ class RowTags(_Lazy):
         not read yet stays unread (its Tags are made and dropped: they are made again, and
         kept, for a file a map shows)."""
         if self._made is not None:
-            return _facts_of(self._made)
+            return tag_facts(self._made)
         try:
             tags = self._make()
         except (TypeError, ValueError, KeyError, IndexError):
-            return _facts_of(self._all())  # unreadable: logged once, kept as empty
+            return tag_facts(self._all())  # unreadable: logged once, kept as empty
         if not tags:  # nothing to make later (an unreadable text was logged once, here)
             self._made, self._text = (), None  # type: ignore[assignment]
-        return _facts_of(tags)
-
-
-def _facts_of(tags: tuple) -> list[tuple[str, str, str]]:
-    return [(t.name, str(t.symbol_kind), t.scope) for t in tags]
+        return tag_facts(tags)
 
 
 class RowImports(_Lazy):

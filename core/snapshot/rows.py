@@ -4,7 +4,7 @@ base layers of a loaded state; see :mod:`repomapper.snapshot` and :mod:`repomapp
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..definitions import FileRows
@@ -200,68 +200,65 @@ class _BaseTopLevel(Mapping[str, tuple[str, ...]]):
         return int((self._s.a["tl_n"] > 0).sum())
 
 
-class _BaseImports(Mapping[str, Counter[str]]):
+class _RowsByKey(Mapping[str, Any]):
+    """Keys in a stored order, each key's value made from its position when first read."""
+
+    def __init__(self, keys: Iterable[str]):
+        self._at = {k: i for i, k in enumerate(keys)}
+        self._made: dict[str, Any] = {}
+
+    def _row(self, i: int) -> Any:
+        raise NotImplementedError
+
+    def __getitem__(self, key: str) -> Any:
+        found = self._made.get(key)
+        if found is None:
+            found = self._made[key] = self._row(self._at[key])
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._at
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+
+class _BaseImports(_RowsByKey):
     """importer -> {imported file: count}, each made when first read."""
 
     def __init__(self, files, importers, starts, targets, counts):
+        super().__init__(importers)
         self._files, self._starts = files, starts
         self._targets, self._counts = targets, counts
-        self._at = {p: i for i, p in enumerate(importers)}
-        self._made: dict[str, Counter[str]] = {}
 
-    def __getitem__(self, importer: str) -> Counter[str]:
-        found = self._made.get(importer)
-        if found is None:
-            j = self._at[importer]
-            lo, hi = int(self._starts[j]), int(self._starts[j + 1])
-            names = [self._files[t] for t in self._targets[lo:hi].tolist()]
-            found = Counter(dict(zip(names, self._counts[lo:hi].tolist(), strict=True)))
-            self._made[importer] = found
-        return found
-
-    def __contains__(self, importer: object) -> bool:
-        return importer in self._at
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._at)
-
-    def __len__(self) -> int:
-        return len(self._at)
+    def _row(self, j: int) -> Counter[str]:
+        lo, hi = int(self._starts[j]), int(self._starts[j + 1])
+        names = [self._files[t] for t in self._targets[lo:hi].tolist()]
+        return Counter(dict(zip(names, self._counts[lo:hi].tolist(), strict=True)))
 
 
-class _BaseFileRows(Mapping[str, FileRows]):
+class _BaseFileRows(_RowsByKey):
     """Per file, its row of the stored definition index, made on first read."""
 
     def __init__(self, files, offsets, top_offsets, idents, kind, unref, top_ids):
-        self._at = {f: i for i, f in enumerate(files)}
+        super().__init__(files)
         self._offsets, self._top_offsets = offsets, top_offsets
         self._idents, self._kind, self._unref, self._top_ids = idents, kind, unref, top_ids
-        self._made: dict[str, FileRows] = {}
 
-    def __getitem__(self, path: str) -> FileRows:
-        found = self._made.get(path)
-        if found is None:
-            i = self._at[path]
-            lo, hi = int(self._offsets[i]), int(self._offsets[i + 1])
-            tlo, thi = int(self._top_offsets[i]), int(self._top_offsets[i + 1])
-            names = tuple(self._idents[lo:hi].tolist())
-            found = self._made[path] = FileRows(
-                names,
-                tuple(self._kind[lo:hi].tolist()),
-                tuple(t - lo for t in self._top_ids[tlo:thi].tolist()),
-                tuple(self._unref[lo:hi].tolist()),
-                {name: j for j, name in enumerate(names)},
-            )
-        return found
-
-    def __contains__(self, path: object) -> bool:
-        return path in self._at
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._at)
-
-    def __len__(self) -> int:
-        return len(self._at)
+    def _row(self, i: int) -> FileRows:
+        lo, hi = int(self._offsets[i]), int(self._offsets[i + 1])
+        tlo, thi = int(self._top_offsets[i]), int(self._top_offsets[i + 1])
+        names = tuple(self._idents[lo:hi].tolist())
+        return FileRows(
+            names,
+            tuple(self._kind[lo:hi].tolist()),
+            tuple(t - lo for t in self._top_ids[tlo:thi].tolist()),
+            tuple(self._unref[lo:hi].tolist()),
+            {name: j for j, name in enumerate(names)},
+        )
 
 
 class _BaseBlocks(Mapping[str, IdentBlock]):
