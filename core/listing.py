@@ -16,11 +16,15 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from .discover import DEFAULT_SKIP_DIRS, Discovery, FileEntry, stat_entry
+from .discover import DEFAULT_SKIP_DIRS, Discovery, FileEntry, compile_globs, stat_entry
+from .model import Diagnostic
 
+#: a folder whose mtime is this close to when it was read is listed again on the next call (a
+#: file system's timestamps move in ticks of a few milliseconds)
+RACY_FOLDER_NS = 50_000_000
 #: a change as the watcher reports it: (kind, absolute path); kind "modified" or anything else
 Change = tuple[str, str]
 
@@ -54,6 +58,34 @@ def git_listing_inputs(root: Path) -> tuple[Path, ...] | None:
     return None
 
 
+def _folder_stamps(
+    root: Path, paths: Iterable[str], known: dict[str, int | None] | None = None
+) -> dict[str, int | None]:
+    """The mtime of the root and of every folder holding one of ``paths`` (with its parents);
+    a folder already in ``known`` keeps the stamp it had there."""
+    out = dict(known or {})
+    base = str(root)
+    if base not in out:
+        out[base] = _folder_mtime(base)
+    seen: set[str] = set()
+    for path in paths:
+        folder = path.rpartition("/")[0]
+        while folder and folder not in seen:
+            seen.add(folder)
+            full = os.path.join(base, folder)
+            if full not in out:
+                out[full] = _folder_mtime(full)
+            folder = folder.rpartition("/")[0]
+    return out
+
+
+def _folder_mtime(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
 class WatchedListing:
     """The last discovery, reused while the watcher saw nothing that changes the file list."""
 
@@ -66,6 +98,9 @@ class WatchedListing:
         self._taken_at = 0.0
         self._known: frozenset[str] = frozenset()
         self._stamps: dict[Path, tuple[int, int] | None] = {}
+        #: the folders holding listed files (and their parents), with their mtimes: a file
+        #: created, deleted or renamed in one changes its mtime at once, before any event
+        self._folders: dict[str, int | None] = {}
         #: how the last call got its listing: "discover" or "stat"
         self.last = ""
 
@@ -121,18 +156,38 @@ class WatchedListing:
             )
             if not reusable:
                 self._stale = False  # an event from here on makes the next call discover
-        if reusable and all(_stamp(p) == s for p, s in self._stamps.items()):
+        if (
+            reusable
+            and all(_stamp(p) == s for p, s in self._stamps.items())
+            and self._folders_unchanged()
+        ):
             again = self._restat(max_file_size)
             if again is not None:
                 self.last = "stat"
                 return again
         return self._discover(discover)
 
+    def _folders_unchanged(self) -> bool:
+        stat = os.stat
+        for folder, mtime in self._folders.items():
+            try:
+                if stat(folder).st_mtime_ns != mtime:
+                    return False
+            except OSError:
+                return False
+        return True
+
     def _discover(self, discover: Callable[[], Discovery]) -> Discovery:
         with self._lock:
             self._stale = False
         taken_at = time.monotonic()
-        found = discover()
+        folders = _folder_stamps(self.root, self._known)  # taken before listing: a change in
+        found = discover()  # between is seen by the next call
+        folders = _folder_stamps(self.root, (e.path for e in found.files), folders)
+        # a folder changed within the file system's timestamp tick of now may change again
+        # with the same mtime: its stamp is not trusted, so the next call lists again
+        recent = time.time_ns() - RACY_FOLDER_NS
+        folders = {f: m if m is not None and m < recent else -1 for f, m in folders.items()}
         inputs = git_listing_inputs(found.root) if found.source == "git" else ()
         stamps = {p: _stamp(p) for p in inputs} if inputs is not None else None
         with self._lock:
@@ -140,6 +195,7 @@ class WatchedListing:
             self._taken_at = taken_at
             self._known = frozenset(e.path for e in found.files)
             self._stamps = stamps or {}
+            self._folders = folders
             if stamps is None:  # git without a findable repository: never reused
                 self._stale = True
         self.last = "discover"
@@ -166,3 +222,26 @@ class WatchedListing:
                 return None
             keep(again)
         return Discovery(found.root, tuple(files), found.diagnostics, found.source, found.seen)
+
+
+def select(
+    found: Discovery, include: Sequence[str] = (), exclude: Sequence[str] = ()
+) -> tuple[list[FileEntry], list[Diagnostic], int]:
+    """The files of a listing that match ``include`` and not ``exclude`` (gitignore-style
+    globs), the listing's diagnostics about those files (and about folders), and how many
+    files were listed: what :func:`~repomapper.discover.discover` with the same globs gives."""
+    include_spec = compile_globs(include, "--include")
+    exclude_spec = compile_globs(exclude, "--exclude")
+    if include_spec is None and exclude_spec is None:
+        return list(found.files), list(found.diagnostics), found.seen
+
+    def wanted(rel: str) -> bool:
+        if include_spec is not None and not include_spec.match_file(rel):
+            return False
+        return exclude_spec is None or not exclude_spec.match_file(rel)
+
+    entries = [e for e in found.files if wanted(e.path)]
+    diags = [
+        d for d in found.diagnostics if d.path is None or d.path.endswith("/") or wanted(d.path)
+    ]
+    return entries, diags, found.seen

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from .cache import TagCache
     from .discover import FileEntry
     from .extract import Extractor
-    from .repomap import RepoMap
+    from .settings import MapSettings
+    from .state import RepositoryState
 
 log = logging.getLogger(__name__)
 
@@ -27,62 +28,36 @@ MAP_VERSION = "7"
 
 
 def map_digest(
-    rm: RepoMap,
+    settings: MapSettings,
+    state: RepositoryState,
     extractor: Extractor,
     entries: Sequence[FileEntry],
     diags: Sequence[Diagnostic],
     chat: frozenset[str],
-    mentioned_fnames: Iterable[str] | None,
-    mentioned_idents: Iterable[str] | None,
-    task: str | None,
 ) -> str:
-    """Everything a map of ``rm`` depends on: its settings, the request, the diagnostics so far,
-    and each file's path, content digest and backends. Nothing outside the repository is in
-    it (not its location, not mtimes), so a clone of the same tree replays the same map."""
+    """Everything a map depends on: the settings, the state's options that shape a map, the
+    diagnostics so far, and each file's path, content digest and backends. Nothing outside the
+    repository is in it (not its location, not mtimes), so a clone of the same tree replays the
+    same map."""
     h = hashlib.sha256()
+    selection = settings.selection
     inputs = {
         "version": MAP_VERSION,
-        "budget": rm.map_tokens,
-        "mul": rm.map_mul_no_files,
-        "prefix": rm.repo_content_prefix,
-        "counter": rm.counter.name,
-        "include": rm.include,
-        "exclude": rm.exclude,
-        "max_file_size": rm.max_file_size,
+        "budget": settings.budget,
+        "mul": settings.map_mul_no_files,
+        "prefix": settings.prefix,
+        "counter": state.counter.name,
+        "include": selection.include,
+        "exclude": selection.exclude,
+        "max_file_size": state.max_file_size,
         "chat": sorted(chat),
-        "mentioned_fnames": sorted(set(mentioned_fnames or ())),
-        "mentioned_idents": sorted(set(mentioned_idents or ())),
-        "task": task or "",
+        "mentioned_fnames": sorted(set(settings.mentioned_files)),
+        "mentioned_idents": sorted(set(settings.mentioned_idents)),
+        "task": settings.task or "",
         "diagnostics": [d.to_dict() for d in diags],
     }
     h.update(json.dumps(inputs, sort_keys=True, default=str).encode())
-    hash_files(h, rm.root, extractor, entries)
-    return h.hexdigest()
-
-
-def state_digest(
-    rm: RepoMap,
-    extractor: Extractor,
-    entries: Sequence[FileEntry],
-    chat: frozenset[str],
-    mentioned_fnames: Iterable[str] | None,
-    mentioned_idents: Iterable[str] | None,
-) -> str:
-    """Everything the task-free ranking state of ``rm`` depends on: the files (contents and
-    backends, mapped or not), the chat files and the mentions; not the budget or the task."""
-    h = hashlib.sha256()
-    inputs = {
-        "version": MAP_VERSION,
-        "state": 1,
-        "chat": sorted(chat),
-        "mentioned_fnames": sorted(set(mentioned_fnames or ())),
-        "mentioned_idents": sorted(set(mentioned_idents or ())),
-        "include": rm.include,
-        "exclude": rm.exclude,
-        "max_file_size": rm.max_file_size,
-    }
-    h.update(json.dumps(inputs, sort_keys=True, default=str).encode())
-    hash_files(h, rm.root, extractor, entries)
+    hash_files(h, state.root, extractor, entries)
     return h.hexdigest()
 
 

@@ -304,15 +304,15 @@ def test_verbose_prints_a_warning_once(run, pyrepo, tmp_path):
 def test_a_warning_only_logged_still_shows_with_v(run, pyrepo, monkeypatch):
     import logging
 
-    from repomapper import repomap
+    from repomapper.stages import mapping
 
-    real = repomap.RepoMap.render
+    real = mapping.render
 
-    def render(self, ranked, budget=None):
+    def render(settings, state, ranked, budget=None):
         logging.getLogger("repomapper.test").warning("only in the log")
-        return real(self, ranked, budget)
+        return real(settings, state, ranked, budget)
 
-    monkeypatch.setattr(repomap.RepoMap, "render", render)
+    monkeypatch.setattr(mapping, "render", render)
     r = run("-v", "map", pyrepo, "--no-cache")
     assert _stderr_lines(r).count("repomapper: only in the log") == 1
     assert "only in the log" not in run("map", pyrepo, "--no-cache").stderr

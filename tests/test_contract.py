@@ -272,12 +272,12 @@ def test_backend_missing_for_a_language_is_an_error_with_install(make_tree):
 
 
 def test_internal_failure_is_an_error_not_an_empty_success(pyrepo, monkeypatch):
-    from repomapper.repomap import RepoMap
+    from repomapper import stages
 
-    def boom(self, *a, **k):
+    def boom(*a, **k):
         raise RuntimeError("kaput")
 
-    monkeypatch.setattr(RepoMap, "map", boom)
+    monkeypatch.setattr(stages, "map_repository", boom)
     d = answer({"clone_path": str(pyrepo)})
     assert (
         d["outcome"] == "error"

@@ -77,9 +77,11 @@ def test_the_memo_replays_only_an_unchanged_map(pyrepo, tmp_path):
     from repomapper.extract import Extractor
 
     ex = Extractor(rm.plugins, rm.cache)
-    digest = map_digest(rm, ex, entries, (), frozenset(), None, None, None)
-    assert digest == map_digest(rm, ex, entries, (), frozenset(), None, None, None)
-    assert digest != map_digest(rm, ex, entries, (), frozenset(), None, None, "a task")
+    settings = rm.settings()
+    digest = map_digest(settings, rm.state, ex, entries, (), frozenset())
+    assert digest == map_digest(rm.settings(), rm.state, ex, entries, (), frozenset())
+    tasked = rm.settings(task="a task")
+    assert digest != map_digest(tasked, rm.state, ex, entries, (), frozenset())
     remember(rm.cache, digest, result)
     assert replay(rm.cache, digest) == result
     assert replay(rm.cache, "0" * 64) is None

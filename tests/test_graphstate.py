@@ -128,7 +128,7 @@ def test_a_long_lived_repomap_updates_its_state_and_answers_as_a_fresh_one(pyrep
     target.write_text(target.read_text() + "\n\ndef freshly_added_helper(x):\n    return x\n")
     for task in (None, "freshly_added_helper"):
         after = rm.map(task=task)
-        assert rm._graph.how == "updated (1 changed)"  # the second call reuses the update
+        assert rm.graph_state.how == "updated (1 changed)"  # the second call reuses the update
         fresh = RepoMap(pyrepo, 400, use_cache=False).map(task=task)
         assert (after.map, after.ranked_files, after.ranked_symbols) == (
             fresh.map,
@@ -140,12 +140,12 @@ def test_a_long_lived_repomap_updates_its_state_and_answers_as_a_fresh_one(pyrep
 
 def test_a_changed_configuration_file_rebuilds_the_state(tmp_path):
     """Backends read files that are not mapped to resolve imports (tsconfig.json paths, go.mod):
-    a long-lived RepoMap and the MCP live index must see their changes too."""
+    a long-lived RepoMap and the MCP tools' tables must see their changes too."""
     import json
     import os
 
     from repomapper import RepoMap
-    from repomapper.serve.index import LiveIndex
+    from repomapper.stages import current_tables
 
     root = tmp_path / "web"
     (root / "src" / "one").mkdir(parents=True)
@@ -162,28 +162,27 @@ def test_a_changed_configuration_file_rebuilds_the_state(tmp_path):
 
     point_at("one", 1)
     rm = RepoMap(root, 300, use_cache=False)
-    live = LiveIndex(RepoMap(root, use_cache=False))
-    live.refresh()
+    live = RepoMap(root, use_cache=False).state
     assert rm.rank().imports["src/app.ts"] == {"src/one/fmt.ts": 1}
-    assert live.import_edges()[0]["src/app.ts"] == {"src/one/fmt.ts": 1}
+    assert current_tables(live).imports["src/app.ts"] == {"src/one/fmt.ts": 1}
     point_at("two", 2)
     ranked = rm.rank()
-    assert ranked.imports["src/app.ts"] == {"src/two/fmt.ts": 1} and rm._graph.how == "built"
-    live.refresh()
-    assert live.import_edges()[0]["src/app.ts"] == {"src/two/fmt.ts": 1}
+    assert ranked.imports["src/app.ts"] == {"src/two/fmt.ts": 1} and rm.graph_state.how == "built"
+    assert current_tables(live).imports["src/app.ts"] == {"src/two/fmt.ts": 1}
 
 
 def test_resolved_imports_are_remembered_between_processes(pyrepo, tmp_path, monkeypatch):
     from repomapper import RepoMap
+    from repomapper.state import RepositoryState
 
     calls: list[str] = []
-    real = RepoMap.file_imports
+    real = RepositoryState.file_imports
 
     def counting(self, path, fs, index):
         calls.append(path)
         return real(self, path, fs, index)
 
-    monkeypatch.setattr(RepoMap, "file_imports", counting)
+    monkeypatch.setattr(RepositoryState, "file_imports", counting)
     cache = tmp_path / "c"
     first = RepoMap(pyrepo, 300, cache_dir=cache).rank()
     assert calls and first.imports

@@ -24,8 +24,17 @@ def tree(tmp_path):
     )
 
 
+def settle_folders(root: Path) -> None:
+    """Move every folder's mtime back by a second: a folder changed within the last few
+    milliseconds is listed again on every call (its mtime may not move on its next change)."""
+    for folder in [root, *(p for p in root.rglob("*") if p.is_dir())]:
+        st = folder.stat()
+        os.utime(folder, ns=(st.st_atime_ns, st.st_mtime_ns - 1_000_000_000))
+
+
 def watched(root: Path) -> tuple[WatchedListing, list[int]]:
     """A listing whose watch is in place before its first collect."""
+    settle_folders(root)
     listing = WatchedListing(root.resolve())
     listing.arm()
     return listing, []
@@ -117,6 +126,7 @@ def test_a_file_grown_over_the_limit_lists_again(tree):
 
 
 def test_without_a_watcher_or_before_it_is_ready_every_call_lists(tree):
+    settle_folders(tree)
     listing = WatchedListing(tree.resolve())  # the watch is not in place yet
     calls: list[int] = []
     collect(listing, tree, calls)
@@ -148,7 +158,7 @@ def test_git_index_changes_list_again(tree):
 
 def test_a_repomap_uses_the_listing_it_is_given(tree, tmp_path):
     rm = RepoMap(tree, cache_dir=tmp_path / "cache")
-    rm.listing, _ = watched(tree)
+    rm.state.listing, _ = watched(tree)
     rm.map()
     later(tree / "pkg/b.py", "def beta():\n    pass\n\n\ndef gamma_added():\n    pass\n")
     assert "gamma_added" in rm.map(mentioned_idents=["gamma_added"]).map
@@ -169,19 +179,15 @@ def test_the_service_map_sees_edits_additions_and_removals(tree, tmp_path):
             return result.data
 
         mapped()
-        assert service._watchers[tree.resolve()].ready.wait(10)  # the watch is in place
+        (rm,) = service._states.values()
+        assert rm.watcher is not None and rm.watcher.ready.wait(10)  # the watch is in place
         mapped()  # a listing taken after that: reused from now on
-        (rm,) = service._repomaps.values()
         later(tree / "a.py", "def alpha():\n    pass\n\n\ndef edited_in_place():\n    pass\n")
         assert "edited_in_place" in mapped(mentioned_idents=["edited_in_place"])["map"]
         assert rm.listing.last == "stat"
         (tree / "pkg" / "new_module.py").write_text("def brand_new_function():\n    pass\n")
-        deadline = time.monotonic() + 10
-        while True:  # the event arrives within the watcher's debounce
-            data = mapped(mentioned_idents=["brand_new_function"])
-            if "brand_new_function" in data["map"] or time.monotonic() > deadline:
-                break
-            time.sleep(0.1)
+        # at once, before the watcher's event: the folder's mtime says the listing changed
+        data = mapped(mentioned_idents=["brand_new_function"])
         assert "brand_new_function" in data["map"]
         (tree / "pkg" / "new_module.py").unlink()
         data = mapped(mentioned_idents=["brand_new_function"])
@@ -215,17 +221,37 @@ def test_a_watching_repomap_reuses_its_listing_and_sees_added_files(tree, tmp_pa
     rm = RepoMap(tree, cache_dir=tmp_path / "cache")
     try:
         assert rm.watch() and rm.watch()  # a second call keeps the same watcher
-        assert rm._watcher.ready.wait(10)
+        assert rm.state.watcher is not None and rm.state.watcher.ready.wait(10)
         rm.map()
         later(tree / "a.py", "def alpha():\n    pass\n\n\ndef watched_edit():\n    pass\n")
         assert "watched_edit" in rm.map(mentioned_idents=["watched_edit"]).map
         assert rm.listing.last == "stat"
         (tree / "pkg" / "fresh.py").write_text("def fresh_function():\n    pass\n")
-        deadline = time.monotonic() + 10
-        while "fresh_function" not in rm.map(mentioned_idents=["fresh_function"]).map:
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
-        thread = rm._watcher._thread
+        assert "fresh_function" in rm.map(mentioned_idents=["fresh_function"]).map  # at once
+        (tree / "pkg" / "fresh.py").rename(tree / "pkg" / "renamed.py")
+        assert rm.map().extra["files_mapped"] == 3 and "pkg/renamed.py" in rm.map().map
+        thread = rm.state.watcher._thread
     finally:
         rm.close()
-    assert rm.listing is None and not thread.is_alive()
+    assert rm.state.watcher is None and not thread.is_alive()
+
+
+def test_a_file_made_in_a_listed_folder_is_seen_before_any_event(tree):
+    listing, calls = watched(tree)
+    collect(listing, tree, calls)
+    assert collect(listing, tree, calls) and listing.last == "stat"
+    (tree / "pkg" / "c.py").write_text("def gamma():\n    pass\n")  # no event told
+    found = collect(listing, tree, calls)
+    assert listing.last == "discover" and "pkg/c.py" in paths(found)
+    settle_folders(tree)
+    collect(listing, tree, calls)
+    (tree / "pkg" / "c.py").rename(tree / "pkg" / "d.py")
+    assert paths(collect(listing, tree, calls)) == ["a.py", "pkg/b.py", "pkg/d.py"]
+
+
+def test_a_folder_changed_just_now_is_not_trusted(tree):
+    listing, calls = watched(tree)
+    (tree / "pkg" / "c.py").write_text("x = 1\n")  # the folder's mtime is now
+    collect(listing, tree, calls)
+    collect(listing, tree, calls)
+    assert listing.last == "discover"  # its stamp could hide a change in the same tick

@@ -288,16 +288,16 @@ def test_the_json_result_carries_why(shop):
 def test_lexical_index_lives_in_the_cache_and_is_updated_per_file(shop, tmp_path):
     rm = RepoMap(shop, cache_dir=tmp_path / "c")
     first = rm.rank(task="receipt discount")
-    assert rm._lexical[1].indexed == len(first.mapped)
+    assert rm.state._lexical[1].indexed == len(first.mapped)
     rm2 = RepoMap(shop, cache_dir=tmp_path / "c")  # a new process reads the stored postings
     again = rm2.rank(task="receipt discount")
-    assert rm2._lexical[1].indexed == 0
+    assert rm2.state._lexical[1].indexed == 0
     assert [f.path for f in again.files] == [f.path for f in first.files]
     (shop / "shop/catalog.py").write_text(
         "class Catalog:\n    def receipt_discount(self):\n        pass\n"
     )
     rm2.rank(task="receipt discount")
-    assert rm2._lexical[1].indexed == 1
+    assert rm2.state._lexical[1].indexed == 1
 
 
 # -- hostile task text -------------------------------------------------------------------------

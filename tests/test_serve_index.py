@@ -1,4 +1,5 @@
-"""The live index and the path rules of the tool server (no MCP SDK needed)."""
+"""The tools' tables (read from the repository state) and the path rules of the tool server
+(no MCP SDK needed)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from repomapper.repomap import RepoMap
-from repomapper.serve.index import LiveIndex
 from repomapper.serve.paths import ToolError, resolve_root, safe_relative
 from repomapper.serve.service import Service, ServiceOptions
+from repomapper.settings import Selection
+from repomapper.stages import current_tables
 
 
 def bump(path: Path, text: str) -> None:
@@ -22,64 +24,66 @@ def bump(path: Path, text: str) -> None:
 
 
 def test_only_changed_files_are_extracted_again(pyrepo):
-    idx = LiveIndex(RepoMap(pyrepo))
-    first = idx.refresh()
-    assert first.how == "discover" and first.changed == first.checked == 7 and idx.version == 1
-    assert "Catalog" in idx.defs and idx.refresh().changed == 0 and idx.version == 1
+    state = RepoMap(pyrepo).state
+    tables = current_tables(state)
+    assert len(tables.entries) == 7 and "Catalog" in tables.table.defines
+    assert current_tables(state).table is tables.table  # nothing changed: the same tables
     bump(pyrepo / "shop" / "money.py", "def only_this(): pass\n")
-    stats = idx.refresh()
-    assert (stats.changed, stats.added, stats.removed) == (1, 0, 0) and idx.rm.last_stats[
-        "extracted"
-    ] == 1
-    assert list(idx.defs["only_this"]) == ["shop/money.py"] and "apply_discount" not in idx.defs
-    assert "shop/money.py" not in idx.refs.get("format_price", {})
+    tables = current_tables(state)
+    assert state.last_stats["extracted"] == 1 and state.last_stats["reused"] == 6
+    assert tables.definers("only_this") == ["shop/money.py"]
+    assert "apply_discount" not in tables.table.defines
+    assert "shop/money.py" not in tables.references("format_price")
     (pyrepo / "shop" / "cli.py").unlink()
-    assert idx.refresh().removed == 1 and "shop/cli.py" not in idx.files
+    assert "shop/cli.py" not in current_tables(state).files
+    state.close()
 
 
-def test_with_a_watcher_edits_are_stat_checked_and_events_relist(pyrepo):
-    idx = LiveIndex(RepoMap(pyrepo))
-    idx.watching = True
-    assert idx.refresh().how == "discover"  # dirty at start
-    assert idx.refresh().how == "skip"
+def test_with_a_watcher_edits_and_new_files_are_seen_at_once(pyrepo):
+    pytest.importorskip("watchfiles")
+    state = RepoMap(pyrepo).state
+    assert state.watch() and state.watcher is not None and state.watcher.ready.wait(10)
+    current_tables(state)
     bump(pyrepo / "shop" / "money.py", "def edited(): pass\n")
-    stats = idx.refresh()
-    assert stats.how == "stat" and stats.changed == 1 and "edited" in idx.defs
-    (pyrepo / "new.py").write_text("def added(): pass\n")
-    assert idx.refresh().how == "skip" and "added" not in idx.defs  # no event yet
-    idx.mark_dirty()
-    assert idx.refresh().added == 1 and "added" in idx.defs
+    assert "edited" in current_tables(state).table.defines
+    (pyrepo / "new.py").write_text("def added(): pass\n")  # no pause: no event yet
+    assert current_tables(state).definers("added") == ["new.py"]
+    (pyrepo / "new.py").rename(pyrepo / "renamed.py")
+    assert current_tables(state).definers("added") == ["renamed.py"]
+    (pyrepo / "renamed.py").unlink()
+    assert "added" not in current_tables(state).table.defines
+    state.close()
 
 
 def test_import_edges_follow_changes(pyrepo):
-    idx = LiveIndex(RepoMap(pyrepo))
-    idx.refresh()
-    forward, backward = idx.import_edges()
+    state = RepoMap(pyrepo).state
+    tables = current_tables(state)
+    forward, backward = tables.imports, tables.imported_by
     assert (
         "shop/money.py" in forward["shop/orders.py"]
         and "shop/orders.py" in backward["shop/money.py"]
     )
     bump(pyrepo / "shop" / "orders.py", "x = 1\n")
-    idx.refresh()
-    assert "shop/orders.py" not in idx.import_edges()[0]
+    assert "shop/orders.py" not in current_tables(state).imports
 
     def fresh():
-        other = LiveIndex(RepoMap(pyrepo, use_cache=False))
-        other.refresh()
-        return other.import_edges()
+        other = current_tables(RepoMap(pyrepo, use_cache=False).state)
+        return dict(other.imports), other.imported_by
 
-    assert idx.import_edges() == fresh()  # updated per changed importer, equal to resolving all
-    index = idx._repo_index()
+    def edges():
+        t = current_tables(state)
+        return dict(t.imports), t.imported_by
+
+    assert edges() == fresh()  # updated per changed importer, equal to resolving all
+    index = current_tables(state).index
     bump(pyrepo / "shop" / "catalog.py", "from shop.orders import *\nfrom shop import money\n")
-    idx.refresh()
-    forward, backward = idx.import_edges()
+    forward, backward = edges()
     assert "shop/orders.py" in forward["shop/catalog.py"]
     assert "shop/catalog.py" in backward["shop/orders.py"]
-    assert (forward, backward) == fresh() and idx._repo_index() is index
+    assert (forward, backward) == fresh() and current_tables(state).index is index
     (pyrepo / "shop" / "extra.py").write_text("import shop.catalog\n")  # a new file: all again
-    idx.mark_dirty()
-    idx.refresh()
-    assert idx.import_edges() == fresh() and idx._repo_index() is not index
+    assert edges() == fresh() and current_tables(state).index is not index
+    state.close()
 
 
 @pytest.mark.parametrize(
@@ -179,45 +183,46 @@ def test_a_replayed_map_is_followed_by_a_background_warm_up(pyrepo, tmp_path):
     svc = Service(pyrepo, ServiceOptions(cache_dir=tmp_path / "c", watch=False))
     first = svc.call("repo_map", {"token_budget": 300})
     assert first.data["outcome"] == "ok"
-    rm = next(iter(svc._repomaps.values()))
+    state = next(iter(svc._states.values()))
     deadline = time.monotonic() + 30
-    while not rm.warm and time.monotonic() < deadline:
+    while not state.warm and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert rm.warm
+    assert state.warm
     money = pyrepo / "shop" / "money.py"
     money.write_text(money.read_text() + "\n\ndef warmed_then_edited():\n    pass\n")
     after = svc.call("repo_map", {"token_budget": 2000, "mentioned_idents": ["warmed_then_edited"]})
     assert "warmed_then_edited" in after.data["map"]
-    assert rm._graph.how.startswith("updated")
+    assert state.graphs.get(Selection()).how.startswith("updated")
     svc.close()
 
 
-def test_the_live_index_shares_the_rankings_summaries(pyrepo, tmp_path):
+def test_the_tools_read_the_rankings_summaries(pyrepo, tmp_path):
     rm = RepoMap(pyrepo, cache_dir=tmp_path / "c")
     ranked = rm.rank()
-    idx = LiveIndex(rm)
-    idx.refresh()
-    assert idx.files and all(idx.files[p] is ranked.mapped[p] for p in ranked.mapped)
-    assert rm.last_stats["reused"] == len(idx.entries) > len(ranked.mapped)  # README too
+    tables = current_tables(rm.state)
+    assert tables.files and all(tables.files[p] is ranked.mapped[p] for p in ranked.mapped)
+    assert tables.table is ranked.table  # one symbol table for the ranking and the tools
+    assert rm.last_stats["reused"] == len(tables.entries) > len(ranked.mapped)  # README too
     money = pyrepo / "shop" / "money.py"
     bump(money, money.read_text() + "\ndef shared_after_edit():\n    pass\n")
-    idx.refresh()  # the edited file is extracted again, not taken from the older ranking
-    assert "shared_after_edit" in {t.name for t in idx.files["shop/money.py"].definitions}
+    tables = current_tables(rm.state)  # the edited file is extracted again
+    assert "shared_after_edit" in {t.name for t in tables.files["shop/money.py"].definitions}
+    rm.close()
 
 
 def test_maps_kept_for_later_replay_and_are_stored_by_save_maps(pyrepo, tmp_path):
     cache = tmp_path / "cache"
     rm = RepoMap(pyrepo, cache_dir=cache)
-    rm.memo_later = True
+    rm.state.memo_later = True
     first = rm.map()
-    assert rm._unsaved and rm.map() == first
+    assert rm.state.unsaved_maps and rm.map() == first
     assert rm.last_stats.get("memoised") == 1  # replayed from what is kept, not mapped again
     other = RepoMap(pyrepo, cache_dir=cache)
-    other.memo_later = True  # does not store either
+    other.state.memo_later = True  # does not store either
     other.map()
     assert other.last_stats.get("memoised") is None  # nothing stored yet
     rm.save_maps()
-    assert not rm._unsaved
+    assert not rm.state.unsaved_maps
     again = RepoMap(pyrepo, cache_dir=cache)
     assert again.map() == first and again.last_stats.get("memoised") == 1
     for r in (rm, other, again):
@@ -232,7 +237,7 @@ def test_the_service_stores_a_map_after_answering(pyrepo, tmp_path):
     try:
         assert not service.call("repo_map", {"token_budget": 700}).is_error
         deadline = time.monotonic() + 10
-        while any(rm._unsaved for rm in service._repomaps.values()):
+        while any(st.unsaved_maps for st in service._states.values()):
             assert time.monotonic() < deadline
             time.sleep(0.02)
     finally:
@@ -248,12 +253,12 @@ def test_warm_up_leaves_maps_as_a_fresh_repomap_makes_them(pyrepo, tmp_path):
     edit on an equal copy of one file: none of it may change what a map says."""
     rm = RepoMap(pyrepo, cache_dir=tmp_path / "a")
     rm.warm_up()
-    assert rm.warm and rm._graph.how.startswith("updated")
+    assert rm.warm and rm.graph_state.how.startswith("updated")
     assert rm.map().map == RepoMap(pyrepo, use_cache=False).map().map
     assert rm.last_stats.get("memoised") is None  # ranked from the rehearsed state
     bump(pyrepo / "shop" / "money.py", "def after_warm_up(): pass\n")
     after = rm.map(mentioned_idents=["after_warm_up"])
-    assert rm._graph.how == "updated (1 changed)"
+    assert rm.graph_state.how == "updated (1 changed)"
     fresh = RepoMap(pyrepo, use_cache=False).map(mentioned_idents=["after_warm_up"])
     assert after.map == fresh.map and "after_warm_up" in after.map
     rm.close()

@@ -76,7 +76,7 @@ def later(path: Path, text: str) -> None:
 
 
 def keys_of(rm: RepoMap, ranked) -> dict:
-    extractor = rm._extractor()
+    extractor = rm.state.extractor()
     extractor.prepare(rm.root, ranked.all_entries)
     return {e.path: extractor.key(e) for e in ranked.all_entries}
 
@@ -98,7 +98,7 @@ def test_a_map_from_the_stored_state_is_the_one_ranked_from_scratch(shop, tmp_pa
         assert first.last_stats.get("stored_state") is None
     with RepoMap(shop, cache_dir=cache) as fresh:
         got = fresh.map(task=task)
-        assert fresh.last_stats.get("stored_state") == 1 and fresh._graph.how == "stored"
+        assert fresh.last_stats.get("stored_state") == 1 and fresh.graph_state.how == "stored"
     same(got, scratch(shop, task))
 
 
@@ -112,7 +112,7 @@ def test_a_new_process_updates_the_stored_state_by_the_changed_files(shop, tmp_p
     with RepoMap(shop, cache_dir=cache) as fresh:
         got = fresh.map(task=task)
         assert fresh.last_stats.get("stored_state") == 1
-        assert fresh._graph.how == "updated (2 changed)"
+        assert fresh.graph_state.how == "updated (2 changed)"
     same(got, scratch(shop, task))
 
 
@@ -164,7 +164,7 @@ def test_a_long_lived_repomap_from_the_stored_state_updates_like_a_fresh_one(sho
             later(shop / path, VERSIONS[path][version])
             for task in TASKS[:2]:
                 same(rm.map(task=task), scratch(shop, task))
-            assert rm._graph.how == "updated (1 changed)"
+            assert rm.graph_state.how == "updated (1 changed)"
 
 
 def test_another_file_set_builds_the_state_and_stores_it_again(shop, tmp_path):
@@ -176,7 +176,7 @@ def test_another_file_set_builds_the_state_and_stores_it_again(shop, tmp_path):
     )
     with RepoMap(shop, cache_dir=cache) as fresh:
         got = fresh.map()
-        assert fresh.last_stats.get("stored_state") is None and fresh._graph.how == "built"
+        assert fresh.last_stats.get("stored_state") is None and fresh.graph_state.how == "built"
     same(got, scratch(shop, None))
     later(shop / "shop" / "cart.py", VERSIONS["shop/cart.py"][1])
     with RepoMap(shop, cache_dir=cache) as again:  # the new file set's state was stored
@@ -193,7 +193,7 @@ def test_a_changed_file_that_is_not_mapped_builds_the_state(shop, tmp_path):
     later(shop / "NOTES.unmappable", "second\n")
     with RepoMap(shop, cache_dir=cache) as fresh:
         fresh.map()
-        assert fresh.last_stats.get("stored_state") is None and fresh._graph.how == "built"
+        assert fresh.last_stats.get("stored_state") is None and fresh.graph_state.how == "built"
 
 
 def test_a_changed_file_whose_old_summary_is_gone_builds_the_state(shop, tmp_path):
@@ -206,7 +206,7 @@ def test_a_changed_file_whose_old_summary_is_gone_builds_the_state(shop, tmp_pat
     later(shop / "shop" / "catalog.py", VERSIONS["shop/catalog.py"][1])
     with RepoMap(shop, cache_dir=cache) as fresh:
         got = fresh.map()
-        assert fresh.last_stats.get("stored_state") is None and fresh._graph.how == "built"
+        assert fresh.last_stats.get("stored_state") is None and fresh.graph_state.how == "built"
     same(got, scratch(shop, None))
 
 
@@ -219,7 +219,7 @@ def test_more_changed_files_than_an_update_takes_build_the_state(shop, tmp_path,
     later(shop / "shop" / "cart.py", VERSIONS["shop/cart.py"][1])
     with RepoMap(shop, cache_dir=cache) as fresh:
         same(fresh.map(), scratch(shop, None))
-        assert fresh._graph.how == "built"
+        assert fresh.graph_state.how == "built"
 
 
 def test_a_damaged_stored_state_is_a_miss(shop, tmp_path, monkeypatch):
@@ -246,7 +246,7 @@ def test_a_stored_state_whose_arrays_disagree_is_a_miss(shop, tmp_path):
     rm = RepoMap(shop, use_cache=False)
     ranked = rm.rank()
     keys = keys_of(rm, ranked)
-    data = snapshot.encode(rm._graph, keys, frozenset())
+    data = snapshot.encode(rm.graph_state, keys, frozenset())
     assert snapshot.decode(data) is not None
     with np.load(io.BytesIO(bytes(data)), allow_pickle=False) as z:
         arrays = {k: z[k] for k in z.files}
@@ -265,8 +265,8 @@ def test_a_stored_state_whose_arrays_disagree_is_a_miss(shop, tmp_path):
         out = io.BytesIO()
         np.savez(out, **{**arrays, name: bad})
         stored = snapshot.decode(out.getvalue())
-        state = rm._graph
-        inputs = rm._state_inputs(*state.boosts, state.context)
+        state = rm.graph_state
+        inputs = rm.state.graphs.inputs(*state.boosts, state.context)
         loaded = (
             None if stored is None else snapshot.load(stored, state.files, {}, inputs, frozenset())
         )
@@ -281,7 +281,7 @@ def test_a_stored_state_on_disk_is_mapped_and_read_as_the_same_arrays(shop, tmp_
 
     rm = RepoMap(shop, use_cache=False)
     ranked = rm.rank()
-    data = bytes(snapshot.encode(rm._graph, keys_of(rm, ranked), frozenset()))
+    data = bytes(snapshot.encode(rm.graph_state, keys_of(rm, ranked), frozenset()))
     path = tmp_path / "state.npz"
     path.write_bytes(data)
     in_memory = snapshot.decode(data)
@@ -311,11 +311,11 @@ def test_the_stored_state_holds_the_state_it_was_made_from(shop, tmp_path):
 
     rm = RepoMap(shop, use_cache=False)
     ranked = rm.rank()
-    state = rm._graph
+    state = rm.graph_state
     keys = keys_of(rm, ranked)
     stored = snapshot.decode(snapshot.encode(state, keys, frozenset()))
     assert stored is not None and snapshot.changed_files(stored, keys) == []
-    inputs = rm._state_inputs(*state.boosts, state.context)
+    inputs = rm.state.graphs.inputs(*state.boosts, state.context)
     loaded = snapshot.load(stored, state.files, {}, inputs, frozenset())
     assert loaded is not None and update_state(loaded, state.files, inputs) is loaded
     assert loaded.prior == state.prior and loaded.ranking == state.ranking

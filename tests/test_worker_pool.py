@@ -31,7 +31,7 @@ def repo(tmp_path):
 
 
 def kept(rm: RepoMap) -> list[int]:
-    return [w.proc.pid for w in rm._workers._idle]
+    return [w.proc.pid for w in rm.state._workers._idle]
 
 
 def edit(path, text: str) -> None:

@@ -6,7 +6,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..discover import DEFAULT_MAX_FILE_SIZE, DiscoveryError, GlobError
 from ..model import MapResult
@@ -15,6 +15,9 @@ from . import envelope
 from .backends import has_suffix, install_hint, resolve_languages
 from .envelope import Envelope, Reason
 from .request import DEFAULT_TOKEN_BUDGET, ContractError, MapRequest, parse_request
+
+if TYPE_CHECKING:
+    from ..state import RepositoryState
 
 log = logging.getLogger(__name__)
 
@@ -34,23 +37,22 @@ class MapOptions:
     timer: Any = None
 
 
-def make_repomap(request: MapRequest, options: MapOptions | None = None):
-    """A RepoMap for ``request`` (imported lazily: building one loads the plugins)."""
-    from ..repomap import RepoMap
+def make_state(request: MapRequest, options: MapOptions | None = None) -> RepositoryState:
+    """A repository state for ``request`` (imported lazily: building one loads the plugins)."""
+    from ..state import RepositoryState, StateOptions
 
     o = options or MapOptions()
-    return RepoMap(
+    return RepositoryState(
         request.clone_path,
-        request.token_budget,
-        cache_dir=o.cache_dir,
-        use_cache=o.use_cache,
-        plugins=o.plugins,
-        include=request.include_globs,
-        exclude=o.exclude,
-        max_file_size=o.max_file_size,
-        jobs=o.jobs,
-        progress=o.progress,
-        timer=o.timer,
+        StateOptions(
+            cache_dir=o.cache_dir,
+            use_cache=o.use_cache,
+            plugins=o.plugins,
+            max_file_size=o.max_file_size,
+            jobs=o.jobs,
+            progress=o.progress,
+        ),
+        o.timer,
     )
 
 
@@ -77,29 +79,31 @@ def run_map(
     except ContractError as exc:
         return envelope.error(_reason(exc), token_budget=budget)
     try:
-        rm = make_repomap(req, options)
+        state = make_state(req, options)
     except (DiscoveryError, GlobError, ValueError) as exc:
         return envelope.error(Reason("invalid_input", str(exc)), token_budget=req.token_budget)
     try:
-        return map_with(rm, req)
+        return map_with(state, req, (options or MapOptions()).exclude)
     finally:
-        rm.close()
+        state.close()
 
 
 def _reason(exc: ContractError) -> Reason:
     return Reason(exc.code, exc.message, exc.field, exc.value, exc.suggestion, exc.install)
 
 
-def map_with(rm, req: MapRequest) -> Envelope:
-    """Answer ``req`` with an existing RepoMap (the MCP server keeps them warm). ``rm`` must have
-    been built for ``req.clone_path`` and ``req.include_globs``; its budget is set from ``req``."""
-    counter_name = getattr(rm.counter, "name", "")
+def map_with(state: RepositoryState, req: MapRequest, exclude: tuple[str, ...] = ()) -> Envelope:
+    """Answer ``req`` from a repository state of ``req.clone_path`` (the MCP server keeps them
+    warm); ``exclude`` adds globs the request cannot carry (the CLI's ``--exclude``)."""
+    from ..settings import MapSettings, Selection
+    from ..stages import map_repository
+
+    counter_name = getattr(state.counter, "name", "")
     try:
-        rm.map_tokens = req.token_budget
-        other_files = None
+        selection = Selection(req.include_globs, exclude)
         if req.languages:
-            suffixes = resolve_languages(req.languages, rm.plugins)
-            entries, _, seen = rm.collect(None)
+            suffixes = resolve_languages(req.languages, state.plugins)
+            entries, _, seen = state.collect(selection)
             other_files = [e.path for e in entries if has_suffix(e.path, suffixes)]
             if not other_files:
                 msg = (
@@ -114,13 +118,16 @@ def map_with(rm, req: MapRequest) -> Envelope:
                     counts={"files_seen": seen},
                     next="widen languages or include_globs",
                 )
-        result = rm.map(
-            chat_files=req.chat_files,
-            other_files=other_files,
-            mentioned_fnames=req.mentioned_files,
-            mentioned_idents=req.mentioned_idents,
+            selection = Selection(req.include_globs, exclude, tuple(other_files))
+        settings = MapSettings(
+            budget=req.token_budget,
+            selection=selection,
+            chat_files=tuple(req.chat_files),
+            mentioned_files=tuple(req.mentioned_files),
+            mentioned_idents=tuple(req.mentioned_idents),
             task=req.task,
         )
+        result = map_repository(settings, state)
     except ContractError as exc:
         return envelope.error(_reason(exc), token_budget=req.token_budget, tokenizer=counter_name)
     except (DiscoveryError, GlobError) as exc:
@@ -140,7 +147,7 @@ def map_with(rm, req: MapRequest) -> Envelope:
             token_budget=req.token_budget,
             tokenizer=counter_name,
         )
-    reason = classify(result, req, rm.plugins)
+    reason = classify(result, req, state.plugins)
     if reason is not None and reason.code in envelope.ERROR_CODES:
         return envelope.error(
             reason,

@@ -75,7 +75,7 @@ def memo_key(
     }
     h.update(json.dumps(inputs, sort_keys=True, default=str).encode())
     entries, diags, _ = rm.collect(None)
-    hash_files(h, rm.root, rm._extractor(), entries)
+    hash_files(h, rm.root, rm.state.extractor(), entries)
     for d in diags:
         h.update(json.dumps(d.to_dict(), sort_keys=True).encode("utf-8", "surrogateescape"))
     return PREFIX + h.hexdigest(), entries

@@ -9,7 +9,7 @@ import math
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,17 +19,17 @@ from ..contract.request import ContractError, parse_request
 from ..contract.run import map_with
 from ..discover import stat_entry
 from ..graph import identifier_multiplier
-from ..listing import WatchedListing
 from ..model import REF, Tag
 from ..registry import PluginConfig, PluginSet
-from .index import LiveIndex
+from ..stages import RepositoryTables, current_tables, warm_up
+from ..state import RepositoryState, StateOptions
 from .paths import ToolError, resolve_root, safe_relative
 from .tools import ToolSpec, check_arguments, tool_specs, unknown_tool
 
 log = logging.getLogger(__name__)
 
-MAX_INDEXES = 4
-MAX_REPOMAPS = 8
+#: repository states kept open at once (the least recently used is closed)
+MAX_STATES = 8
 DOCSTRING_CHARS = 400
 FUZZY_CANDIDATES = 10
 
@@ -54,7 +54,8 @@ class ToolResult:
 
 
 class Service:
-    """Answers tool calls. Calls are serialised (one lock): the indexes are not thread-safe."""
+    """Answers tool calls from one repository state per root (see :mod:`repomapper.state`).
+    Calls are serialised (one lock): a state is not thread-safe."""
 
     def __init__(
         self,
@@ -70,90 +71,58 @@ class Service:
             PluginConfig(python_backend=self.options.python_backend)
         )
         self.specs: dict[str, ToolSpec] = {s.name: s for s in tool_specs(self.root is not None)}
-        self._indexes: OrderedDict[Path, LiveIndex] = OrderedDict()
-        self._watchers: dict[Path, Any] = {}
-        self._repomaps: OrderedDict[tuple, Any] = OrderedDict()
-        self._packers: OrderedDict[Path, Any] = OrderedDict()
+        self._states: OrderedDict[Path, RepositoryState] = OrderedDict()
+        self._packers: dict[Path, Any] = {}
         self._lock = threading.Lock()
-        self._warming: set[int] = set()
+        self._warming: set[Path] = set()
         #: called after background work (the warm-up, storing maps) as after a call; the MCP
         #: server sets it to freeze what that work left alive (see repomapper.gcpolicy)
         self.settle: Callable[[], None] | None = None
 
     # -- plumbing --------------------------------------------------------------------------------
-    def _repomap(self, root: Path, include: tuple[str, ...] = ()):
-        from ..repomap import RepoMap
-
-        key = (root, include)
-        rm = self._repomaps.get(key)
-        if rm is None:
-            rm = RepoMap(
+    def state(self, root: Path) -> RepositoryState:
+        """The repository state of ``root``, made (and watched) on first use; the least recently
+        used one is closed when more than ``MAX_STATES`` are open."""
+        st = self._states.get(root)
+        if st is None:
+            st = RepositoryState(
                 root,
-                cache_dir=self.options.cache_dir,
-                use_cache=self.options.use_cache,
-                plugins=self.plugins,
-                include=include,
-                jobs=self.options.jobs,
+                StateOptions(
+                    cache_dir=self.options.cache_dir,
+                    use_cache=self.options.use_cache,
+                    plugins=self.plugins,
+                    jobs=self.options.jobs,
+                ),
             )
-            self._repomaps[key] = rm
-            rm.memo_later = True  # stored after the answer (see _save_later)
-            listing = WatchedListing(rm.root)
-            if self._subscribe(root, listing.note, listing.arm):
-                rm.listing = listing
-            while len(self._repomaps) > MAX_REPOMAPS:
-                (old_root, _), old = self._repomaps.popitem(last=False)
-                if old.listing is not None:
-                    self._unsubscribe(old_root, old.listing.note)
-                old.close()
-        self._repomaps.move_to_end(key)
-        return rm
+            st.memo_later = True  # stored after the answer (see _save_later)
+            if self.options.watch:
+                st.watch()
+            self._states[root] = st
+            while len(self._states) > MAX_STATES:
+                old_root, old = self._states.popitem(last=False)
+                self._close_state(old_root, old)
+        self._states.move_to_end(root)
+        return st
 
-    def index(self, root: Path) -> LiveIndex:
-        """The live index of ``root``, created (and watched) on first use, refreshed on each call."""
-        idx = self._indexes.get(root)
-        if idx is None:
-            idx = LiveIndex(self._repomap(root))
-            self._indexes[root] = idx
-            idx.watching = self._subscribe(root, idx.mark_dirty)
-            while len(self._indexes) > MAX_INDEXES:
-                old_root, old_idx = self._indexes.popitem(last=False)
-                self._unsubscribe(old_root, old_idx.mark_dirty)
-        self._indexes.move_to_end(root)
-        watcher = self._watchers.get(root)
-        if watcher is not None and not watcher.running:
-            idx.watching = False  # the watcher died: every call re-lists the tree
-        idx.refresh()
-        return idx
+    def tables(self, root: Path) -> RepositoryTables:
+        """The lookup tables of ``root`` as the tree is now."""
+        return current_tables(self.state(root))
 
-    def _subscribe(self, root: Path, fn, on_ready=None) -> bool:
-        """Tell ``fn`` what changes under ``root`` (one watcher per root, started on first
-        use); False when nothing can watch (watching is off, or watchfiles is missing)."""
-        if not self.options.watch:
-            return False
-        from ..watch import Watcher
-
-        watcher = self._watchers.get(root)
-        if watcher is None:
-            watcher = Watcher.start(root)
-            if watcher is None:
-                return False
-            self._watchers[root] = watcher
-        watcher.subscribe(fn, on_ready)
-        return watcher.running
-
-    def _unsubscribe(self, root: Path, fn) -> None:
-        watcher = self._watchers.get(root)
-        if watcher is not None and watcher.unsubscribe(fn) == 0:
-            del self._watchers[root]
-            watcher.stop()
+    def _close_state(self, root: Path, state: RepositoryState) -> None:
+        packer = self._packers.pop(root, None)
+        if packer is not None:
+            packer.repomap.close()
+        state.close()
 
     def close(self) -> None:
-        for root in list(self._watchers):
-            self._watchers.pop(root).stop()
-        for rm in self._repomaps.values():
-            rm.close()
-        self._repomaps.clear()
-        self._indexes.clear()
+        """Close every state (its watcher, worker and cache) and every packer."""
+        with self._lock:
+            while self._states:
+                root, state = self._states.popitem(last=False)
+                self._close_state(root, state)
+            for packer in self._packers.values():
+                packer.repomap.close()
+            self._packers.clear()
 
     # -- dispatch --------------------------------------------------------------------------------
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> ToolResult:
@@ -173,7 +142,7 @@ class Service:
                 if name == "context_pack":
                     return ToolResult(self.context_pack(root, **args))
                 handler = getattr(self, name)
-                return ToolResult(handler(self.index(root), **args))
+                return ToolResult(handler(self.tables(root), **args))
         except ToolError as exc:
             return ToolResult({"error": exc.to_dict()}, True)
         except Exception as exc:
@@ -184,23 +153,25 @@ class Service:
 
     def _warm_later(self) -> None:
         """After a map replayed from the cache nothing is extracted or ranked yet, so the first
-        call after an edit would build everything. A background thread builds the state of each
-        map's RepoMap now (holding the lock, as a call would), while the agent reads the answer."""
-        cold = [rm for rm in self._repomaps.values() if not rm.warm and id(rm) not in self._warming]
+        call after an edit would build everything. A background thread builds each cold
+        state's ranking now (holding the lock, as a call would), while the agent reads the
+        answer."""
+        cold = [r for r, st in self._states.items() if not st.warm and r not in self._warming]
         if not cold or not self.options.warm_up:
             return
-        self._warming.update(id(rm) for rm in cold)
+        self._warming.update(cold)
 
         def warm() -> None:
-            for rm in cold:
+            for root in cold:
                 with self._lock:
                     try:
-                        if rm in self._repomaps.values():
-                            rm.warm_up()
+                        state = self._states.get(root)
+                        if state is not None and not state.closed:
+                            warm_up(state)
                     except Exception as exc:  # a later call reports real problems
-                        log.debug("warming %s failed: %s", rm.root, exc)
+                        log.debug("warming %s failed: %s", root, exc)
                     finally:
-                        self._warming.discard(id(rm))
+                        self._warming.discard(root)
             self._settled()
 
         threading.Thread(target=warm, name="repomapper-warm-up", daemon=True).start()
@@ -215,17 +186,18 @@ class Service:
     def _save_later(self) -> None:
         """Store the maps just answered in the cache from a background thread (holding the
         lock, as a call would), so that writing them is not part of the answer's time."""
-        pending = [rm for rm in self._repomaps.values() if rm._unsaved]
+        pending = [st for st in self._states.values() if st.unsaved_maps]
         if not pending:
             return
 
         def save() -> None:
             with self._lock:
-                for rm in pending:
+                for st in pending:
                     try:
-                        rm.save_maps()
+                        if not st.closed:
+                            st.save()
                     except Exception as exc:  # the cache reports its own problems
-                        log.debug("storing the maps of %s failed: %s", rm.root, exc)
+                        log.debug("storing the maps of %s failed: %s", st.root, exc)
             self._settled()
 
         threading.Thread(target=save, name="repomapper-save-maps", daemon=True).start()
@@ -250,10 +222,10 @@ class Service:
             )
         except ContractError as exc:
             return envelope.error(_reason(exc))
-        return map_with(self._repomap(root, req.include_globs), req)
+        return map_with(self.state(root), req)
 
     def find_symbol(
-        self, idx: LiveIndex, name: str, kind: str | None, limit: int, offset: int
+        self, idx: RepositoryTables, name: str, kind: str | None, limit: int, offset: int
     ) -> dict[str, Any]:
         base = name.rsplit(".", 1)[-1]
         scope = name.rsplit(".", 1)[0] if "." in name else None
@@ -261,13 +233,13 @@ class Service:
         tags = _defs(idx, base, scope, kind)
         if not tags:
             lowered = base.lower()
-            names = [n for n in idx.defs if n.lower() == lowered]
+            names = sorted(n for n in idx.defined_names() if n.lower() == lowered)
             tags = [t for n in names for t in _defs(idx, n, scope, kind)]
             match = "case_insensitive"
         suggestions: list[str] = []
         if not tags:
             match = "fuzzy"
-            candidates = _fuzzy(base, idx.defs)
+            candidates = _fuzzy(base, idx.defined_names())
             tags = [t for n in candidates for t in _defs(idx, n, None, kind)]
             suggestions = candidates
         tags.sort(
@@ -292,7 +264,7 @@ class Service:
         }
         if not tags:
             out["message"] = (
-                f"no definition named {name!r} among {len(idx.defs)} defined names in "
+                f"no definition named {name!r} among {len(idx.table.defines)} defined names in "
                 f"{len(idx.mapped)} mapped files; nothing close either"
             )
         elif match == "fuzzy":
@@ -302,10 +274,10 @@ class Service:
         return out
 
     def find_references(
-        self, idx: LiveIndex, name: str, max_lines_per_file: int, limit: int, offset: int
+        self, idx: RepositoryTables, name: str, max_lines_per_file: int, limit: int, offset: int
     ) -> dict[str, Any]:
         base = name.rsplit(".", 1)[-1]
-        refs = idx.refs.get(base, {})
+        refs = idx.references(base)
         ranked = sorted(refs.items(), key=lambda x: (-x[1], x[0]))
         page = ranked[offset : offset + limit]
         lines: dict[str, list[int]] = {}
@@ -333,18 +305,20 @@ class Service:
             "name": name,
             "total_files": len(ranked),
             "total_uses": sum(refs.values()),
-            "defined_in": sorted(idx.defs.get(base, {})),
+            "defined_in": idx.definers(base),
             "results": results,
             **_more(len(ranked), offset, len(page)),
         }
         if not ranked:
-            near = _fuzzy(base, idx.refs)
+            near = _fuzzy(base, idx.table.references.keys())
             out["message"] = f"no file uses {base!r}" + (
                 f"; names close to it: {', '.join(near)}" if near else ""
             )
         return out
 
-    def file_outline(self, idx: LiveIndex, path: str, limit: int, offset: int) -> dict[str, Any]:
+    def file_outline(
+        self, idx: RepositoryTables, path: str, limit: int, offset: int
+    ) -> dict[str, Any]:
         rel = self._known_file(idx, path)
         fs = idx.files[rel]
         defs = sorted(fs.definitions, key=lambda t: (t.start_line, t.end_line, t.name))
@@ -385,13 +359,13 @@ class Service:
             out["message"] = f"no definitions in {rel}: {why}"
         return out
 
-    def related_files(self, idx: LiveIndex, path: str, limit: int) -> dict[str, Any]:
+    def related_files(self, idx: RepositoryTables, path: str, limit: int) -> dict[str, Any]:
         rel = self._known_file(idx, path)
-        forward, backward = idx.import_edges()
+        forward, backward = idx.imports, idx.imported_by
         fs = idx.files[rel]
         uses: dict[str, dict[str, float]] = {}
         for ident, count in fs.references:  # files defining the names this file uses
-            definers = idx.defs.get(ident)
+            definers = idx.definers(ident)
             if not definers or rel in definers:
                 continue
             w = identifier_multiplier(ident, len(definers), frozenset()) * math.sqrt(count)
@@ -399,8 +373,8 @@ class Service:
                 uses.setdefault(d, {})[ident] = w
         used_by: dict[str, dict[str, float]] = {}
         for ident in {t.name for t in fs.definitions}:  # files using the names this file defines
-            definers = idx.defs.get(ident, {})
-            for r, count in idx.refs.get(ident, {}).items():
+            definers = idx.definers(ident)
+            for r, count in idx.references(ident).items():
                 if r == rel or r in definers:
                     continue
                 w = identifier_multiplier(ident, len(definers), frozenset()) * math.sqrt(count)
@@ -461,6 +435,7 @@ class Service:
 
         mapper = self._packers.get(root)
         if mapper is None:
+            self.state(root)  # the packer goes when the state is closed
             mapper = RepoMapper(
                 root,
                 write=False,
@@ -469,9 +444,6 @@ class Service:
                 plugins=self.plugins,
             )
             self._packers[root] = mapper
-            while len(self._packers) > MAX_INDEXES:
-                self._packers.popitem(last=False)
-        self._packers.move_to_end(root)
         rel = [safe_relative(root, t, "targets") for t in targets]
         try:
             pack = mapper.generate_context_pack_sync(task_id, task, rel, role, budget)
@@ -479,7 +451,7 @@ class Service:
             raise ToolError("invalid_input", str(exc)) from None
         return pack.to_dict()
 
-    def _known_file(self, idx: LiveIndex, path: str) -> str:
+    def _known_file(self, idx: RepositoryTables, path: str) -> str:
         rel = safe_relative(idx.root, path)
         if rel in idx.files:
             return rel
@@ -501,7 +473,7 @@ class Service:
                 value=path,
                 suggestion=near[0] if near else None,
             )
-        found = stat_entry(idx.root, rel, idx.rm.max_file_size)
+        found = stat_entry(idx.root, rel, idx.max_file_size)
         why = (
             found.message
             if hasattr(found, "message")
@@ -514,9 +486,8 @@ class Service:
         )
 
 
-def _defs(idx: LiveIndex, name: str, scope: str | None, kind: str | None) -> list[Tag]:
-    rows = idx.defs.get(name, {})
-    tags = [t for path in sorted(rows) for t in rows[path]]
+def _defs(idx: RepositoryTables, name: str, scope: str | None, kind: str | None) -> list[Tag]:
+    tags = idx.definitions(name)
     if scope is not None:
         tags = [t for t in tags if t.scope == scope or t.scope.endswith("." + scope)]
     if kind:
@@ -524,7 +495,7 @@ def _defs(idx: LiveIndex, name: str, scope: str | None, kind: str | None) -> lis
     return tags
 
 
-def _fuzzy(name: str, names: Mapping[str, Any]) -> list[str]:
+def _fuzzy(name: str, names: Iterable[str]) -> list[str]:
     """Close names, ignoring case: difflib's ratio first, then names containing the query
     (shortest first)."""
     by_lower: dict[str, list[str]] = {}
@@ -540,7 +511,7 @@ def _fuzzy(name: str, names: Mapping[str, Any]) -> list[str]:
     return [n for lower in close for n in sorted(by_lower[lower])][:FUZZY_CANDIDATES]
 
 
-def _symbol(t: Tag, idx: LiveIndex) -> dict[str, Any]:
+def _symbol(t: Tag, idx: RepositoryTables) -> dict[str, Any]:
     doc = t.docstring
     truncated = doc is not None and len(doc) > DOCSTRING_CHARS
     return {

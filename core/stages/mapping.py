@@ -1,0 +1,85 @@
+"""The map of the repository for a call's settings: replayed from the cache when nothing it
+depends on changed, else ranked (:mod:`.ranking`) and rendered (:mod:`.rendering`)."""
+
+from __future__ import annotations
+
+from ..memo import map_digest, remember, replay
+from ..model import Diagnostic, MapResult
+from ..settings import MapSettings
+from ..state import RepositoryState
+from .ranking import rank_prepared
+from .rendering import render
+
+#: finished maps an owner that stores later keeps before it stores the oldest
+MAX_UNSAVED = 8
+
+
+def map_repository(settings: MapSettings, state: RepositoryState) -> MapResult:
+    """Rank and render the map within the budget; a map whose inputs are unchanged is replayed
+    from the cache, unless ``settings.force_refresh`` (then the new one is stored)."""
+    diags: list[Diagnostic] = []
+    state.timer.reset()
+    with state.timer.stage("discover"):
+        files = state.prepare(settings.selection, settings.chat_files, diags)
+    with state.timer.stage("memo"):
+        digest = map_digest(settings, state, files.extractor, files.all_entries, diags, files.chat)
+        memo = _replayed(settings, state, digest)
+        if memo is not None:
+            state.last_stats = {"cached": len(files.all_entries), "extracted": 0, "memoised": 1}
+            state.timer.counts = dict(state.last_stats)
+            return memo
+    if settings.force_refresh:
+        state.graphs.drop(settings.selection)
+        state.graphs.rebuild = True
+    with state.timer.stage("graph"):  # the stored state is read before extraction
+        stored = state.graphs.peek(settings.selection, files.extractor, files.all_entries)
+    summaries = state.summarise(
+        files.extractor,
+        files.all_entries,
+        _tokenizer_preload(
+            state, stored is not None and not stored.near_top(files.extractor.content_changed)
+        ),
+        deferred=stored is not None,
+    )
+    with state.timer.stage("rank"):
+        ranked = rank_prepared(settings, state, files, summaries, diags, stored)
+    with state.timer.stage("render"):
+        result = render(settings, state, ranked)
+    state.timer.counts = dict(state.last_stats)
+    if state.use_cache:
+        state.unsaved_maps[digest] = result
+        _store_maps(state, keep=MAX_UNSAVED if state.memo_later else 0)
+    return result
+
+
+def _replayed(settings: MapSettings, state: RepositoryState, digest: str) -> MapResult | None:
+    if not state.use_cache or settings.force_refresh:
+        return None
+    kept = state.unsaved_maps.get(digest)
+    if isinstance(kept, MapResult):
+        return kept
+    return replay(state.cache, digest)
+
+
+def _tokenizer_preload(state: RepositoryState, quiet: bool):
+    """Told how many files are to be extracted: the tokenizer then loads on a thread while the
+    call ranks (and before the summaries arrive: the memory its loading frees is reused by
+    them, a lower peak). Not when counts are remembered and no file the stored ranking puts near
+    the top changed since the cache last saw it: the map's sections are then likely the ones
+    counted before, and no tokenizer is needed at all."""
+    preload = getattr(state.counter, "preload", None)
+    if preload is None or (state.use_cache and quiet):
+        return None
+
+    def misses(n: int) -> None:
+        if n:
+            preload()
+
+    return misses
+
+
+def _store_maps(state: RepositoryState, keep: int) -> None:
+    """Store the maps kept for later, oldest first, until at most ``keep`` are left."""
+    while len(state.unsaved_maps) > keep:
+        digest = next(iter(state.unsaved_maps))
+        remember(state.cache, digest, state.unsaved_maps.pop(digest), state.root)  # type: ignore[arg-type]

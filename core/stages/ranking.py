@@ -1,0 +1,182 @@
+"""Rank the repository for a call's settings: every mapped file and its symbols, with scores
+and evidence (a :class:`~repomapper.ranked.RankedRepository`).
+
+Without a task this is Aider's ranking (PageRank personalized by chat files, mentioned files and
+identifiers). With one, the relevance model (:mod:`repomapper.relevance`) ranks for its text."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .. import snapshot
+from ..graphstate import GraphState
+from ..importmemo import CachedImports
+from ..model import Diagnostic, FileSymbols, RankedFile
+from ..rank import pagerank
+from ..ranked import PageRankedFiles, RankedRepository
+from ..relevance import parse_task, rank_task
+from ..relevance.query import MAX_TASK_CHARS, TaskQuery
+from ..settings import MapSettings, Selection
+from ..state import Prepared, RepositoryState
+
+
+def rank(settings: MapSettings, state: RepositoryState) -> RankedRepository:
+    """Bring ``state`` up to date for ``settings`` and rank it."""
+    diags: list[Diagnostic] = []
+    state.timer.reset()
+    with state.timer.stage("discover"):
+        files = state.prepare(settings.selection, settings.chat_files, diags)
+    with state.timer.stage("graph"):  # the stored state is read before extraction
+        stored = state.graphs.peek(settings.selection, files.extractor, files.all_entries)
+    summaries = state.summarise(files.extractor, files.all_entries, deferred=stored is not None)
+    with state.timer.stage("rank"):
+        return rank_prepared(settings, state, files, summaries, diags, stored)
+
+
+def rank_prepared(
+    settings: MapSettings,
+    state: RepositoryState,
+    files: Prepared,
+    summaries: Mapping[str, FileSymbols],
+    diags: list[Diagnostic],
+    stored: snapshot.Stored | None = None,
+) -> RankedRepository:
+    """Rank files already prepared and summarised: the graph state brought up to date, then
+    the task-free ranking, or the relevance model's for the task."""
+    diags.extend(state.cache.diagnostics)
+    diags.extend(files.extractor.diagnostics or state.plugins.load_diagnostics())
+    for fs in summaries.values():
+        diags.extend(fs.diagnostics)
+    mapped = {p: fs for p, fs in summaries.items() if fs.plugin is not None}
+    mentioned = _mentioned_files(settings, state, diags)
+    graph = graph_state(
+        state,
+        files,
+        mapped,
+        mentioned,
+        frozenset(settings.mentioned_idents),
+        settings.selection,
+        stored,
+    )
+    query = _task_query(settings.task, diags)
+    common = dict(
+        definitions=graph.ranking.definitions,
+        by_file=graph.by_file,
+        chat=files.chat,
+        mapped=mapped,
+        table=graph.table,
+        entries=files.entries,
+        all_entries=files.all_entries,
+        seen=files.seen,
+        imports=graph.imports,
+    )
+    if query is None:
+        return RankedRepository(
+            files=PageRankedFiles(graph.ranking.file_ranks),
+            symbol_scores={},
+            symbol_reasons={},
+            named=frozenset(),
+            diagnostics=tuple(diags),
+            task=False,
+            **common,  # type: ignore[arg-type]
+        )
+    lexical = state.lexical_index(files.extractor, files.all_entries, mapped)
+    task_ranking = rank_task(
+        query,
+        mapped,
+        graph.table,
+        lexical,
+        walk=lambda pers: pagerank(graph.graph, pers),
+        prior=graph.prior,
+        chat=files.chat,
+        mentioned_files=mentioned,
+        disabled=settings.disabled_signals,
+    )
+    return RankedRepository(
+        files=tuple(
+            RankedFile(f, s, task_ranking.reasons.get(f, ())) for f, s in task_ranking.files
+        ),
+        symbol_scores=task_ranking.symbols,
+        symbol_reasons=task_ranking.symbol_reasons,
+        named=task_ranking.named,
+        diagnostics=tuple(diags),
+        task=True,
+        **common,  # type: ignore[arg-type]
+    )
+
+
+def _mentioned_files(
+    settings: MapSettings, state: RepositoryState, diags: list[Diagnostic]
+) -> frozenset[str]:
+    """The mentioned files as root-relative paths; one outside the root is a diagnostic."""
+    found = set()
+    for f in settings.mentioned_files:
+        rel = state.relative(f)
+        if rel is None:
+            diags.append(
+                Diagnostic(
+                    "outside_root",
+                    f"mentioned file is not inside the repository {state.root}; ignored",
+                    str(f),
+                )
+            )
+        else:
+            found.add(rel)
+    return frozenset(found)
+
+
+def graph_state(
+    state: RepositoryState,
+    files: Prepared,
+    mapped: Mapping[str, FileSymbols],
+    mentioned_files: frozenset[str],
+    mentioned_idents: frozenset[str],
+    selection: Selection,
+    stored: snapshot.Stored | None,
+) -> GraphState:
+    """The selection's graph state for these boosts, loaded, updated or built."""
+    # what resolution may read besides the mapped files (tsconfig.json, go.mod, ...): the
+    # versions of every other file, so that a change to one builds the state again
+    keys = {e.path: files.extractor.key(e) for e in files.all_entries}
+    context = frozenset(k for p, k in keys.items() if p not in mapped)
+    memo = CachedImports(state.cache, mapped, context, files.extractor)
+    inputs = state.graphs.inputs(files.chat, mentioned_files, mentioned_idents, context, memo)
+    with state.timer.stage("graph"):
+        graph, loaded = state.graphs.current(
+            selection,
+            mapped,
+            inputs,
+            keys,
+            stored=stored,
+            keep=state.summaries.settled,
+            later=state.memo_later,
+        )
+    if loaded:
+        state.last_stats = {**state.last_stats, "stored_state": 1}
+    return graph
+
+
+def _task_query(task: str | None, diags: list[Diagnostic]) -> TaskQuery | None:
+    """The parsed task, or None when there is none or it has no words to search for (each
+    said in a diagnostic)."""
+    if not task:
+        return None
+    query = parse_task(task)
+    if query.truncated:
+        diags.append(
+            Diagnostic(
+                "task_truncated",
+                f"the task text is longer than {MAX_TASK_CHARS} characters; the rest was not read",
+                severity="info",
+            )
+        )
+    if query.empty:
+        diags.append(
+            Diagnostic(
+                "task_without_terms",
+                "the task text has no words to search for; ranked as without a task",
+                severity="info",
+            )
+        )
+        return None
+    return query

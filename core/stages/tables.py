@@ -1,0 +1,103 @@
+"""The repository's lookup tables as the MCP tools read them: every listed file's summary, who
+defines and who references each name, and the import edges, from the state's graph state (the
+very tables the ranking reads; no copy is kept)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from ..discover import FileEntry
+from ..graph import SymbolTable
+from ..index import RepoIndex
+from ..model import Diagnostic, FileExtraction, FileSymbols, Tag
+from ..settings import ALL_FILES, Selection
+from ..state import RepositoryState
+from .ranking import graph_state
+
+
+@dataclass(frozen=True, eq=False)
+class RepositoryTables:
+    root: Path
+    #: every listed file of the selection, by path
+    entries: Mapping[str, FileEntry]
+    #: every listed file's summary (a file no backend mapped has one with its diagnostics)
+    files: Mapping[str, FileSymbols]
+    table: SymbolTable
+    #: importer -> {imported file: count}
+    imports: Mapping[str, Mapping[str, int]]
+    index: RepoIndex
+    seen: int
+    diagnostics: tuple[Diagnostic, ...]
+    #: files over this many bytes are not listed
+    max_file_size: int
+    #: every tag of some files (references with their lines), from the cache where it has them
+    extract_full: Callable[[Sequence[str]], Mapping[str, FileExtraction]]
+
+    def full_extraction(self, paths: Sequence[str]) -> Mapping[str, FileExtraction]:
+        return self.extract_full([p for p in paths if p in self.entries])
+
+    @cached_property
+    def mapped(self) -> dict[str, FileSymbols]:
+        return {p: fs for p, fs in self.files.items() if fs.plugin is not None}
+
+    def defined_names(self) -> Iterable[str]:
+        return self.table.defines.keys()
+
+    def definers(self, name: str) -> list[str]:
+        return sorted(self.table.defines.get(name, ()))
+
+    def definitions(self, name: str) -> list[Tag]:
+        """Every definition of ``name``, by file, then line."""
+        out: list[Tag] = []
+        for path in self.definers(name):
+            tags = self.table.definitions.get((path, name), ())
+            out.extend(sorted(tags, key=lambda t: (t.start_line, t.end_line)))
+        return out
+
+    def references(self, name: str) -> Mapping[str, int]:
+        """The files referencing ``name``, with how often."""
+        return self.table.references.get(name) or {}
+
+    @cached_property
+    def imported_by(self) -> dict[str, Counter[str]]:
+        """imported file -> its importers, with counts."""
+        backward: dict[str, Counter[str]] = {}
+        for src, targets in self.imports.items():
+            for dst, n in targets.items():
+                backward.setdefault(dst, Counter())[src] += n
+        return backward
+
+
+def current_tables(state: RepositoryState, selection: Selection = ALL_FILES) -> RepositoryTables:
+    """The tables of ``selection`` as the tree is now: listed, summarised and the graph state
+    brought up to date per changed file (task-free, no chat files or mentions)."""
+    diags: list[Diagnostic] = []
+    files = state.prepare(selection, (), diags)
+    stored = state.graphs.peek(selection, files.extractor, files.all_entries)
+    summaries = state.summarise(files.extractor, files.all_entries, deferred=stored is not None)
+    mapped = {p: fs for p, fs in summaries.items() if fs.plugin is not None}
+    graph = graph_state(state, files, mapped, frozenset(), frozenset(), selection, stored)
+    entries = {e.path: e for e in files.entries}
+    return RepositoryTables(
+        state.root,
+        entries,
+        summaries,
+        graph.table,
+        graph.imports,
+        graph.index,
+        files.seen,
+        tuple(diags),
+        state.max_file_size,
+        lambda paths: _full(state, entries, paths),
+    )
+
+
+def _full(
+    state: RepositoryState, entries: Mapping[str, FileEntry], paths: Sequence[str]
+) -> Mapping[str, FileExtraction]:
+    wanted = [entries[p] for p in paths if p in entries]
+    return state.extract_full(wanted) if wanted else {}

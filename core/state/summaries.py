@@ -1,0 +1,85 @@
+"""Each file's ranking summary, kept between calls and replaced per changed file.
+
+A file whose cache key (path, stat, backends, content digest) is unchanged keeps its summary
+object: the graph state compares summaries by identity to find what an edit changed, and the
+MCP tools read the very objects the ranking holds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ..cache import CacheKey
+from ..discover import FileEntry
+from ..extract import Extractor
+from ..isolation.supervisor import UNSETTLED
+from ..model import FileSymbols
+
+
+class Summaries:
+    """path -> (its key, its summary), for the files extracted so far."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, tuple[CacheKey, FileSymbols]] = {}
+        #: what the last :meth:`current` did: files from the cache, extracted, reused
+        self.last_stats: dict[str, int] = {}
+        #: False when the last :meth:`current` was touched by a crash, a time-out or a
+        #: disabled plugin (what was built from it is not stored for later processes)
+        self.settled = True
+
+    def __bool__(self) -> bool:
+        return bool(self._rows)
+
+    def current(
+        self,
+        root: Path,
+        extractor: Extractor,
+        entries: Sequence[FileEntry],
+        misses: Callable[[int], None] | None = None,
+        deferred: bool = False,
+    ) -> dict[str, FileSymbols]:
+        """The summaries of ``entries``: kept ones for unchanged keys, the others looked up in
+        the cache or extracted. An extraction touched by a crash, a time-out or a disabled
+        plugin is not kept for the next call."""
+        rows = self._rows
+        keys = [extractor.key(e) for e in entries]
+        changed = [
+            e
+            for e, k in zip(entries, keys, strict=True)
+            if (row := rows.get(e.path)) is None or row[0] != k
+        ]
+        fresh = extractor.run(root, changed, misses=misses, deferred=deferred) if changed else {}
+        if changed:
+            self.last_stats = {**extractor.stats, "reused": len(entries) - len(changed)}
+        else:
+            self.last_stats = {"cached": len(entries), "extracted": 0, "reused": len(entries)}
+        self.settled = not any(d.code in UNSETTLED for d in extractor.diagnostics)
+        if not self.settled:
+            rows.clear()  # a plugin disabled for the whole run: nothing of it is kept
+        out: dict[str, FileSymbols] = {}
+        for entry, key in zip(entries, keys, strict=True):
+            path = entry.path
+            found = fresh.get(path)
+            if found is None:
+                row = rows.get(path)
+                if row is None or row[0] != key:
+                    continue  # not extracted (the extraction reported why)
+                found = row[1]
+            elif not any(d.code in UNSETTLED for d in found.diagnostics):
+                rows[path] = (key, found)
+            else:
+                rows.pop(path, None)
+                self.settled = False
+            out[path] = found
+        return out
+
+    def replace(self, path: str, summary: FileSymbols) -> None:
+        """Stand ``summary`` in for the kept summary of ``path`` (same key)."""
+        key, _ = self._rows[path]
+        self._rows[path] = (key, summary)
+
+    def forget(self, keep: Sequence[str]) -> None:
+        """Drop every file not in ``keep`` (files gone from the tree)."""
+        wanted = set(keep)
+        for path in [p for p in self._rows if p not in wanted]:
+            del self._rows[path]

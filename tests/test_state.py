@@ -1,0 +1,142 @@
+"""The repository state: every output reads one per root, and nothing of it outlives close()."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from repomapper.repomap import RepoMap
+from repomapper.serve import service as service_module
+from repomapper.serve.service import Service, ServiceOptions
+from repomapper.state import RepositoryState, StateOptions
+from tests.conftest import FIXTURES
+
+
+def open_fds() -> set[str]:
+    fds = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            fds.add(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            continue
+    return fds
+
+
+def children() -> set[int]:
+    me = str(os.getpid())
+    found = set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me and fields[0] != "Z":
+            found.add(int(pid))
+    return found
+
+
+def settle(check, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_nothing_outlives_a_closed_state(pyrepo, tmp_path):
+    pytest.importorskip("watchfiles")
+    # a first state, closed: what the process keeps for good (multiprocessing's shared-memory
+    # arena, the tokenizer's tables) is then in the baseline
+    with RepoMap(pyrepo, cache_dir=tmp_path / "first", jobs=1) as first:
+        first.warm_up()
+    threads, procs, fds = threading.active_count(), children(), open_fds()
+    state = RepositoryState(pyrepo, StateOptions(cache_dir=tmp_path / "c", jobs=1))
+    assert state.watch() and state.watcher is not None and state.watcher.ready.wait(10)
+    rm = RepoMap(pyrepo, state=state)
+    rm.warm_up()  # keeps an extraction worker, loads the tokenizer, opens the cache
+    money = pyrepo / "shop" / "money.py"
+    money.write_text(money.read_text() + "\ndef more():\n    pass\n")
+    assert "more" in rm.map(mentioned_idents=["more"]).map
+    assert children() - procs, "the kept extraction worker should be running"
+    assert any(p.endswith(".sqlite") or "tags" in p for p in open_fds() - fds)
+    rm.close()  # a RepoMap over a shared state leaves it open
+    assert not state.closed
+    state.close()
+    assert settle(lambda: threading.active_count() <= threads)
+    assert settle(lambda: not (children() - procs))
+    leftover = {p for p in open_fds() - fds if not p.startswith(("pipe:", "anon_inode:"))}
+    assert not leftover
+
+
+def test_the_service_closes_what_it_evicts_and_everything_on_close(tmp_path, monkeypatch):
+    roots = []
+    for name in ("one", "two"):
+        shutil.copytree(FIXTURES / "pyrepo", tmp_path / name)
+        roots.append((tmp_path / name).resolve())
+    monkeypatch.setattr(service_module, "MAX_STATES", 1)
+    svc = Service(None, ServiceOptions(cache_dir=str(tmp_path / "c"), warm_up=False))
+    closed: list[Path] = []
+    real = RepositoryState.close
+
+    def close(self):
+        closed.append(self.root)
+        real(self)
+
+    monkeypatch.setattr(RepositoryState, "close", close)
+    for root in roots:
+        assert not svc.call("find_symbol", {"clone_path": str(root), "name": "Catalog"}).is_error
+        pack = svc.call(
+            "context_pack",
+            {"clone_path": str(root), "task_id": "t1", "task": "price of the basket"},
+        )
+        assert not pack.is_error, pack.data
+    assert closed == [roots[0]]  # evicted with its packer
+    svc.close()
+    assert closed == roots and not svc._states and not svc._packers
+
+
+@pytest.mark.parametrize("watch", [True, False])
+def test_a_file_made_between_two_calls_is_there_at_once(pyrepo, tmp_path, watch):
+    if watch:
+        pytest.importorskip("watchfiles")
+    svc = Service(pyrepo, ServiceOptions(cache_dir=str(tmp_path / "c"), watch=watch))
+    try:
+        first = svc.call("find_symbol", {"name": "Catalog"})
+        assert not first.is_error and first.data["total"] == 1
+        if watch:
+            (state,) = svc._states.values()
+            assert state.watcher is not None and state.watcher.ready.wait(10)
+            svc.call("find_symbol", {"name": "Catalog"})  # a listing taken with the watch in place
+        (pyrepo / "shop" / "fresh.py").write_text("def written_just_now():\n    pass\n")
+        found = svc.call("find_symbol", {"name": "written_just_now"})
+        assert found.data["total"] == 1 and found.data["results"][0]["path"] == "shop/fresh.py"
+        (pyrepo / "shop" / "fresh.py").rename(pyrepo / "shop" / "moved.py")
+        found = svc.call("find_symbol", {"name": "written_just_now"})
+        assert [r["path"] for r in found.data["results"]] == ["shop/moved.py"]
+        (pyrepo / "shop" / "moved.py").unlink()
+        gone = svc.call("find_symbol", {"name": "written_just_now"})
+        assert gone.data["match"] != "exact"
+    finally:
+        svc.close()
+
+
+def test_one_state_serves_maps_with_other_globs(pyrepo, tmp_path):
+    svc = Service(pyrepo, ServiceOptions(cache_dir=str(tmp_path / "c"), watch=False))
+    try:
+        whole = svc.call("repo_map", {"token_budget": 800})
+        shop = svc.call("repo_map", {"token_budget": 800, "include_globs": ["shop/**"]})
+        assert len(svc._states) == 1
+        assert "tests/" in whole.data["map"] and "tests/" not in shop.data["map"]
+        alone = RepoMap(pyrepo, 800, include=["shop/**"], use_cache=False).map()
+        assert shop.data["map"] == alone.map
+    finally:
+        svc.close()
