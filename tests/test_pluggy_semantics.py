@@ -267,3 +267,30 @@ def test_the_conformance_subject_is_called_without_other_plugins_wrappers():
     assert "internal_helper" not in names(
         ps.call_first("extract_tags", ["python_ast"], source=src)[1]
     )
+
+
+# -- pluggy's calling conventions -----------------------------------------------------------------
+
+
+def test_an_implementation_gets_only_the_arguments_it_declares():
+    def resolve_import(imp):  # pluggy lets an implementation leave out ``index``
+        return [f"{imp}.zz"]
+
+    plugin = backend("zz", [])
+    plugin.resolve_import = hookimpl(resolve_import)
+    ps = plugin_set(("zz", plugin))
+    assert ps.call_first("resolve_import", ["zz"], imp="m", index=None) == ("zz", ["m.zz"])
+
+
+def test_plugins_registered_after_a_call_are_routed_like_the_others():
+    ps = plugin_set()
+    src = SourceFile.from_text("a.py", A_PY)
+    before = ps.call_first("extract_tags", ["python_ast"], source=src)
+    assert before[0] == "python_ast"
+    # a backend registered later (as the conformance helpers do) must not answer for another
+    ps.pm.register(backend("late", []), name="late")
+    assert ps.call_first("extract_tags", ["python_ast"], source=src) == before
+    # and a wrapper registered later wraps the calls made from then on
+    ps.pm.register(OldStyleNoReferences(), name="norefs")
+    _, tags = ps.call_first("extract_tags", ["python_ast"], source=src)
+    assert names(tags, REF) == [] and names(tags) == ["internal_helper", "public_api"]
