@@ -354,8 +354,8 @@ def extract_batch(
         if first is not None:
             by_plugin[first].append((i, src))
     # the wrappers a file leaves out are its skipped plugins: those every file skips here
-    skipped = [skip.get(src.path, frozenset()) for _, src in sources]
-    left_out = frozenset.intersection(*skipped) if skipped else frozenset()
+    skips = [skip.get(src.path, frozenset()) for _, src in sources]
+    left_out = frozenset.intersection(*skips) if skips else frozenset()
     for name, group in sorted(by_plugin.items()):
         tracker(group[0][0], name, PREPARE)
         try:

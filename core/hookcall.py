@@ -86,13 +86,15 @@ class HookCalls:
         self._generation = -1
         self._routed: dict[tuple[str, tuple[str, ...], frozenset[str]], tuple[Routed, ...]] = {}
         self._wrappers: dict[tuple[str, frozenset[str]], tuple[str, ...]] = {}
-        self._codes: dict[str, dict[Any, str]] = {}
+        self._codes: dict[str, dict[Any, tuple[str, ...]]] = {}
+        self._keys: dict[tuple[str, ...], str] = {}
 
     def _fresh(self) -> None:
         if self.pm.generation != self._generation:
             self._routed.clear()
             self._wrappers.clear()
             self._codes.clear()
+            self._keys.clear()
             self._generation = self.pm.generation
 
     def routed(
@@ -148,14 +150,17 @@ class HookCalls:
         self._fresh()
         codes = self._codes.get(hook_name)
         if codes is None:
-            codes = self._codes[hook_name] = {
-                getattr(i.function, "__code__", None): i.plugin_name
-                for i in getattr(self.pm.hook, hook_name).get_hookimpls()
-            }
+            codes = {}
+            for i in getattr(self.pm.hook, hook_name).get_hookimpls():
+                code = getattr(i.function, "__code__", None)
+                codes[code] = (*codes.get(code, ()), i.plugin_name)
+            self._codes[hook_name] = codes
         found = routed
         tb = exc.__traceback__
         while tb is not None:
-            found = codes.get(tb.tb_frame.f_code, found)
+            owners = codes.get(tb.tb_frame.f_code)
+            if owners:  # (two instances of one plugin class share its code: the routed first)
+                found = routed if routed in owners else owners[0]
             tb = tb.tb_next
         return found
 
@@ -163,12 +168,18 @@ class HookCalls:
         """Identifies the wrappers of these hooks (the plugin, the hook and a digest of the
         source of the module that defines the wrapper): a result a wrapper may have changed
         is cached under it. Empty without wrappers."""
-        parts = []
-        for hook_name in sorted(hook_names):
-            for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
-                if is_wrapper(impl):
-                    parts.append(f"{impl.plugin_name}.{hook_name}@{_code_digest(impl.function)}")
-        return f"+wrapped:{','.join(sorted(parts))}" if parts else ""
+        self._fresh()
+        hooks = tuple(sorted(hook_names))
+        found = self._keys.get(hooks)
+        if found is None:
+            parts = [
+                f"{impl.plugin_name}.{hook_name}@{_code_digest(impl.function)}"
+                for hook_name in hooks
+                for impl in getattr(self.pm.hook, hook_name).get_hookimpls()
+                if is_wrapper(impl)
+            ]
+            found = self._keys[hooks] = f"+wrapped:{','.join(sorted(parts))}" if parts else ""
+        return found
 
 
 def _code_digest(function: Any) -> str:

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from repomapper.cli import main
 from repomapper.conformance.subject import Subject
-from repomapper.extract import extract_source
+from repomapper.discover import FileEntry
+from repomapper.extract import extract_batch, extract_source
 from repomapper.isolation.limits import Limits
 from repomapper.model import DEF, REF, BackendInfo, SourceFile, Tag
 from repomapper.plugin import hookimpl
@@ -294,3 +295,20 @@ def test_plugins_registered_after_a_call_are_routed_like_the_others():
     ps.pm.register(OldStyleNoReferences(), name="norefs")
     _, tags = ps.call_first("extract_tags", ["python_ast"], source=src)
     assert names(tags, REF) == [] and names(tags) == ["internal_helper", "public_api"]
+
+
+def test_a_wrapper_of_prepare_batch_that_raises_is_logged_as_its_own_and_the_batch_goes_on(
+    tmp_path, caplog
+):
+    def prepare_batch(sources):
+        yield
+        raise RuntimeError("prepare wrapper broke")
+
+    calls: list[str] = []
+    breaker = SimpleNamespace(prepare_batch=hookimpl(wrapper=True)(prepare_batch))
+    ps = plugin_set(("zz", backend("zz", calls)), ("breaker", breaker))
+    root = write_tree(tmp_path / "zz", {"x.zz": "zz\n"})
+    out = extract_batch(ps, root, [FileEntry("x.zz", 3, 0)])
+    assert calls == ["zz.prepare_batch", "zz.extract_tags"]
+    assert [(ex.plugin, names(ex.tags)) for ex in out] == [("zz", ["zz"])]
+    assert "zz: prepare_batch failed (in a wrapper of breaker): RuntimeError" in caplog.text
