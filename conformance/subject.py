@@ -6,6 +6,7 @@ from __future__ import annotations
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from repomapper.model import BackendInfo, SourceFile
@@ -37,7 +38,9 @@ def describe_input(data: bytes) -> str:
 
 @dataclass(frozen=True)
 class Subject:
-    """Calls the hooks of one plugin. Exceptions from the plugin propagate."""
+    """Calls the hooks of one plugin, through pluggy, alone: its own wrappers apply, other
+    plugins' wrappers do not (the suite judges the plugin, not what is installed beside it).
+    Exceptions from the plugin propagate."""
 
     plugin_set: PluginSet
     name: str
@@ -46,16 +49,25 @@ class Subject:
     def info(self) -> BackendInfo:
         return self.plugin_set.infos[self.name]
 
+    @cached_property
+    def _others(self) -> frozenset[str]:
+        return frozenset(n for n, _ in self.plugin_set.pm.list_name_plugin() if n != self.name)
+
     def implements(self, hook_name: str) -> bool:
-        hook = getattr(self.plugin_set.pm.hook, hook_name)
-        return any(i.plugin_name == self.name for i in hook.get_hookimpls())
+        return self.plugin_set.implements(self.name, hook_name)
 
     def prepare(self, sources: Sequence[SourceFile]) -> None:
-        self.plugin_set.call_each("prepare_batch", [self.name], sources=list(sources))
+        self.plugin_set.call_each(
+            "prepare_batch", [self.name], skip=self._others, sources=list(sources)
+        )
 
     def tags(self, source: SourceFile) -> Any:
         """Whatever ``extract_tags`` returned (``None`` when not implemented)."""
-        return self.plugin_set.call_first("extract_tags", [self.name], source=source)[1]
+        return self.plugin_set.call_first(
+            "extract_tags", [self.name], skip=self._others, source=source
+        )[1]
 
     def imports(self, source: SourceFile) -> Any:
-        return self.plugin_set.call_first("extract_imports", [self.name], source=source)[1]
+        return self.plugin_set.call_first(
+            "extract_imports", [self.name], skip=self._others, source=source
+        )[1]

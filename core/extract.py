@@ -131,12 +131,13 @@ def _extract_source(
     imports: list[Import] | None = None
     plugin: str | None = None
     lines: Lines | None = None
+    calls = _Calls(plugins, source, skip, diags, outcomes)
     with capture_warnings() as captured:
         for name in available:
             if note is not None:
                 note(name)
             try:
-                answered, result = plugins.call_first("extract_tags", [name], source=source)
+                answered, result = calls.ask("extract_tags", name)
             except KeyboardInterrupt:
                 raise
             except BaseException as exc:  # SystemExit from a hook is a crash of the hook too
@@ -156,7 +157,7 @@ def _extract_source(
                 tags = None
             if tags is not None:
                 try:
-                    _, found = plugins.call_first("extract_imports", [name], source=source)
+                    _, found = calls.ask("extract_imports", name)
                 except KeyboardInterrupt:
                     raise
                 except BaseException as exc:
@@ -220,6 +221,56 @@ def _extract_source(
     return FileExtraction(
         source.path, tuple(tag_list), tuple(import_list), plugin, language, _unique(diags)
     )
+
+
+class _Calls:
+    """One file's hook calls, each routed to one backend inside the other plugins' wrappers.
+
+    A wrapper that raises is contained like a plugin error: the file gets a ``backend_error``
+    naming the wrapper's plugin, the failure counts against that plugin (not the backend it
+    wrapped), the wrapper is left out of the file's later calls and the backend is asked again
+    without it. An exception the backend raised itself propagates to the caller.
+    """
+
+    def __init__(
+        self,
+        plugins: PluginSet,
+        source: SourceFile,
+        skip: frozenset[str],
+        diags: list[Diagnostic],
+        outcomes: list[Outcome] | None,
+    ) -> None:
+        self.plugins, self.source, self.diags, self.outcomes = plugins, source, diags, outcomes
+        #: plugins whose wrappers are left out: the skipped ones, then those that raised here
+        self.left_out = skip
+
+    def ask(self, hook_name: str, name: str) -> tuple[str | None, Any]:
+        plugins = self.plugins
+        while True:
+            try:
+                found = plugins.call_first(
+                    hook_name, [name], skip=self.left_out, source=self.source
+                )
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:
+                culprit = plugins.culprit(exc, hook_name, name)
+                if culprit == name or culprit in self.left_out:
+                    raise
+                self.left_out = self.left_out | {culprit}
+                self.diags.append(
+                    Diagnostic(
+                        "backend_error",
+                        f"{culprit} crashed wrapping {name}'s {hook_name}: "
+                        f"{type(exc).__name__}: {exc}; the answer is {name}'s without it",
+                        self.source.path,
+                    )
+                )
+                _outcome(self.outcomes, culprit, False)
+                continue
+            for wrapper in plugins.wrappers(hook_name, self.left_out):
+                _outcome(self.outcomes, wrapper, True)
+            return found
 
 
 def _canonical(tags: list[Tag]) -> list[Tag]:
@@ -302,14 +353,21 @@ def extract_batch(
         )
         if first is not None:
             by_plugin[first].append((i, src))
+    # the wrappers a file leaves out are its skipped plugins: those every file skips here
+    skips = [skip.get(src.path, frozenset()) for _, src in sources]
+    left_out = frozenset.intersection(*skips) if skips else frozenset()
     for name, group in sorted(by_plugin.items()):
         tracker(group[0][0], name, PREPARE)
         try:
-            plugins.call_each("prepare_batch", [name], sources=[src for _, src in group])
+            plugins.call_each(
+                "prepare_batch", [name], skip=left_out, sources=[src for _, src in group]
+            )
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
-            log.warning("%s: prepare_batch failed: %s: %s", name, type(exc).__name__, exc)
+            culprit = plugins.culprit(exc, "prepare_batch", name)
+            how = "" if culprit == name else f" (in a wrapper of {culprit})"
+            log.warning("%s: prepare_batch failed%s: %s: %s", name, how, type(exc).__name__, exc)
     for i, src in sources:
         results[src.path] = extract_source(
             plugins,
@@ -542,7 +600,13 @@ class Extractor:
         return {e.path: results[e.path] for e in entries if e.path in results}
 
     def _disabled_for(self, path: str, disabled: frozenset[str]) -> bool:
-        return bool(disabled) and any(n in disabled for n in self.plugins.candidates(path))
+        """Whether a plugin in ``disabled`` would have answered for ``path`` or wrapped the answer
+        (its result is then not cached: the next run asks it)."""
+        if not disabled:
+            return False
+        return any(n in disabled for n in self.plugins.candidates(path)) or not disabled.isdisjoint(
+            self.plugins.wrapper_plugins()
+        )
 
     def _run_batch(self, root: Path, full: bool) -> Callable[..., tuple[list, list]]:
         """What a worker runs for a batch of jobs (the closure a worker is forked with)."""

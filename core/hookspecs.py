@@ -10,6 +10,9 @@ The core routes each file to the backends whose :func:`backend_info` claims its 
 pluggy's call order (entry-point plugins before built-ins; ``tryfirst``/``trylast`` respected;
 a backend claiming every file with ``"*"`` after those that name the file's type), and the first
 that returns a usable answer (see :mod:`repomapper.isolation.validate`) answers for that file.
+Each backend is asked through pluggy's hook caller, inside the ``wrapper=True`` (and old-style
+``hookwrapper=True``) implementations of every plugin: a wrapper sees and may change each
+backend's answer, and is not a backend itself (it claims no file).
 
 **One file, one object.** For each file the core calls ``prepare_batch`` (with the batch),
 ``extract_tags`` and ``extract_imports`` with the same :class:`~repomapper.model.SourceFile`

@@ -9,9 +9,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import pluggy
-
 from . import hookspecs
+from .hookcall import CountingPluginManager, HookCalls, is_wrapper
 from .isolation.limits import Limits
 from .model import BackendInfo, Diagnostic, split_name
 
@@ -34,6 +33,11 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("python_libcst", "repomapper.plugins.python.libcst_backend"),
     ("treesitter", "repomapper.plugins.treesitter"),
     ("ctags", "repomapper.plugins.ctags.backend"),
+)
+
+#: The hooks a plugin may implement, by name.
+_HOOKS = tuple(
+    sorted(n for n in dir(hookspecs) if hasattr(getattr(hookspecs, n), "repomapper_spec"))
 )
 
 #: Python backends selectable with ``--python-backend``; the others are blocked.
@@ -115,8 +119,9 @@ class PluginSet:
 
     def __init__(self, config: PluginConfig | None = None):
         self.config = config or PluginConfig()
-        self.pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        self.pm = CountingPluginManager(hookspecs.PROJECT_NAME)
         self.pm.add_hookspecs(hookspecs)
+        self.calls = HookCalls(self.pm)
         self.load_errors: list[tuple[str, str]] = []
         blocked = self.config.all_blocked()
         for name in blocked:
@@ -184,9 +189,7 @@ class PluginSet:
             for impl in caller.get_hookimpls():
                 if not impl.opts.get("optionalhook"):
                     unknown.setdefault(impl.plugin_name, []).append(hook_name)
-        known = ", ".join(
-            sorted(n for n in dir(hookspecs) if hasattr(getattr(hookspecs, n), "repomapper_spec"))
-        )
+        known = ", ".join(_HOOKS)
         for name, hooks in sorted(unknown.items()):
             self._left_out(
                 name,
@@ -204,13 +207,23 @@ class PluginSet:
 
     # -- declarations ---------------------------------------------------------------------
     def call_order(self) -> list[str]:
-        """Plugin names in the order pluggy calls ``extract_tags`` (first asked first)."""
+        """The backends' names in the order pluggy calls ``extract_tags`` (first asked first):
+        the plugins that implement an extraction hook. A wrapper is not a backend."""
         names: list[str] = []
         for hook_name in ("extract_tags", "extract_imports"):
             for impl in reversed(getattr(self.pm.hook, hook_name).get_hookimpls()):
-                if impl.plugin_name not in names:
+                if not is_wrapper(impl) and impl.plugin_name not in names:
                     names.append(impl.plugin_name)
         return names
+
+    def implements(self, name: str, hook_name: str) -> bool:
+        """Whether the named plugin answers the hook (a wrapper of it does not count)."""
+        impls = getattr(self.pm.hook, hook_name).get_hookimpls()
+        return any(i.plugin_name == name and not is_wrapper(i) for i in impls)
+
+    def wrapper_plugins(self) -> frozenset[str]:
+        """The plugins that wrap any hook."""
+        return frozenset(w for h in _HOOKS for w in self.calls.wrappers(h))
 
     @property
     def infos(self) -> dict[str, BackendInfo]:
@@ -219,10 +232,9 @@ class PluginSet:
             infos: dict[str, BackendInfo] = {}
             for name in self.call_order():
                 info = None
-                fn = self._impl(name, "backend_info")
-                if fn is not None:
+                if self.implements(name, "backend_info"):
                     try:
-                        info = fn()
+                        info = self.call_first("backend_info", [name])[1]
                     except KeyboardInterrupt:
                         raise
                     except BaseException as exc:
@@ -276,37 +288,77 @@ class PluginSet:
             fp = self._fingerprints.get(names)
             if fp is None:
                 fp = ";".join(f"{n}@{self.infos[n].version}" for n in names)
+                if names:  # what a wrapper does to a backend's answer is part of the answer
+                    fp += self.calls.wrapper_key(_HOOKS)
                 self._fingerprints[names] = fp
             self._route_fingerprints[key] = fp
         return fp
 
     # -- calling ---------------------------------------------------------------------------
     def call_first(
-        self, hook_name: str, names: Sequence[str], **kwargs: Any
+        self,
+        hook_name: str,
+        names: Sequence[str],
+        *,
+        skip: frozenset[str] = frozenset(),
+        **kwargs: Any,
     ) -> tuple[str | None, Any]:
-        """firstresult semantics over the named plugins, reporting which plugin answered.
+        """Ask the named backends in turn, through pluggy's hook caller, and return the first
+        that answers (not ``None``) with its answer: ``(name, result)``, ``(None, None)`` when
+        none does.
 
-        Exceptions propagate to the caller, which turns them into diagnostics.
+        Each backend is asked by one pluggy call restricted to its own implementation plus the
+        wrappers (``wrapper=True``, old-style ``hookwrapper=True``) of every plugin not in
+        ``skip``, so a wrapper sees, and may replace or change, each routed backend's answer;
+        what the call returns, wrappers included, is that backend's answer (a wrapper that
+        turns a backend's ``None`` into a value answers for it). A wrapper is not a backend:
+        it never claims a file, is never asked without a backend, and runs once per backend
+        asked. ``names`` picks the backends, pluggy's order asks them: the last registered
+        first, ``tryfirst``/``trylast`` respected (extraction asks one backend per call, in
+        :meth:`candidates` order). A named plugin that does not implement the hook is skipped
+        (it is not called with only the wrappers). Implementations get the hook's arguments
+        they declare, as pluggy passes them. For a hook
+        that is not first-result, the first non-``None`` item of pluggy's list is the answer.
+        (A plugin that both answers a hook and wraps it, through pluggy's ``specname``, is left
+        out of other backends' calls whole: its wrapper wraps its own answers only.)
+
+        Exceptions propagate to the caller, which turns them into diagnostics;
+        :meth:`culprit` tells whose implementation raised.
         """
-        for name in names:
-            fn = self._impl(name, hook_name)
-            if fn is None:
-                continue
-            result = fn(**kwargs)
+        for name, caller, first in self.calls.routed(hook_name, tuple(names), skip):
+            result = caller(**kwargs)
+            if not first:
+                result = _first_item(result)
             if result is not None:
                 return name, result
         return None, None
 
-    def _impl(self, name: str, hook_name: str) -> Any:
-        """The named plugin's implementation of a hook, or None (looked up live: a plugin may be
-        registered after construction, as the conformance helpers do)."""
-        for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
-            if impl.plugin_name == name:
-                return impl.function
-        return None
+    def call_each(
+        self,
+        hook_name: str,
+        names: Iterable[str],
+        *,
+        skip: frozenset[str] = frozenset(),
+        **kwargs: Any,
+    ) -> None:
+        """Call each named backend's implementation of the hook, each inside the wrappers as
+        :meth:`call_first` does, in pluggy's order."""
+        for _, caller, _ in self.calls.routed(hook_name, tuple(names), skip):
+            caller(**kwargs)
 
-    def call_each(self, hook_name: str, names: Iterable[str], **kwargs: Any) -> None:
-        for name in names:
-            fn = self._impl(name, hook_name)
-            if fn is not None:
-                fn(**kwargs)
+    def culprit(self, exc: BaseException, hook_name: str, routed: str) -> str:
+        """Whose implementation of ``hook_name`` raised ``exc`` in a call routed to
+        ``routed``: that backend, or the plugin of a wrapper around it."""
+        return self.calls.culprit(exc, hook_name, routed)
+
+    def wrappers(self, hook_name: str, skip: frozenset[str] = frozenset()) -> tuple[str, ...]:
+        """The plugins not in ``skip`` with a wrapper of the hook, in pluggy's call order."""
+        return self.calls.wrappers(hook_name, skip)
+
+
+def _first_item(result: Any) -> Any:
+    """A non-first-result hook's answer: the first non-``None`` item of pluggy's list (a
+    wrapper may have replaced the list; then what it returned)."""
+    if isinstance(result, list):
+        return next((r for r in result if r is not None), None)
+    return result
