@@ -55,9 +55,13 @@ DEFAULT_SKIP_DIRS = frozenset(
 )
 #: version control folders: never listed, and not reported as left out (git does not list them)
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})
-#: counting the files of an ignored folder stops past this many in one folder ...
-IGNORED_COUNT_LIMIT = 20_000
-#: ... and past this many in one listing, so a huge ignored folder costs a bounded walk
+#: counting the files of a folder an ignore rule leaves out stops past this many (the rule was
+#: written or asked for: worth an exact count, up to a kernel tree's largest folder) ...
+IGNORED_COUNT_LIMIT = 50_000
+#: ... of a DEFAULT_SKIP_DIRS folder (node_modules, .venv) past this many, as it is counted on the
+#: default path of every walk ...
+SKIPPED_COUNT_LIMIT = 10_000
+#: ... and of all folders past this many in one listing: a huge left-out folder costs a bounded walk
 IGNORED_COUNT_BUDGET = 100_000
 #: ignore rules reported one by one (the ones that left out the most); the rest are merged
 MAX_RULES = 10
@@ -315,6 +319,8 @@ def _in_work_tree(root: Path) -> bool:
 def count_files(path: str, limit: int) -> tuple[int, bool]:
     """Files under the folder ``path`` (symlinks counted, not followed), and whether counting
     stopped at ``limit``: a huge ignored folder must not make listing slow."""
+    if os.path.islink(path):  # a symlinked folder is one entry, as git lists it
+        return 1, False
     pending, n = [path], 0
     while pending:
         try:
@@ -355,9 +361,8 @@ class _Tally:
     def folder(self, reason: str, source: str, pattern: str, rel: str) -> None:
         """A folder left out whole: its files are counted, up to the listing's budget."""
         if self.budget > 0:
-            n, stopped = count_files(
-                os.path.join(self.root, rel), min(IGNORED_COUNT_LIMIT, self.budget)
-            )
+            limit = SKIPPED_COUNT_LIMIT if reason == "skipped_folder" else IGNORED_COUNT_LIMIT
+            n, stopped = count_files(os.path.join(self.root, rel), min(limit, self.budget))
             self.budget -= n
         else:
             n, stopped = 0, True
@@ -568,10 +573,14 @@ def discover(
     too; False never honours them, inside git too (the listing is then a walk, like outside git:
     untracked files git ignores are mapped; ``rg --no-ignore-vcs``).
 
+    ``use_git=False`` walks even a git work tree; ``.gitignore`` files then apply only with
+    ``gitignore=True``.
+
     ``count_ignored``: inside git, count what git's rules left out even when files were found
     (a second ``git ls-files``, about the cost of the first); done anyway when nothing is left to
-    map. A walk always counts, stopping in a folder past ``IGNORED_COUNT_LIMIT`` files and for the
-    listing past ``IGNORED_COUNT_BUDGET`` (``LeftOut.at_least`` says so).
+    map. A walk always counts, stopping in a folder past ``IGNORED_COUNT_LIMIT`` files
+    (``SKIPPED_COUNT_LIMIT`` in ``DEFAULT_SKIP_DIRS``) and in the listing past
+    ``IGNORED_COUNT_BUDGET`` (``LeftOut.at_least`` then says the count is a lower bound).
     """
     root = check_root(root)
     include_spec = compile_globs(include, "--include")

@@ -391,7 +391,7 @@ def test_every_reason_is_counted_with_its_rule(make_tree, tmp_path):
 
 def test_counting_an_ignored_folder_is_bounded_and_says_so(make_tree, monkeypatch):
     root = make_tree({f"node_modules/p{i}/index.js": "" for i in range(30)} | {"a.py": ""})
-    monkeypatch.setattr(discover_mod, "IGNORED_COUNT_LIMIT", 10)
+    monkeypatch.setattr(discover_mod, "SKIPPED_COUNT_LIMIT", 10)
     (skipped,) = discover(root).left_out
     assert (skipped.count, skipped.at_least) == (10, True)
     monkeypatch.setattr(discover_mod, "IGNORED_COUNT_BUDGET", 4)
@@ -436,3 +436,18 @@ def test_left_out_is_a_plain_frozen_value(make_tree, gitignore):
     assert item == LeftOut("ignored", ".ignore:1", "*.log", 1, ("b.log",))
     with pytest.raises(AttributeError):
         item.count = 2  # type: ignore[misc]
+
+
+def test_a_symlinked_left_out_folder_counts_as_one_entry_and_is_not_followed(make_tree, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    for i in range(5):
+        (elsewhere / "pkg").mkdir(parents=True, exist_ok=True)
+        (elsewhere / "pkg" / f"{i}.js").write_text("")
+    root = make_tree({"a.py": ""})
+    os.symlink(elsewhere, root / "node_modules")
+    (skipped,) = discover(root).left_out
+    assert (skipped.reason, skipped.count, skipped.sample) == (
+        "skipped_folder",
+        1,
+        ("node_modules/",),
+    )
