@@ -592,6 +592,7 @@ def discover(
         if use_git and gitignore is not False
         else _GitListing(None, False)
     )
+    honoured: tuple[str, ...]
     if listed.names is not None:
         source, honoured = "git", (GITIGNORE, *IGNORE_FILES)
         names = _apply_ignore_files(root, listed.names, tally)
