@@ -1,4 +1,5 @@
-"""Which files to map: git's view of the work tree, or a walk with .gitignore rules.
+"""Which files to map: git's view of the work tree, or a walk, following the convention of git,
+ripgrep and fd (see ``discover``); and what was left out, by which rule, in counts.
 
 Discovery only lists and stats; content checks (binary, minified) happen when a file is read for
 extraction, so a warm run never opens unchanged files.
@@ -11,11 +12,21 @@ import os
 import re
 import stat
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .ignores import (
+    GIT_EXCLUDE,
+    GITIGNORE,
+    IGNORE_FILES,
+    IgnoreFile,
+    ListingFilter,
+    Rule,
+    decide,
+    read_ignore_file,
+)
 from .model import Diagnostic
 
 if TYPE_CHECKING:
@@ -42,6 +53,22 @@ DEFAULT_SKIP_DIRS = frozenset(
         ".eggs",
     }
 )
+#: version control folders: never listed, and not reported as left out (git does not list them)
+VCS_DIRS = frozenset({".git", ".hg", ".svn"})
+#: counting the files of a folder an ignore rule leaves out stops past this many (the rule was
+#: written or asked for: worth an exact count, up to a kernel tree's largest folder) ...
+IGNORED_COUNT_LIMIT = 50_000
+#: ... of a DEFAULT_SKIP_DIRS folder (node_modules, .venv) past this many, as it is counted on the
+#: default path of every walk ...
+SKIPPED_COUNT_LIMIT = 10_000
+#: ... and of all folders past this many in one listing: a huge left-out folder costs a bounded walk
+IGNORED_COUNT_BUDGET = 100_000
+#: ignore rules reported one by one (the ones that left out the most); the rest are merged
+MAX_RULES = 10
+#: example paths kept per reason or rule
+SAMPLE_PATHS = 3
+#: left-out groups named in one message
+MAX_PARTS = 5
 MAX_GLOB_LENGTH = 1000
 GIT_TIMEOUT = 60
 #: git with the repository's own configuration unable to run anything (no fsmonitor hook).
@@ -74,6 +101,32 @@ class FileEntry(NamedTuple):
     mtime_ns: int
 
 
+#: why a file was left out (``LeftOut.reason``), and what ``LeftOut.source`` then holds
+LEFT_OUT_REASONS = {
+    "ignored": "an ignore file's rule: source is 'path:line', pattern the rule",
+    "skipped_folder": "a folder a walk never enters (DEFAULT_SKIP_DIRS): source 'built-in'",
+    "not_included": "matched by no include glob: source 'include', pattern the globs",
+    "excluded": "matched by an exclude glob: source 'exclude', pattern the glob",
+    "too_large": "over the size limit: source 'max_file_size'",
+    "outside_root": "a symlink leading out of the root",
+    "unsafe_name": "a name not valid UTF-8 or with control characters",
+    "unreadable": "a file that cannot be stat'ed",
+    "unreadable_folder": "a folder that cannot be listed (count is folders, not files)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class LeftOut:
+    """Files a listing left out for one reason (and one rule, for ignore files)."""
+
+    reason: str  # a key of LEFT_OUT_REASONS
+    source: str  # "pkg/.gitignore:12", "include", "exclude", "built-in", or ""
+    pattern: str  # the rule or glob ("/*", "node_modules"), or ""
+    count: int  # files (folders for unreadable_folder)
+    sample: tuple[str, ...]  # up to SAMPLE_PATHS of them, printable; a folder ends with "/"
+    at_least: bool = False  # counting stopped in a large folder: count is a lower bound
+
+
 @dataclass(frozen=True, slots=True)
 class Discovery:
     root: Path
@@ -81,11 +134,13 @@ class Discovery:
     diagnostics: tuple[Diagnostic, ...]
     source: str  # "git" or "walk"
     seen: int  # files listed before include/exclude and size filters
+    left_out: tuple[LeftOut, ...] = ()  # largest first (a merged remainder of rules last)
+    ignore_files: tuple[str, ...] = ()  # the kinds of ignore file honoured (".gitignore", ...)
 
 
 def compile_globs(patterns: Sequence[str], what: str) -> pathspec.GitIgnoreSpec | None:
     """Compile gitignore-style globs (``*.py``, ``src/**``, ``**/*.go``); reject hostile input."""
-    cleaned = [p.strip() for p in patterns if p and p.strip()]
+    cleaned = _cleaned(patterns)
     if not cleaned:
         return None
     for p in cleaned:
@@ -101,6 +156,10 @@ def compile_globs(patterns: Sequence[str], what: str) -> pathspec.GitIgnoreSpec 
         return pathspec.GitIgnoreSpec.from_lines(cleaned)
     except Exception as exc:  # pathspec raises its own error types and re.error
         raise GlobError(f"invalid {what} pattern: {exc}") from exc
+
+
+def _cleaned(patterns: Sequence[str]) -> list[str]:
+    return [p.strip() for p in patterns if p and p.strip()]
 
 
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
@@ -198,17 +257,16 @@ def _git_unreadable(stderr: bytes) -> list[Diagnostic]:
     return out
 
 
-def _git_files(root: Path, diags: list[Diagnostic] | None = None) -> list[str] | None:
-    """Tracked plus untracked-but-not-ignored files, relative to ``root``; None outside git.
-    Folders git cannot list are added to ``diags``.
-
-    The repository's own configuration must not run anything: fsmonitor hooks are disabled.
-    """
-    cmd = [*GIT, "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+def _git(
+    root: Path, args: Sequence[str], stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes] | None:
+    """Run git in ``root`` with the repository's own configuration unable to run anything; None
+    when git cannot be run at all."""
     try:
-        proc = subprocess.run(
-            cmd,
+        return subprocess.run(
+            [*GIT, *args],
             cwd=root,
+            input=stdin,
             capture_output=True,
             timeout=GIT_TIMEOUT,
             check=False,
@@ -222,33 +280,146 @@ def _git_files(root: Path, diags: list[Diagnostic] | None = None) -> list[str] |
     except (OSError, subprocess.TimeoutExpired) as exc:
         log.debug("git unavailable: %s", exc)
         return None
-    if proc.returncode != 0:
-        return None
-    if diags is not None:
-        diags.extend(_git_unreadable(proc.stderr))
+
+
+class _GitListing(NamedTuple):
+    names: list[str] | None  # None: not listed by git
+    ignored_root: bool  # the root lies in a folder its enclosing repository ignores
+
+
+def _git_listing(root: Path, diags: list[Diagnostic]) -> _GitListing:
+    """Tracked plus untracked-but-not-ignored files, relative to ``root``; names None outside git.
+    Folders git cannot list are added to ``diags``."""
+    proc = _git(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
+    if proc is None or proc.returncode != 0:
+        return _GitListing(None, False)
+    diags.extend(_git_unreadable(proc.stderr))
     names = [n.decode("utf-8", "surrogateescape") for n in proc.stdout.split(b"\0") if n]
     if not names and _ignored_by_enclosing_repo(root):
-        return None  # the root lies in an ignored folder of some repository: walk it instead
-    return sorted(set(names))  # a conflicted file is listed once per stage
+        return _GitListing(None, True)  # walk it instead
+    return _GitListing(sorted(set(names)), False)  # a conflicted file is listed once per stage
 
 
 def _ignored_by_enclosing_repo(root: Path) -> bool:
-    try:
-        proc = subprocess.run(
-            [*GIT, "check-ignore", "-q", "."],
-            cwd=root,
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+    """The root is a folder below the top of a work tree that git ignores (the top of a work
+    tree is never ignored, even by a ``*`` rule that leaves out all of its files)."""
+    prefix = _git(root, ["rev-parse", "--show-prefix"])
+    if prefix is None or prefix.returncode != 0 or not prefix.stdout.strip():
         return False
-    return proc.returncode == 0
+    proc = _git(root, ["check-ignore", "-q", "."])
+    return proc is not None and proc.returncode == 0
 
 
-def _walk_files(root: Path, diags: list[Diagnostic] | None = None) -> list[str]:
-    """Every file under root, honouring .gitignore files at every level (git's semantics).
-    Folders that cannot be listed are added to ``diags``."""
+def _in_work_tree(root: Path) -> bool:
+    """A ``.git`` at the root or above it (for when git itself cannot answer: not installed, or
+    it refuses a repository another user owns)."""
+    return any((d / ".git").exists() for d in (root, *root.parents))
+
+
+def count_files(path: str, limit: int) -> tuple[int, bool]:
+    """Files under the folder ``path`` (symlinks counted, not followed), and whether counting
+    stopped at ``limit``: a huge ignored folder must not make listing slow."""
+    if os.path.islink(path):  # a symlinked folder is one entry, as git lists it
+        return 1, False
+    pending, n = [path], 0
+    while pending:
+        try:
+            it = os.scandir(pending.pop())
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        pending.append(e.path)
+                        continue
+                except OSError:
+                    continue
+                n += 1
+                if n >= limit:
+                    return n, True
+    return n, False
+
+
+class _Tally:
+    """What a listing left out, grouped by reason and rule, in the order met."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = str(root)
+        self.budget = IGNORED_COUNT_BUDGET
+        self._groups: dict[tuple[str, str, str], list[Any]] = {}
+
+    def add(
+        self, reason: str, source: str, pattern: str, path: str, n: int = 1, at_least: bool = False
+    ) -> None:
+        group = self._groups.setdefault((reason, source, pattern), [0, [], False])
+        group[0] += n
+        if len(group[1]) < SAMPLE_PATHS:
+            group[1].append(printable_name(path))
+        group[2] = group[2] or at_least
+
+    def folder(self, reason: str, source: str, pattern: str, rel: str) -> None:
+        """A folder left out whole: its files are counted, up to the listing's budget."""
+        if self.budget > 0:
+            limit = SKIPPED_COUNT_LIMIT if reason == "skipped_folder" else IGNORED_COUNT_LIMIT
+            n, stopped = count_files(os.path.join(self.root, rel), min(limit, self.budget))
+            self.budget -= n
+        else:
+            n, stopped = 0, True
+        self.add(reason, source, pattern, rel.rstrip("/") + "/", n, stopped)
+
+    def rule(self, reason: str, rule: Rule, path: str) -> None:
+        self.add(reason, rule.where, rule.pattern, path)
+
+    def diagnostic(self, d: Diagnostic) -> None:
+        reason = _DIAGNOSTIC_REASONS.get(d.code)
+        if reason is not None:
+            folder = d.code == "unreadable" and (d.path or "").endswith("/")
+            self.add("unreadable_folder" if folder else reason, "", "", d.path or ".")
+
+    def left_out(self) -> tuple[LeftOut, ...]:
+        """Largest first; ignore rules past the ``MAX_RULES`` largest merged into a last entry."""
+        out = [
+            LeftOut(reason, source, pattern, n, tuple(sample), at_least)
+            for (reason, source, pattern), (n, sample, at_least) in self._groups.items()
+        ]
+        out.sort(key=lambda x: (-x.count, x.reason, x.source, x.pattern))
+        rules = [x for x in out if x.reason == "ignored"]
+        if len(rules) > MAX_RULES:
+            rest = rules[MAX_RULES:]
+            out = [x for x in out if x.reason != "ignored" or x in rules[:MAX_RULES]]
+            sample = tuple(p for x in rest for p in x.sample)[:SAMPLE_PATHS]
+            merged = LeftOut(
+                "ignored",
+                f"{len(rest)} other rules",
+                "",
+                sum(x.count for x in rest),
+                sample,
+                any(x.at_least for x in rest),
+            )
+            out.append(merged)  # last: a remainder, not a rule
+        return tuple(out)
+
+
+_DIAGNOSTIC_REASONS = {
+    "too_large": "too_large",
+    "symlink_outside_root": "outside_root",
+    "unsafe_path": "unsafe_name",
+    "unreadable": "unreadable",
+}
+
+
+def _walk_files(
+    root: Path,
+    gitignore: bool,
+    diags: list[Diagnostic] | None = None,
+    tally: _Tally | None = None,
+) -> list[str]:
+    """Every file under root but the ``DEFAULT_SKIP_DIRS`` folders, honouring ``.ignore`` and
+    ``.repomapperignore`` files and, when ``gitignore``, ``.gitignore`` files and the root's
+    ``.git/info/exclude``. What is left out goes to ``tally``; folders that cannot be listed to
+    ``diags``."""
+    tally = tally or _Tally(root)
     found: list[str] = []
 
     def unlistable(exc: OSError) -> None:
@@ -257,43 +428,111 @@ def _walk_files(root: Path, diags: list[Diagnostic] | None = None) -> list[str]:
         if diags is not None:
             diags.append(unreadable_dir(printable_name(rel), exc.strerror or str(exc)))
 
-    specs: list[
-        tuple[str, pathspec.GitIgnoreSpec]
-    ] = []  # (dir prefix, spec) along the current path
+    # the ignore files along the current path, per layer, shallower first
+    gits: list[IgnoreFile] = []
+    ours: list[IgnoreFile] = []
+    if gitignore:
+        exclude = read_ignore_file(root, GIT_EXCLUDE, "")
+        if exclude is not None:
+            gits.append(exclude)
 
-    def ignored(rel: str, is_dir: bool) -> bool:
-        # the deepest .gitignore with a matching rule decides, as in git
-        probe = rel + "/" if is_dir else rel
-        for prefix, spec in reversed(specs):
-            if prefix and not probe.startswith(prefix):
-                continue
-            decision = spec.check_file(probe[len(prefix) :]).include
-            if decision is not None:
-                return decision
-        return False
+    def rule_for(probe: str) -> Rule | None:
+        return (decide(gits, probe) if gits else None) or (decide(ours, probe) if ours else None)
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=unlistable, followlinks=False):
         rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
-        rel_dir = "" if rel_dir == "." else rel_dir
-        prefix = f"{rel_dir}/" if rel_dir else ""
-        specs[:] = [(p, s) for p, s in specs if prefix.startswith(p)]
-        gi = Path(dirpath, ".gitignore")
-        if gi.is_file() and not gi.is_symlink():
-            try:
-                lines = gi.read_text("utf-8", errors="replace").splitlines()
-                import pathspec
-
-                specs.append((prefix, pathspec.GitIgnoreSpec.from_lines(lines)))
-            except (OSError, ValueError) as exc:
-                log.warning("%s: cannot use: %s", gi, exc)
-        dirnames[:] = sorted(
-            d for d in dirnames if d not in DEFAULT_SKIP_DIRS and not ignored(prefix + d, True)
-        )
+        prefix = "" if rel_dir == "." else f"{rel_dir}/"
+        gits[:] = [f for f in gits if prefix.startswith(f.prefix)]
+        ours[:] = [f for f in ours if prefix.startswith(f.prefix)]
+        names = set(filenames)
+        if gitignore and GITIGNORE in names:
+            f = read_ignore_file(root, prefix + GITIGNORE, prefix)
+            if f is not None:
+                gits.append(f)
+        for name in IGNORE_FILES:
+            if name in names:
+                f = read_ignore_file(root, prefix + name, prefix)
+                if f is not None:
+                    ours.append(f)
+        kept = []
+        for d in sorted(dirnames):
+            rel = prefix + d
+            if d in VCS_DIRS:
+                continue
+            if d in DEFAULT_SKIP_DIRS:
+                tally.folder("skipped_folder", "built-in", d, rel)
+                continue
+            rule = rule_for(rel + "/")
+            if rule is not None:
+                tally.folder("ignored", rule.where, rule.pattern, rel)
+                continue
+            kept.append(d)
+        dirnames[:] = kept
         for name in sorted(filenames):
             rel = prefix + name
-            if not ignored(rel, False):
+            rule = rule_for(rel)
+            if rule is None:
                 found.append(rel)
+            else:
+                tally.rule("ignored", rule, rel)
     return found
+
+
+def _apply_ignore_files(root: Path, names: list[str], tally: _Tally) -> list[str]:
+    """git's listing without what ``.ignore`` and ``.repomapperignore`` files leave out (the
+    ones git lists: one git ignores is not read)."""
+    wanted = frozenset(IGNORE_FILES)
+    files = [
+        f
+        for rel in names
+        if rel.endswith(IGNORE_FILES) and rel.rsplit("/", 1)[-1] in wanted
+        for f in [read_ignore_file(root, rel, rel[: rel.rfind("/") + 1])]
+        if f is not None
+    ]
+    if not files:
+        return names
+    rules = ListingFilter(files)
+    kept = []
+    for rel in names:
+        rule = rules.rule_for(rel)
+        if rule is None:
+            kept.append(rel)
+        else:
+            tally.rule("ignored", rule, rel)
+    return kept
+
+
+def _count_git_ignored(root: Path, tally: _Tally) -> None:
+    """Count what git's own rules left out, by rule: the ignored files and folders git reports
+    (one line per ignored folder), each attributed by ``git check-ignore -v``."""
+    proc = _git(
+        root,
+        ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
+    )
+    if proc is None or proc.returncode != 0:
+        return
+    entries = [n for n in proc.stdout.split(b"\0") if n]
+    if not entries:
+        return
+    top = _git(root, ["rev-parse", "--show-toplevel"])
+    why = _git(root, ["check-ignore", "-v", "-z", "--stdin"], b"\0".join(entries) + b"\0")
+    if top is None or why is None or top.returncode != 0:
+        return
+    top_dir = top.stdout.decode("utf-8", "surrogateescape").strip()
+    fields = why.stdout.split(b"\0")
+    for i in range(0, len(fields) - 3, 4):
+        source, line, pattern, path = (
+            x.decode("utf-8", "surrogateescape") for x in fields[i : i + 4]
+        )
+        if not os.path.isabs(source):  # relative to the top of the work tree
+            source = os.path.relpath(os.path.join(top_dir, source), root).replace(os.sep, "/")
+        where = f"{printable_name(source)}:{line}"
+        rel = path.rstrip("/")
+        if path.endswith("/"):
+            if rel.rsplit("/", 1)[-1] not in VCS_DIRS:
+                tally.folder("ignored", where, pattern, rel)
+        else:
+            tally.add("ignored", where, pattern, rel)
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -310,25 +549,164 @@ def discover(
     exclude: Sequence[str] = (),
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     use_git: bool = True,
+    *,
+    gitignore: bool | None = None,
+    count_ignored: bool = False,
 ) -> Discovery:
-    """List the files to map under ``root``, with a diagnostic for each one skipped."""
+    """List the files to map under ``root``, with a diagnostic for each one skipped and counts of
+    everything left out (``Discovery.left_out``).
+
+    The convention of git, ripgrep and fd:
+
+    - In a git work tree, git lists the files: tracked plus untracked-but-not-ignored, so
+      ``.gitignore`` files, ``.git/info/exclude`` and ``core.excludesFile`` apply as in git.
+    - Outside one (or in a folder the enclosing repository ignores, such as an unpacked tarball),
+      a walk lists every file but those in ``DEFAULT_SKIP_DIRS``; ``.gitignore`` files there were
+      written for another repository and apply only when asked (``gitignore=True``, ripgrep's
+      ``--no-require-git``).
+    - ``.ignore`` and ``.repomapperignore`` files apply everywhere, inside git too, with git's
+      syntax and precedence (a deeper file overrides, ``!`` negates; ``.repomapperignore`` wins
+      over ``.ignore`` in the same folder). They can only leave out more: they cannot bring back
+      what ``.gitignore`` leaves out.
+
+    ``gitignore``: None follows the convention; True honours ``.gitignore`` files outside git
+    too; False never honours them, inside git too (the listing is then a walk, like outside git:
+    untracked files git ignores are mapped; ``rg --no-ignore-vcs``).
+
+    ``use_git=False`` walks even a git work tree; ``.gitignore`` files then apply only with
+    ``gitignore=True``.
+
+    ``count_ignored``: inside git, count what git's rules left out even when files were found
+    (a second ``git ls-files``, about the cost of the first); done anyway when nothing is left to
+    map. A walk always counts, stopping in a folder past ``IGNORED_COUNT_LIMIT`` files
+    (``SKIPPED_COUNT_LIMIT`` in ``DEFAULT_SKIP_DIRS``) and in the listing past
+    ``IGNORED_COUNT_BUDGET`` (``LeftOut.at_least`` then says the count is a lower bound).
+    """
     root = check_root(root)
     include_spec = compile_globs(include, "--include")
     exclude_spec = compile_globs(exclude, "--exclude")
     diags: list[Diagnostic] = []
-    names = _git_files(root, diags) if use_git else None
-    source = "git" if names is not None else "walk"
-    if names is None:
-        names = _walk_files(root, diags)
+    tally = _Tally(root)
+    listed = (
+        _git_listing(root, diags)
+        if use_git and gitignore is not False
+        else _GitListing(None, False)
+    )
+    honoured: tuple[str, ...]
+    if listed.names is not None:
+        source, honoured = "git", (GITIGNORE, *IGNORE_FILES)
+        names = _apply_ignore_files(root, listed.names, tally)
+    else:
+        source = "walk"
+        use_gitignore = gitignore is True or (
+            gitignore is None and not listed.ignored_root and use_git and _in_work_tree(root)
+        )
+        honoured = (GITIGNORE, *IGNORE_FILES) if use_gitignore else IGNORE_FILES
+        names = _walk_files(root, use_gitignore, diags, tally)
+    for d in diags:
+        tally.diagnostic(d)
     entries: list[FileEntry] = []
     for rel in names:
         if include_spec is not None and not include_spec.match_file(rel):
+            tally.add("not_included", "include", ", ".join(_cleaned(include)), rel)
             continue
-        if exclude_spec is not None and exclude_spec.match_file(rel):
-            continue
+        if exclude_spec is not None:
+            hit = exclude_spec.check_file(rel)
+            if hit.include:
+                tally.add("excluded", "exclude", _pattern(exclude_spec, hit.index), rel)
+                continue
         found = stat_entry(root, rel, max_file_size)
         if isinstance(found, FileEntry):
             entries.append(found)
         elif found is not None:
             diags.append(found)
-    return Discovery(root, tuple(entries), tuple(diags), source, len(names))
+            tally.diagnostic(found)
+    if source == "git" and (count_ignored or not entries):
+        _count_git_ignored(root, tally)
+    return Discovery(
+        root, tuple(entries), tuple(diags), source, len(names), tally.left_out(), honoured
+    )
+
+
+def _pattern(spec: pathspec.GitIgnoreSpec, index: int | None) -> str:
+    """The text of the glob at ``index`` of a compiled ``compile_globs`` spec."""
+    return "" if index is None else str(getattr(spec.patterns[index], "pattern", "") or "")
+
+
+#: how each option is named on the surface that prints a message (the CLI's by default; MCP
+#: passes its own, e.g. {"include": "include_globs"})
+DEFAULT_LABELS = {
+    "include": "--include",
+    "exclude": "--exclude",
+    "max_file_size": "--max-file-size",
+}
+
+
+def describe_left_out(item: LeftOut, labels: Mapping[str, str] | None = None) -> str:
+    """One left-out group in words: ``78,578 by .gitignore:1234 '/*'``."""
+    names = {**DEFAULT_LABELS, **(labels or {})}
+    n = f"{'at least ' if item.at_least else ''}{item.count:,}"
+    if item.reason == "ignored":
+        rule = f" {item.pattern!r}" if item.pattern else ""
+        return f"{n} by {item.source}{rule}"
+    if item.reason == "skipped_folder":
+        return f"{n} in {item.pattern}/ folders (never walked into)"
+    if item.reason == "not_included":
+        return f"{n} not matched by {names['include']} {item.pattern!r}"
+    if item.reason == "excluded":
+        return f"{n} by {names['exclude']} {item.pattern!r}"
+    if item.reason == "too_large":
+        return f"{n} over the {names['max_file_size']} limit"
+    if item.reason == "outside_root":
+        return f"{n} symlinked out of the root"
+    if item.reason == "unsafe_name":
+        return f"{n} with unsafe names"
+    if item.reason == "unreadable_folder":
+        return f"{n} folder(s) that cannot be listed"
+    return f"{n} unreadable"
+
+
+def left_out_summary(found: Discovery, labels: Mapping[str, str] | None = None) -> str:
+    """What a listing left out, on one line (empty when nothing): for a summary or ``-v``."""
+    if not found.left_out:
+        return ""
+    files = [x for x in found.left_out if x.reason != "unreadable_folder"]
+    total = sum(x.count for x in files)
+    bound = "at least " if any(x.at_least for x in files) else ""
+    parts = [describe_left_out(x, labels) for x in found.left_out[:MAX_PARTS]]
+    more = len(found.left_out) - MAX_PARTS
+    tail = f"; and {more} more" if more > 0 else ""
+    return f"left out {bound}{total:,} file(s): {'; '.join(parts)}{tail}"
+
+
+def explain_empty(found: Discovery, labels: Mapping[str, str] | None = None) -> str:
+    """The ``no_files_matched`` message for a listing with no file to map: how many files were
+    there and which rules left them out (``no files matched under X: 78,579 files found, all left
+    out: 78,578 by .gitignore:1234 '/*'; ...``), or that there were none."""
+    where = printable_name(str(found.root))
+    files = [x for x in found.left_out if x.reason != "unreadable_folder"]
+    total = sum(x.count for x in files) + len(found.files)
+    folders = sum(x.count for x in found.left_out if x.reason == "unreadable_folder")
+    unlisted = f"; {folders:,} folder(s) cannot be listed" if folders else ""
+    if total == 0:
+        return f"no files found under {where}{unlisted}"
+    if found.files:  # not empty after all: what was mapped, and what was not
+        summary = left_out_summary(found, labels)
+        return f"{len(found.files):,} file(s) to map under {where}" + (
+            f"; {summary}" if summary else ""
+        )
+    bound = "at least " if any(x.at_least for x in files) else ""
+    parts = [describe_left_out(x, labels) for x in files[:MAX_PARTS]]
+    if len(files) > MAX_PARTS:
+        parts.append(f"{len(files) - MAX_PARTS} more reason(s)")
+    msg = (
+        f"no files matched under {where}: {bound}{total:,} file(s) found, all left out: "
+        + "; ".join(parts)
+        + unlisted
+    )
+    if any(x.reason == "ignored" for x in files):
+        walked = found.source == "walk" and GITIGNORE in found.ignore_files
+        msg += f" (ignore files honoured: {', '.join(found.ignore_files)}" + (
+            "; a walk outside git honours .gitignore only when asked)" if walked else ")"
+        )
+    return msg

@@ -10,7 +10,7 @@ def paths(d):
     return [f.path for f in d.files]
 
 
-def test_walk_applies_nested_gitignores(make_tree):
+def test_walk_applies_nested_gitignores_when_asked(make_tree):
     root = make_tree(
         {
             ".gitignore": "*.log\nbuild/\n",
@@ -24,7 +24,7 @@ def test_walk_applies_nested_gitignores(make_tree):
             "node_modules/dep/index.js": "x\n",
         }
     )
-    d = discover(root, use_git=False)
+    d = discover(root, use_git=False, gitignore=True)
     assert d.source == "walk"
     assert paths(d) == [".gitignore", "a.py", "pkg/.gitignore", "pkg/keep.log", "pkg/mod.py"]
 
