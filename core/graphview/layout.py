@@ -148,20 +148,27 @@ def enclose(circles: list[Circle]) -> Circle:
     cx, cy = (lo_x + hi_x) / 2, (lo_y + hi_y) / 2
 
     def reach(px: float, py: float) -> tuple[float, Circle]:
-        return max(((math.hypot(c.x - px, c.y - py) + c.r, c) for c in circles), key=lambda t: t[0])
+        out, far = -1.0, circles[0]
+        for c in circles:
+            d = math.hypot(c.x - px, c.y - py) + c.r
+            if d > out:
+                out, far = d, c
+        return out, far
 
     best_r, far = reach(cx, cy)
     best = (cx, cy)
+    stale = 0
     for step in range(1, 40):
         d = math.hypot(far.x - cx, far.y - cy)
-        if d < 1e-9:
+        if d < 1e-9 or stale >= 4:
             break
-        move = (best_r - (d + far.r)) / 2 + (d / (step + 1))
-        move = min(move, d)
+        move = min((best_r - (d + far.r)) / 2 + d / (step + 1), d)
         cx, cy = cx + (far.x - cx) / d * move, cy + (far.y - cy) / d * move
         r, far = reach(cx, cy)
-        if r < best_r:
-            best_r, best = r, (cx, cy)
+        if r < best_r - 1e-9:
+            best_r, best, stale = r, (cx, cy), 0
+        else:
+            stale += 1
     return Circle(best[0], best[1], best_r)
 
 

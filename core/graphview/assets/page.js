@@ -312,48 +312,57 @@
   }
 
   // -- labels: greedy by rank, none over another, none cut by the edge of the drawing ---------
-  function labelBox(n) {
-    const w = textWidth(n.label) + 4;
+  // where a node's label may go, best first
+  function labelSpots(n) {
+    const w = textWidth(n.label) + 4, h = LABEL_H;
     const x = sx(n.x), y = sy(n.y), r = sr(n.r);
     if (n.id.charCodeAt(0) === 114) {  // an open directory: its name inside the top of its circle
-      if (r < 45) return null;
-      return { x: x - w / 2, y: y - r + 2, w: w, h: LABEL_H };
+      return r < 45 ? [] : [{ x: x - w / 2, y: y - r + 2, w: w, h: h }];
     }
-    if (n.dir && r > w / 2 + 4) return { x: x - w / 2, y: y - LABEL_H / 2, w: w, h: LABEL_H };
-    return { x: x + r + 2, y: y - LABEL_H / 2, w: w, h: LABEL_H };
+    const spots = [];
+    if (r >= 9 && 2 * r >= w + 2) spots.push({ x: x - w / 2, y: y - h / 2, w: w, h: h, inside: true });
+    spots.push({ x: x + r + 2, y: y - h / 2, w: w, h: h }, { x: x - r - 2 - w, y: y - h / 2, w: w, h: h },
+      { x: x - w / 2, y: y + r + 1, w: w, h: h }, { x: x - w / 2, y: y - r - 1 - h, w: w, h: h });
+    return spots;
   }
   function drawLabels() {
     const CELL = 64;
-    const grid = new Map();
     placed = [];
     const fits = (b) => b.x >= 0 && b.y >= 0 && b.x + b.w <= view.w && b.y + b.h <= view.h;
-    function free(b) {
+    const meets = (b, o) => b.x < o.x + o.w && o.x < b.x + b.w && b.y < o.y + o.h && o.y < b.y + b.h;
+    function cells(b, fn) {
       for (let gx = Math.floor(b.x / CELL); gx <= Math.floor((b.x + b.w) / CELL); gx++) {
         for (let gy = Math.floor(b.y / CELL); gy <= Math.floor((b.y + b.h) / CELL); gy++) {
-          const cell = grid.get(gx + ',' + gy);
-          if (cell && cell.some((o) => b.x < o.x + o.w && o.x < b.x + b.w && b.y < o.y + o.h && o.y < b.y + b.h)) return false;
+          if (fn(gx + ',' + gy) === false) return false;
         }
       }
       return true;
     }
+    function put(grid, b) { cells(b, (k) => { if (!grid.has(k)) grid.set(k, []); grid.get(k).push(b); }); }
+    const labels = new Map();
+    const free = (b) => cells(b, (k) => !(labels.get(k) || []).some((o) => meets(b, o)));
+    // discs a label should rather not cover (a label may still sit on one when nothing else fits)
+    const discs = new Map();
+    nodes.forEach(function (n) {
+      const x = sx(n.x), y = sy(n.y), r = sr(n.r);
+      if (r >= 3 && onScreen(x, y, r)) put(discs, { x: x - r, y: y - r, w: 2 * r, h: 2 * r, id: n.id });
+    });
+    const clearOfDiscs = (b, id) => cells(b, (k) => !(discs.get(k) || []).some((o) => o.id !== id && meets(b, o)));
     function take(n, b) {
       b.id = n.id;
       b.text = n.label;
       placed.push(b);
-      for (let gx = Math.floor(b.x / CELL); gx <= Math.floor((b.x + b.w) / CELL); gx++) {
-        for (let gy = Math.floor(b.y / CELL); gy <= Math.floor((b.y + b.h) / CELL); gy++) {
-          const k = gx + ',' + gy;
-          if (!grid.has(k)) grid.set(k, []);
-          grid.get(k).push(b);
-        }
-      }
+      put(labels, b);
     }
     // the hovered and the selected node's labels first: they are what the reader asked for
     const first = [hovered, selected].map((id) => id && (byId.get(id) || rings.find((g) => g.id === id))).filter(Boolean);
+    const done = new Set();
     first.concat(labelOrder).forEach(function (n) {
-      if (placed.some((b) => b.id === n.id)) return;
-      const b = labelBox(n);
-      if (b && fits(b) && free(b)) take(n, b);
+      if (done.has(n.id)) return;
+      done.add(n.id);
+      const spots = labelSpots(n).filter((b) => fits(b) && free(b));
+      const b = spots.find((b) => b.inside || n.id.charCodeAt(0) === 114 || clearOfDiscs(b, n.id)) || spots[0];
+      if (b) take(n, b);
     });
     ctx.font = FONT;
     ctx.textBaseline = 'middle';
