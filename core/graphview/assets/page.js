@@ -441,7 +441,9 @@
   $('zoom-in').addEventListener('click', () => zoomAt(view.w / 2, view.h / 2, 1.5));
   $('zoom-out').addEventListener('click', () => zoomAt(view.w / 2, view.h / 2, 1 / 1.5));
   $('zoom-fit').addEventListener('click', fit);
-  window.addEventListener('resize', resize);
+  // the canvas follows its column, whatever changes its size (the window, the header wrapping)
+  if (window.ResizeObserver) new ResizeObserver(resize).observe($('graph'));
+  else window.addEventListener('resize', resize);
 
   // -- the side panel ----------------------------------------------------------------------
   const details = $('details');
