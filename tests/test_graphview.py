@@ -178,6 +178,13 @@ def test_group_depth_and_initial_collapse():
         visible.add(reps[0] if reps else p)
     assert len(visible) <= 4 and collapsed
     assert initial_collapsed(paths, ranks, "directory", 2000) == ["a", "f"]
+    # below the directories every file shares, as the page's Collapse all does
+    shared = ["pkg/a/1.py", "pkg/a/x/2.py", "pkg/b/3.py", "pkg/4.py"]
+    assert initial_collapsed(shared, {}, "directory", 2000) == ["pkg/a", "pkg/b"]
+    assert initial_collapsed(["src/pkg/a/1.py", "src/pkg/b/2.py"], {}, "directory", 0) == [
+        "src/pkg/a",
+        "src/pkg/b",
+    ]
 
 
 def test_the_page_carries_the_rankings_evidence(rg):

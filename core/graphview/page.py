@@ -76,6 +76,20 @@ def safe_json(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+def _common_dir(paths: list[str]) -> str:
+    """The deepest directory that holds every file ("" when files differ at the top)."""
+    if not paths:
+        return ""
+    parts = paths[0].split("/")[:-1]
+    for p in paths[1:]:
+        other = p.split("/")[:-1]
+        k = 0
+        while k < min(len(parts), len(other)) and parts[k] == other[k]:
+            k += 1
+        parts = parts[:k]
+    return "/".join(parts)
+
+
 def initial_collapsed(
     paths: list[str], ranks: dict[str, float], group_by: str, max_nodes: int
 ) -> list[str]:
@@ -83,11 +97,20 @@ def initial_collapsed(
 
     By file (the default) every file shows when they fit. Otherwise the page opens at the top-level
     directories and expands the heaviest (by total rank) while the count stays within
-    ``max_nodes``. By directory, the page opens with every top-level directory collapsed (what
-    *Collapse all* gives), to be expanded by hand.
+    ``max_nodes``. By directory, the page opens with the directories just below those every file
+    shares collapsed (what *Collapse all* gives), to be expanded by hand.
     """
     if group_by == "directory":
-        return sorted({p.split("/", 1)[0] for p in paths if "/" in p})
+        # below the directories every file shares (django/ in django), as the page's Collapse all
+        prefix = _common_dir(paths)
+        cut = len(prefix) + 1 if prefix else 0
+        return sorted(
+            {
+                prefix + "/" * bool(prefix) + p[cut:].split("/", 1)[0]
+                for p in paths
+                if "/" in p[cut:]
+            }
+        )
     if max_nodes <= 0 or len(paths) <= max_nodes:
         return []
     subdirs: dict[str, set[str]] = {}
@@ -161,9 +184,7 @@ def page_data(rg: RepoGraph, group_by: str, max_nodes: int) -> tuple[dict[str, A
             f"(at most {max_nodes} nodes); click a directory to expand it"
         )
         if group_by == "directory":
-            note = (
-                f"{len(paths)} files grouped by top-level directory: click a directory to expand it"
-            )
+            note = f"{len(paths)} files grouped by directory: click a directory to expand it"
     data = {
         "meta": {
             "root": rg.root_name,
