@@ -18,7 +18,7 @@ Measured, in this process (the tag cache of a fresh temporary cache directory, w
   page's first drawing (``body[data-ready]``), median of --repeats fresh pages.
 
 Run by hand, never by CI; about a minute on 2 cores for django. Needs Debian's ``chromium``
-and ``pip install playwright pyvis`` (both in the ``dev`` extra).
+and ``pip install playwright`` (in the ``dev`` extra).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def render_times(page: Path, repeats: int, screenshot: Path | None) -> dict:
             pg.wait_for_selector("body[data-ready='1']", timeout=60_000)
             times.append(time.perf_counter() - t)
             nodes = int(pg.get_attribute("body", "data-nodes"))
-            edges = pg.evaluate("window.repomapperGraph.edges.length")
+            edges = pg.evaluate("window.repomapperGraph.edgesDrawn()")
             if screenshot is not None and i == repeats - 1:
                 pg.screenshot(path=str(screenshot))
             ctx.close()

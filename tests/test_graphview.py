@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import re
 
@@ -177,6 +178,13 @@ def test_group_depth_and_initial_collapse():
         visible.add(reps[0] if reps else p)
     assert len(visible) <= 4 and collapsed
     assert initial_collapsed(paths, ranks, "directory", 2000) == ["a", "f"]
+    # below the directories every file shares, as the page's Collapse all does
+    shared = ["pkg/a/1.py", "pkg/a/x/2.py", "pkg/b/3.py", "pkg/4.py"]
+    assert initial_collapsed(shared, {}, "directory", 2000) == ["pkg/a", "pkg/b"]
+    assert initial_collapsed(["src/pkg/a/1.py", "src/pkg/b/2.py"], {}, "directory", 0) == [
+        "src/pkg/a",
+        "src/pkg/b",
+    ]
 
 
 def test_the_page_carries_the_rankings_evidence(rg):
@@ -204,19 +212,61 @@ def test_embedded_json_cannot_close_the_script(rg):
     assert "http://" not in data and "https://" not in page.split("<script>")[0]
 
 
-def test_html_without_the_library_says_how_to_get_it(rm, monkeypatch):
+def test_the_page_needs_no_graph_library(rm, monkeypatch):
+    import importlib.util
+    import sys
+
     import repomapper.graphview.page as page
 
+    real = importlib.util.find_spec
+
+    def without(name, *args, **kwargs):
+        return None if name.split(".")[0] in {"pyvis", "IPython"} else real(name, *args, **kwargs)
+
     page.graph_library.cache_clear()
-    monkeypatch.setattr(page.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", without)
+    monkeypatch.setitem(sys.modules, "pyvis", None)  # an import of it fails
     try:
-        with pytest.raises(page.GraphLibraryMissing, match=r"repomapper\[graph\]"):
+        text = write_graph(rm, "html").text
+        assert "vis.Network" not in text and "<script src" not in text
+        assert re.search(
+            r'<meta name="generator" content="repomapper graph repomapper-canvas-[0-9a-f]{12}">',
+            text,
+        )
+        result = CliRunner().invoke(main, ["graph", str(rm.root), "--no-cache"])
+        assert result.exit_code == 0, result.stderr
+    finally:
+        page.graph_library.cache_clear()
+
+
+def test_a_page_asset_missing_is_said_before_any_work(rm, monkeypatch):
+    import repomapper.graphview.page as page
+
+    def missing(name):
+        raise FileNotFoundError(f"no such asset: {name}")
+
+    page.graph_library.cache_clear()
+    monkeypatch.setattr(page, "_asset", missing)
+    try:
+        with pytest.raises(page.GraphLibraryMissing, match="reinstall"):
             write_graph(rm, "html")
         result = CliRunner().invoke(main, ["graph", str(rm.root), "--no-cache"])
-        assert result.exit_code == 1 and "pip install" in result.stderr
+        assert result.exit_code == 1 and "reinstall" in result.stderr
         assert write_graph(rm, "json").graph.files  # the exports need nothing more
     finally:
         page.graph_library.cache_clear()
+
+
+def test_the_page_carries_each_files_place(rg):
+    data = page_data(rg, "file", 2000)[0]
+    dirs = data["dirs"]
+    assert "" in dirs and "shop/util/deep" in dirs
+    for f in data["files"]:
+        x, y, r = f["xy"]
+        parent = f["p"].rsplit("/", 1)[0] if "/" in f["p"] else ""
+        px, py, pr = dirs[parent]
+        assert r > 0 and math.hypot(x - px, y - py) + r <= pr + 0.2
+    assert data == page_data(rg, "file", 2000)[0]
 
 
 def test_cli_writes_each_format_and_says_when_it_cuts(repo, tmp_path):

@@ -1,28 +1,30 @@
-"""The self-contained explorer page: one HTML file, the graph library inlined, the data as JSON.
+"""The self-contained explorer page: one HTML file, its own drawing script, the data as JSON.
 
-The graph library is vis-network (canvas; it drew 2,000 nodes and 20,000 edges in 0.6-0.85 s in
-headless Chromium where cytoscape.js took 2.2-2.4 s and sigma.js, on software WebGL, 1.1 s; see
-docs/graph.md). Its standalone build is taken from an installed package that ships it as package
-data (pyvis: the ``graph`` extra), never fetched, so the page and its writing work offline.
+The page draws on a canvas with its own script (assets/page.js: pan, zoom, select, search, labels
+placed greedily by rank so that none overlaps another); no third-party library is inlined, so a
+plain install writes it. Where each file sits is computed here (:mod:`.layout`: directories as
+nested circles, files packed inside), so the same graph gives the same bytes.
 
 Nothing from the repository reaches the page as markup: the data is one JSON document in a
 ``<script type="application/json">`` element with ``<``, ``>`` and ``&`` escaped, and the page's
-script puts every name into the DOM with ``textContent``. A Content-Security-Policy forbids any
-request from the page.
+script puts every name into the DOM with ``textContent`` (or onto the canvas as text). A
+Content-Security-Policy forbids any request from the page.
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
-import importlib.util
+import inspect
 import json
 import re
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
+from . import layout
 from .export import parent_dir
+from .layout import circle_layout
 from .model import RepoGraph
 
 #: Definitions listed per file on the page (the count is always given in full).
@@ -31,6 +33,7 @@ MAX_DEFS_PER_FILE = 60
 MAX_REF_EDGES_PER_FILE = 5
 #: Edges the page draws at once, the strongest (the panel lists every kept edge of a file).
 MAX_EDGES_DRAWN = 5000
+ASSETS = ("page.html", "page.css", "page.js")
 CSP = (
     "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
     "img-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'"
@@ -38,34 +41,29 @@ CSP = (
 
 
 class GraphLibraryMissing(RuntimeError):
-    """The package that carries the graph library is not installed."""
+    """The page's own assets (its template, style and drawing script) are missing from the install."""
 
 
 @lru_cache(maxsize=1)
 def graph_library() -> tuple[str, str]:
-    """(version, source) of vis-network's standalone build from the installed pyvis package.
+    """(name, source) of the code that draws the page: its own script, identified by its digest.
 
-    The package is located, not imported (importing pyvis pulls in IPython).
+    Nothing outside this package is needed; a broken install (an asset missing or unreadable)
+    raises :class:`GraphLibraryMissing`, before any work is done.
     """
-    spec = importlib.util.find_spec("pyvis")
-    if spec is None or not spec.submodule_search_locations:
+    h = hashlib.sha256()
+    try:
+        texts = {name: _asset(name) for name in ASSETS}
+    except (OSError, UnicodeDecodeError) as exc:
         raise GraphLibraryMissing(
-            "the HTML page needs the vis-network library, shipped by the pyvis package: "
-            "pip install 'repomapper[graph]' (or pip install pyvis); dot, graphml and json need nothing more"
-        )
-    base = Path(next(iter(spec.submodule_search_locations)))
-    found = []
-    for js in base.glob("lib/vis-*/vis-network.min.js"):
-        m = re.fullmatch(r"vis-(\d+(?:\.\d+)*)", js.parent.name)
-        if m:
-            found.append((tuple(int(x) for x in m.group(1).split(".")), m.group(1), js))
-    if not found:
-        raise GraphLibraryMissing(f"no vis-network.min.js found in the pyvis package at {base}")
-    _, version, js = max(found)
-    source = js.read_text("utf-8")
-    if "</script" in source.lower():
-        raise GraphLibraryMissing(f"{js} contains '</script' and cannot be inlined safely")
-    return version, source
+            f"the graph page's assets are missing from the installed repomapper ({exc}); "
+            "reinstall it (pip install --force-reinstall repomapper); dot, graphml and json need nothing more"
+        ) from exc
+    for name in ASSETS:
+        h.update(texts[name].encode("utf-8"))
+    # where the files sit is part of the drawing: the layout's code keys it too
+    h.update(inspect.getsource(layout).encode("utf-8"))
+    return f"repomapper-canvas-{h.hexdigest()[:12]}", texts["page.js"]
 
 
 def _asset(name: str) -> str:
@@ -78,6 +76,20 @@ def safe_json(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+def _common_dir(paths: list[str]) -> str:
+    """The deepest directory that holds every file ("" when files differ at the top)."""
+    if not paths:
+        return ""
+    parts = paths[0].split("/")[:-1]
+    for p in paths[1:]:
+        other = p.split("/")[:-1]
+        k = 0
+        while k < min(len(parts), len(other)) and parts[k] == other[k]:
+            k += 1
+        parts = parts[:k]
+    return "/".join(parts)
+
+
 def initial_collapsed(
     paths: list[str], ranks: dict[str, float], group_by: str, max_nodes: int
 ) -> list[str]:
@@ -85,11 +97,20 @@ def initial_collapsed(
 
     By file (the default) every file shows when they fit. Otherwise the page opens at the top-level
     directories and expands the heaviest (by total rank) while the count stays within
-    ``max_nodes``. By directory, the page opens with every top-level directory collapsed (what
-    *Collapse all* gives), to be expanded by hand.
+    ``max_nodes``. By directory, the page opens with the directories just below those every file
+    shares collapsed (what *Collapse all* gives), to be expanded by hand.
     """
     if group_by == "directory":
-        return sorted({p.split("/", 1)[0] for p in paths if "/" in p})
+        # below the directories every file shares (django/ in django), as the page's Collapse all
+        prefix = _common_dir(paths)
+        cut = len(prefix) + 1 if prefix else 0
+        return sorted(
+            {
+                prefix + "/" * bool(prefix) + p[cut:].split("/", 1)[0]
+                for p in paths
+                if "/" in p[cut:]
+            }
+        )
     if max_nodes <= 0 or len(paths) <= max_nodes:
         return []
     subdirs: dict[str, set[str]] = {}
@@ -119,8 +140,9 @@ def initial_collapsed(
 
 def page_data(rg: RepoGraph, group_by: str, max_nodes: int) -> tuple[dict[str, Any], str | None]:
     index = {f.path: i for i, f in enumerate(rg.files)}
+    placed, dirs = circle_layout([f.path for f in rg.files], [f.rank for f in rg.files])
     files = []
-    for f in rg.files:
+    for f, xy in zip(rg.files, placed, strict=True):
         files.append(
             {
                 "p": f.path,
@@ -132,6 +154,7 @@ def page_data(rg: RepoGraph, group_by: str, max_nodes: int) -> tuple[dict[str, A
                 "m": list(f.in_maps),
                 "w": list(f.why),
                 "c": int(f.chat),
+                "xy": list(xy),
             }
         )
     kept = []
@@ -161,9 +184,7 @@ def page_data(rg: RepoGraph, group_by: str, max_nodes: int) -> tuple[dict[str, A
             f"(at most {max_nodes} nodes); click a directory to expand it"
         )
         if group_by == "directory":
-            note = (
-                f"{len(paths)} files grouped by top-level directory: click a directory to expand it"
-            )
+            note = f"{len(paths)} files grouped by directory: click a directory to expand it"
     data = {
         "meta": {
             "root": rg.root_name,
@@ -183,6 +204,7 @@ def page_data(rg: RepoGraph, group_by: str, max_nodes: int) -> tuple[dict[str, A
         "files": files,
         "edges": [list(e) for e in kept],
         "collapsed": collapsed,
+        "dirs": {d: list(at) for d, at in sorted(dirs.items())},
     }
     return data, note
 
@@ -191,15 +213,14 @@ def render_page(
     rg: RepoGraph, group_by: str = "file", max_nodes: int = 2000
 ) -> tuple[str, str | None]:
     """(the page, the note to print when it opens grouped)."""
-    version, library = graph_library()
+    drawing, _ = graph_library()
     data, note = page_data(rg, group_by, max_nodes)
     template = _asset("page.html")
     parts = {
         "__TITLE__": html.escape(f"repomapper graph: {rg.root_name}"),
         "__CSP__": html.escape(CSP),
         "__STYLE__": _asset("page.css"),
-        "__LIBRARY_VERSION__": html.escape(version),
-        "__LIBRARY__": library,
+        "__DRAWING__": html.escape(drawing),
         "__DATA__": safe_json(data),
         "__APP__": _asset("page.js"),
     }
