@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .codedigest import made_by
 from .isolation.supervisor import UNSETTLED
 from .model import Diagnostic, MapResult
 
@@ -21,9 +22,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Bump when ranking, rendering or the diagnostics policy changes: memoised maps of older
-#: versions are not replayed.
+#: Bump when maps change with no change to repomapper's own files (a dependency's behaviour
+#: they rely on): the files' digest (map_code) keys every change to the code itself.
 MAP_VERSION = "7"
+
+
+def map_code() -> str:
+    """What a memoised map's key says of the code that made it: a digest of repomapper's
+    files (computed once per process), so a map made by other code is never replayed."""
+    return f"{MAP_VERSION}-{made_by('map')}"
 
 
 def map_digest(
@@ -41,7 +48,7 @@ def map_digest(
     it (not its location, not mtimes), so a clone of the same tree replays the same map."""
     h = hashlib.sha256()
     inputs = {
-        "version": MAP_VERSION,
+        "version": map_code(),
         "budget": rm.map_tokens,
         "mul": rm.map_mul_no_files,
         "prefix": rm.repo_content_prefix,
@@ -72,7 +79,7 @@ def state_digest(
     backends, mapped or not), the chat files and the mentions; not the budget or the task."""
     h = hashlib.sha256()
     inputs = {
-        "version": MAP_VERSION,
+        "version": map_code(),
         "state": 1,
         "chat": sorted(chat),
         "mentioned_fnames": sorted(set(mentioned_fnames or ())),

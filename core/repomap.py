@@ -23,7 +23,7 @@ from .index import RepoIndex
 from .isolation.pool import WorkerPool
 from .isolation.supervisor import UNSETTLED
 from .listing import WatchedListing
-from .memo import MAP_VERSION, map_digest, remember, replay
+from .memo import MAP_VERSION, map_code, map_digest, remember, replay
 from .model import (
     Diagnostic,
     FileExtraction,
@@ -852,7 +852,7 @@ class RepoMap:
             memo = None
             if key is not None and remembered is not None:
                 shown = [(i.ident, i.limit) for i in part]
-                made_of = (MAP_VERSION, prefix, key.path, key.digest, key.fingerprint, shown)
+                made_of = (map_code(), prefix, key.path, key.digest, key.fingerprint, shown)
                 memo = (
                     b"section:"
                     + hashlib.blake2b(
