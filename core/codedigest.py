@@ -170,13 +170,15 @@ def file_digests() -> dict[str, str]:
 def _selected(names: Iterable[str]) -> list[str]:
     """The package's files that the module and package ``names`` stand for."""
     files = file_digests()
-    prefixes = []
+    modules, packages = set(), []
     for name in names:
         if name != PACKAGE and not name.startswith(PACKAGE + "."):
             raise ValueError(f"{name} is not in {PACKAGE}")
         rel = name[len(PACKAGE) + 1 :].replace(".", "/")
-        prefixes.append((rel + ".py", rel + "/" if rel else ""))
-    chosen = [f for f in files if any(f == m or f.startswith(p) for m, p in prefixes)]
+        modules.add(rel + ".py")
+        packages.append(rel + "/" if rel else "")
+    prefixes = tuple(packages)
+    chosen = [f for f in files if f in modules or f.startswith(prefixes)]
     if files and not chosen:
         raise ValueError(f"no file of {PACKAGE} is named by {sorted(names)}")
     return chosen

@@ -5,6 +5,7 @@ replays it, and each key's list of modules covers what those modules import."""
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import shutil
 import subprocess
@@ -221,16 +222,18 @@ def _module_of(rel: str) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@functools.cache
+def _import_graph() -> dict[str, set[str]]:
+    """module -> the package's modules it imports, for every module of the package."""
+    modules = _sources()
+    return {m: _imports(m, path, modules) for m, path in modules.items()}
+
+
 def _closed(names: tuple[str, ...]) -> list[str]:
     """(module, what it imports) for each import that ``names`` do not cover."""
-    modules = _sources()
+    graph = _import_graph()
     covered = {_module_of(f) for f in codedigest._selected(names) if f.endswith(".py")}
-    return sorted(
-        f"{m} imports {d}"
-        for m in covered
-        for d in _imports(m, modules[m], modules)
-        if d not in covered
-    )
+    return sorted(f"{m} imports {d}" for m in covered for d in graph[m] if d not in covered)
 
 
 @pytest.mark.parametrize("what", sorted(codedigest.MADE_BY))
@@ -251,3 +254,13 @@ def test_every_bundled_backend_has_its_code_listed():
         module = getattr(plugin, "__name__", type(plugin).__module__)
         if module.startswith("repomapper.plugins."):
             assert any(module.startswith(p) for p in codedigest.BUNDLED_BACKENDS), module
+
+
+def test_a_state_made_by_other_code_is_not_read():
+    import numpy as np
+
+    from repomapper.snapshot.stored import Stored, state_version
+
+    assert 0 <= state_version() < 2**63  # stored as one int64
+    with pytest.raises(ValueError, match="another version"):
+        Stored({"version": np.array([state_version() ^ 1], dtype=np.int64)})
