@@ -264,3 +264,31 @@ def test_a_state_made_by_other_code_is_not_read():
     assert 0 <= state_version() < 2**63  # stored as one int64
     with pytest.raises(ValueError, match="another version"):
         Stored({"version": np.array([state_version() ^ 1], dtype=np.int64)})
+
+
+def test_an_ast_context_made_by_other_code_is_built_again(tmp_path, monkeypatch):
+    from datetime import UTC, datetime
+
+    from repomapper.pack import context
+    from repomapper.pack.models import ASTContext
+
+    path = tmp_path / "ast_context.json"
+    made = datetime.now(UTC).replace(microsecond=0).isoformat()
+    context.save_ast_context(path, ASTContext(str(tmp_path), "sha", "set", {}, made, 0))
+    assert context.load_ast_context(path, "sha", "set", 3600) is not None
+    monkeypatch.setattr(context, "made_by", lambda what: "other code")
+    assert context.load_ast_context(path, "sha", "set", 3600) is None
+
+
+def test_a_lexical_index_made_by_other_code_is_dropped(monkeypatch):
+    import sqlite3
+
+    from repomapper.relevance import lexical
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    lexical._SqliteStore(conn)
+    conn.execute("INSERT INTO lexdocs VALUES ('a.py', 'k', 1, 1, 1, 1, '')")
+    assert lexical._SqliteStore(conn).known()  # the same code keeps it
+    monkeypatch.setattr(lexical, "lexical_version", lambda: "other code")
+    assert not lexical._SqliteStore(conn).known()
