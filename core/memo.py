@@ -3,6 +3,7 @@ when that digest is unchanged (no graph, ranking or rendering work is then done)
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 MAP_VERSION = "7"
 
 
+@functools.cache
 def map_code() -> str:
     """What a memoised map's key says of the code that made it: a digest of repomapper's
     files (computed once per process), so a map made by other code is never replayed."""
