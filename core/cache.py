@@ -34,6 +34,8 @@ from .rowtext import Deferred, RowImports, RowReferences, RowTags, RowTargets, S
 
 log = logging.getLogger(__name__)
 
+#: the tables' layout (their columns); what the rows hold is keyed by the code that made it
+#: (content rows by the extraction's, memoised maps by the map's: repomapper.codedigest)
 SCHEMA_VERSION = "7"
 #: Memoised results kept per repository (the most recent ones), and in the shared database.
 MAX_MAPS = 16
@@ -161,6 +163,7 @@ MAX_CONTENT_BYTES = 8 << 30
 RACY_NS = 2_000_000_000
 #: the shared database of content rows and memoised maps, in the cache directory
 CONTENT_DB = "content.sqlite3"
+#: the content database's layout, as SCHEMA_VERSION is the repository database's
 CONTENT_SCHEMA = "1"
 
 #: path -> (mtime_ns, size, digest, when the digest was taken in ns)

@@ -108,6 +108,18 @@ def _from_cwd(names: Sequence[str]) -> list[str]:
     return [os.path.abspath(n) for n in names]
 
 
+def gitignore_option(f):
+    """``--gitignore/--no-gitignore``: unset, .gitignore files count inside a git work tree only
+    (as git, ripgrep and fd do); .ignore and .repomapperignore files count everywhere."""
+    return click.option(
+        "--gitignore/--no-gitignore",
+        "gitignore",
+        default=None,
+        help="Honour .gitignore files outside a git work tree too (--gitignore), or nowhere "
+        "(--no-gitignore). Default: inside a git work tree only, as git does.",
+    )(f)
+
+
 def repository_options(f):
     """Which files to map and how: ``--include``, ``--exclude``, ``--no-cache``, ``--cache-dir``
     and ``--jobs``, shared by the commands that map a whole repository (``map``, ``graph``)."""
@@ -124,6 +136,7 @@ def repository_options(f):
         help="Where the tag cache lives (default: the user cache directory).",
     )(f)
     f = click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")(f)
+    f = gitignore_option(f)
     f = click.option(
         "--exclude", multiple=True, metavar="GLOB", help="Do not map files matching this glob."
     )(f)
@@ -256,7 +269,11 @@ _SKIP_LABELS = (
 _SKIPPED_BEFORE_EXTRACTION = 3
 
 
-def _coverage_line(result, said_more: bool) -> str:
+#: what discovery leaves out that no diagnostic reports (the summary line counts them)
+_LISTING_REASONS = {"ignored": "ignored", "skipped_folder": "in skipped folders"}
+
+
+def _coverage_line(result, said_more: bool, listing=None) -> str:
     """``mapped 120 of 150 files; 20 without a backend, 10 over the size limit; -v for the list``."""
     from .contract.envelope import diagnostic_file_count
 
@@ -273,6 +290,11 @@ def _coverage_line(result, said_more: bool) -> str:
     failed = result.files_total - mapped - after
     if failed > 0:
         parts.append(f"{failed} unreadable or failed (see the warnings)")
+    for reason, label in _LISTING_REASONS.items():
+        found = [x for x in (listing.left_out if listing is not None else ()) if x.reason == reason]
+        if found:
+            bound = "at least " if any(x.at_least for x in found) else ""
+            parts.append(f"{bound}{sum(x.count for x in found):,} {label}")
     line = f"mapped {mapped} of {result.files_total + before} files"
     if result.map:
         line += f" ({result.files_covered} shown within {result.budget} tokens)"
@@ -340,6 +362,7 @@ def map_command(
     task_file,
     include,
     exclude,
+    gitignore,
     fmt,
     no_cache,
     cache_dir,
@@ -383,6 +406,7 @@ def map_command(
                 max_file_size,
                 _plugin_set(python_backend, no_entry_points, block, plugin_timeout),
                 timer,
+                gitignore,
             )
         finally:
             if timings:
@@ -403,6 +427,7 @@ def map_command(
             progress=progress,
             plugins=_plugin_set(python_backend, no_entry_points, block, plugin_timeout),
             timer=timer,
+            gitignore=gitignore,
         )
         result = rm.map(
             chat_files=chat,
@@ -419,9 +444,14 @@ def map_command(
     if result.map:
         click.echo(result.map, nl=not result.map.endswith("\n"))
     lines = _summary(result.diagnostics)
+    listing = rm.state.last_listing if rm is not None else None
+    if listing is not None and _VERBOSE[0]:
+        from .discover import describe_left_out
+
+        lines += [f"info: [left_out] {describe_left_out(x)}" for x in listing.left_out]
     for line in lines:
         _err(line)
-    _err(_coverage_line(result, bool(lines)))
+    _err(_coverage_line(result, bool(lines), listing))
     if timings:
         _print_timings(time.perf_counter() - started, timer, rm.last_stats)
     if not result.map:
@@ -458,6 +488,7 @@ def _map_json(
     max_file_size,
     plugins: PluginSet,
     timer,
+    gitignore: bool | None = None,
 ) -> None:
     """``map --format json``: the repo.map contract's envelope (see repomapper.contract), built
     from the options. Exit 0 ok, 1 empty or a non-input error, 2 invalid input."""
@@ -483,6 +514,7 @@ def _map_json(
                 exclude=tuple(exclude),
                 max_file_size=max_file_size,
                 jobs=jobs,
+                gitignore=gitignore,
                 plugins=plugins,
                 progress=progress,
                 timer=timer,
@@ -705,8 +737,14 @@ def plugins_command(fmt, python_backend, no_entry_points, block) -> None:
 @click.option(
     "--python-backend", type=click.Choice(sorted(PYTHON_BACKENDS)), default="ast", show_default=True
 )
+@gitignore_option
 def mcp_command(
-    root: Path | None, no_watch: bool, no_cache: bool, cache_dir: Path | None, python_backend: str
+    root: Path | None,
+    no_watch: bool,
+    no_cache: bool,
+    cache_dir: Path | None,
+    python_backend: str,
+    gitignore: bool | None,
 ) -> None:
     """Serve the repomapper tools over MCP (stdio). With ROOT, clone_path is optional and
     refused outside ROOT; without it, every call names its repository. Needs the mcp extra."""
@@ -722,6 +760,7 @@ def mcp_command(
         use_cache=not no_cache,
         python_backend=python_backend,
         watch=not no_watch,
+        gitignore=gitignore,
     )
     try:
         service = Service(root, options)
@@ -788,6 +827,7 @@ def graph_command(
     budgets,
     include,
     exclude,
+    gitignore,
     no_cache,
     cache_dir,
     jobs,
@@ -818,6 +858,7 @@ def graph_command(
             jobs=jobs,
             progress=progress,
             plugins=_plugin_set(python_backend, no_entry_points, block),
+            gitignore=gitignore,
         )
         task = _task_text(task, task_file)
         result = write_graph(

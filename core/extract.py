@@ -21,6 +21,7 @@ from typing import Any
 
 from .backfill import backfill_references, needs_backfill
 from .cache import RACY_NS, CacheKey, TagCache, content_digest, encode
+from .codedigest import extraction_code
 from .discover import FileEntry
 from .isolation.limits import Limits
 from .isolation.pool import WorkerPool
@@ -43,8 +44,6 @@ from .rowtext import RowTags
 
 log = logging.getLogger(__name__)
 
-#: Bump when the core's own treatment of backend output changes (it keys the cache).
-EXTRACT_VERSION = "2"
 BATCH_SIZE = 48
 PARALLEL_THRESHOLD = 96  # fewer misses than this are extracted by one worker
 MINIFIED_EXTENSIONS = (".js", ".mjs", ".cjs", ".css", ".ts", ".json", ".svg", ".map")
@@ -526,7 +525,8 @@ class Extractor:
             backends = fingerprint(entry.path)
             fp = versioned.get(backends)
             if fp is None:
-                fp = versioned[backends] = f"{EXTRACT_VERSION}|{backends}"
+                code = extraction_code(self.plugins, entry.path)  # the core's and backends'
+                fp = versioned[backends] = f"{code}|{backends}"
             key = self._keys[entry] = CacheKey(entry.path, entry.mtime_ns, entry.size, fp, digest)
             if self._settled is not None and digest and entry.mtime_ns < now - RACY_NS:
                 self._settled[entry] = key

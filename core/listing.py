@@ -20,7 +20,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from .discover import DEFAULT_SKIP_DIRS, Discovery, FileEntry, compile_globs, stat_entry
+from .ignores import GITIGNORE, IGNORE_FILES
 from .model import Diagnostic
+
+#: files whose change changes what is listed
+LISTING_FILES = frozenset({GITIGNORE, *IGNORE_FILES})
 
 #: a folder whose mtime is this close to when it was read is listed again on the next call (a
 #: file system's timestamps move in ticks of a few milliseconds)
@@ -140,7 +144,7 @@ class WatchedListing:
         walked = found is not None and found.source == "walk"
         if walked and any(p in DEFAULT_SKIP_DIRS for p in parts[:-1]):
             return False  # a walk never lists these folders
-        if kind != "modified" or parts[-1] == ".gitignore":
+        if kind != "modified" or parts[-1] in LISTING_FILES:
             return True
         return rel not in self._known  # e.g. a file that was too large and now is not
 
@@ -221,7 +225,15 @@ class WatchedListing:
             if not isinstance(again, FileEntry):
                 return None
             keep(again)
-        return Discovery(found.root, tuple(files), found.diagnostics, found.source, found.seen)
+        return Discovery(
+            found.root,
+            tuple(files),
+            found.diagnostics,
+            found.source,
+            found.seen,
+            found.left_out,
+            found.ignore_files,
+        )
 
 
 def select(

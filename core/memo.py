@@ -3,6 +3,7 @@ when that digest is unchanged (no graph, ranking or rendering work is then done)
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -10,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .codedigest import made_by
 from .isolation.supervisor import UNSETTLED
 from .model import Diagnostic, MapResult
 
@@ -22,9 +24,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Bump when ranking, rendering or the diagnostics policy changes: memoised maps of older
-#: versions are not replayed.
+#: Bump when maps change with no change to repomapper's own files (a dependency's behaviour
+#: they rely on): the files' digest (map_code) keys every change to the code itself.
 MAP_VERSION = "7"
+
+
+@functools.cache
+def map_code() -> str:
+    """What a memoised map's key says of the code that made it: a digest of repomapper's
+    files (computed once per process), so a map made by other code is never replayed."""
+    return f"{MAP_VERSION}-{made_by('map')}"
 
 
 def map_digest(
@@ -42,7 +51,7 @@ def map_digest(
     h = hashlib.sha256()
     selection = settings.selection
     inputs = {
-        "version": MAP_VERSION,
+        "version": map_code(),
         "budget": settings.budget,
         "mul": settings.map_mul_no_files,
         "prefix": settings.prefix,

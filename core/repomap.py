@@ -49,7 +49,9 @@ class RepoMap:
     :class:`~repomapper.tokens.TokenCounter` or any ``str -> int`` callable (for the embedding
     application's own tokenizer); by default exact ``cl100k_base`` counts are used. ``state``
     shares an existing repository state (the caller keeps it and closes it); otherwise the
-    RepoMap makes its own and :meth:`close` closes it.
+    RepoMap makes its own and :meth:`close` closes it. ``gitignore``: None honours ``.gitignore``
+    files as git does (inside a git work tree only), True also outside one, False never;
+    ``.ignore`` and ``.repomapperignore`` files are honoured everywhere.
     """
 
     def __init__(
@@ -71,6 +73,7 @@ class RepoMap:
         map_mul_no_files: float = 1.0,
         plugin_timeout: float | None = None,
         timer: StageTimer | None = None,
+        gitignore: bool | None = None,
         state: RepositoryState | None = None,
     ):
         if map_tokens < 1:
@@ -88,6 +91,7 @@ class RepoMap:
                 progress=progress,
                 plugin_timeout=plugin_timeout,
                 token_counter=token_counter,
+                gitignore=gitignore,
             ),
             timer,
         )

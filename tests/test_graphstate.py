@@ -173,16 +173,16 @@ def test_a_changed_configuration_file_rebuilds_the_state(tmp_path):
 
 def test_resolved_imports_are_remembered_between_processes(pyrepo, tmp_path, monkeypatch):
     from repomapper import RepoMap
-    from repomapper.state import RepositoryState
+    from repomapper.state.repository import Resolvers
 
     calls: list[str] = []
-    real = RepositoryState.file_imports
+    real = Resolvers.file_imports
 
     def counting(self, path, fs, index):
         calls.append(path)
         return real(self, path, fs, index)
 
-    monkeypatch.setattr(RepositoryState, "file_imports", counting)
+    monkeypatch.setattr(Resolvers, "file_imports", counting)
     cache = tmp_path / "c"
     first = RepoMap(pyrepo, 300, cache_dir=cache).rank()
     assert calls and first.imports

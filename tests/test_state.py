@@ -140,3 +140,54 @@ def test_one_state_serves_maps_with_other_globs(pyrepo, tmp_path):
         assert shop.data["map"] == alone.map
     finally:
         svc.close()
+
+
+@pytest.mark.parametrize("gitignore", [None, True])
+def test_every_surface_follows_the_same_ignore_convention(tmp_path, gitignore):
+    """An unpacked tarball whose .gitignore was written for another repository (`/*`): mapped
+    outside git unless asked; when asked, empty with the rule named, on every surface."""
+    from click.testing import CliRunner
+
+    from repomapper.cli import main
+    from repomapper.contract import MapOptions, run_map
+
+    root = tmp_path / "unpacked"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "core.py").write_text("def kernel_entry():\n    pass\n")
+    (root / ".gitignore").write_text("/*\n!/debian/\n")
+    args = [] if gitignore is None else ["--gitignore"]
+    cli = CliRunner().invoke(main, ["map", str(root), "--no-cache", *args])
+    library = RepoMap(root, use_cache=False, gitignore=gitignore).map()
+    envelope = run_map({"clone_path": str(root)}, MapOptions(use_cache=False, gitignore=gitignore))
+    svc = Service(root, ServiceOptions(use_cache=False, watch=False, gitignore=gitignore))
+    try:
+        mcp = svc.call("repo_map", {}).data
+    finally:
+        svc.close()
+    if gitignore is None:
+        assert cli.exit_code == 0 and "kernel_entry" in cli.stdout
+        assert "kernel_entry" in library.map
+        assert envelope.outcome == "ok" and mcp["outcome"] == "ok"
+        return
+    assert cli.exit_code == 1 and ".gitignore:1 '/*'" in cli.stderr
+    assert not library.map
+    assert any(".gitignore:1 '/*'" in d.message for d in library.diagnostics)
+    assert envelope.outcome == "empty" and mcp["outcome"] == "empty"
+    assert any(".gitignore:1" in d["message"] for d in mcp["diagnostics"])
+
+
+def test_a_dropped_state_is_freed_at_once(pyrepo, tmp_path):
+    """No reference cycle keeps a state (and its kept worker) alive until a later collection:
+    a finalizer run by the cycle collector in the middle of unrelated work is a hazard."""
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        rm = RepoMap(pyrepo, cache_dir=tmp_path / "c")
+        rm.warm_up()
+        ref = weakref.ref(rm.state)
+        del rm
+        assert ref() is None
+    finally:
+        gc.enable()

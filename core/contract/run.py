@@ -31,6 +31,8 @@ class MapOptions:
     exclude: tuple[str, ...] = ()
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     jobs: int | None = None
+    #: honour .gitignore files: None as git does (in a work tree only), True, False
+    gitignore: bool | None = None
     plugins: PluginSet | None = None
     progress: Callable[..., Any] | None = None
     #: a :class:`~repomapper.timings.StageTimer` to record the stages in (``--timings``)
@@ -51,6 +53,7 @@ def make_state(request: MapRequest, options: MapOptions | None = None) -> Reposi
             max_file_size=o.max_file_size,
             jobs=o.jobs,
             progress=o.progress,
+            gitignore=o.gitignore,
         ),
         o.timer,
     )

@@ -24,8 +24,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Bump when the view model or a writer changes what it writes.
-GRAPH_VERSION = "1"
 PREFIX = "graph:"
 
 
@@ -45,8 +43,7 @@ def memo_key(
     """(the key, the files discovered for it: the caller builds from these when it must)."""
     from importlib import resources
 
-    from .. import extract, repomap
-    from ..memo import hash_files
+    from ..memo import hash_files, map_code
 
     h = hashlib.sha256()
     assets = resources.files(__package__).joinpath("assets")
@@ -58,11 +55,9 @@ def memo_key(
 
         library = graph_library()[0]
     inputs = {
-        "graph_version": GRAPH_VERSION,
+        "code": map_code(),  # repomapper's files: the view model, the writers, the ranking
         "repomapper": __version__,
         "library": library,
-        "extract_version": str(getattr(extract, "EXTRACT_VERSION", "")),
-        "map_version": str(getattr(repomap, "MAP_VERSION", "")),
         "format": fmt,
         **args,
         "counter": rm.counter.name,

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..codedigest import made_by
 from ..discover import FileEntry
 from ..index import RepoIndex
 from ..model import DEF, FileExtraction
@@ -25,8 +26,15 @@ log = logging.getLogger(__name__)
 
 #: files listed per symbol in ``SymbolInfo.references`` (the first, in path order)
 MAX_LISTED_REFERRERS = 20
-#: bump when the shape or meaning of ast_context.json changes
+#: the format of ast_context.json; a context is also keyed by the code that made it
+#: (see context_version)
 AST_CONTEXT_VERSION = "2"
+
+
+def context_version() -> str:
+    """The format and a digest of repomapper's files: a context made by other code is built
+    again."""
+    return f"{AST_CONTEXT_VERSION}-{made_by('map')}"
 
 
 def _exports(symbols: Sequence[SymbolInfo]) -> tuple[str, ...]:
@@ -173,7 +181,7 @@ def load_ast_context(path: Path, git_sha: str, file_set: str, ttl: float) -> AST
     ``ttl`` seconds; ``None`` (logged) otherwise. Never executes anything it reads: plain JSON."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("version") != AST_CONTEXT_VERSION:
+        if data.get("version") != context_version():
             return None
         if data.get("git_sha") != git_sha or data.get("file_set") != file_set:
             return None
@@ -195,7 +203,7 @@ def save_ast_context(path: Path, ctx: ASTContext) -> None:
     """Write ``ctx`` as compact rows (see :func:`_encode_file`), atomically."""
     data = {
         "format": "repomapper.ast_context/2",
-        "version": AST_CONTEXT_VERSION,
+        "version": context_version(),
         "repo_path": ctx.repo_path,
         "git_sha": ctx.git_sha,
         "file_set": ctx.file_set,

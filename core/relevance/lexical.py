@@ -19,12 +19,20 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from ..cache import CacheKey, TagCache
+from ..codedigest import made_by
 from ..model import FileSymbols
 from .terms import identifier_terms
 
 log = logging.getLogger(__name__)
 
-LEXICAL_VERSION = "4"
+
+@functools.cache
+def lexical_version() -> str:
+    """The digest of the code that makes the postings: they are keyed by it, and the stored
+    index of other code is dropped."""
+    return made_by("lexical")
+
+
 #: Field order in postings and lengths.
 FIELDS = ("path", "names", "docs", "body")
 #: BM25F field weights: a term in the file's path or a definition's name says more about what
@@ -87,7 +95,7 @@ def file_terms(path: str, symbols: FileSymbols, data: bytes) -> FileTerms:
 
 def _key_text(key: CacheKey) -> str:
     content = key.digest or f"{key.mtime_ns}|{key.size}"
-    return f"{LEXICAL_VERSION}|{content}|{key.fingerprint}"
+    return f"{lexical_version()}|{content}|{key.fingerprint}"
 
 
 class _MemoryStore:
@@ -120,10 +128,10 @@ class _SqliteStore:
     def __init__(self, conn: sqlite3.Connection):
         self.conn = conn
         row = conn.execute("SELECT value FROM meta WHERE key='lexical'").fetchone()
-        if row is None or row[0] != LEXICAL_VERSION:
+        if row is None or row[0] != lexical_version():
             conn.execute("DROP TABLE IF EXISTS lexdocs")
             conn.execute("DROP TABLE IF EXISTS postings")
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('lexical', ?)", (LEXICAL_VERSION,))
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('lexical', ?)", (lexical_version(),))
         conn.execute(
             "CREATE TABLE IF NOT EXISTS lexdocs (path TEXT PRIMARY KEY, key TEXT, lp INTEGER,"
             " ln INTEGER, ld INTEGER, lb INTEGER, terms TEXT)"

@@ -43,6 +43,8 @@ class ServiceOptions:
     jobs: int | None = None
     #: build the ranking state in the background after a map replayed from the cache
     warm_up: bool = True
+    #: honour .gitignore files: None as git does (in a work tree only), True, False
+    gitignore: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +94,7 @@ class Service:
                     use_cache=self.options.use_cache,
                     plugins=self.plugins,
                     jobs=self.options.jobs,
+                    gitignore=self.options.gitignore,
                 ),
             )
             st.memo_later = True  # stored after the answer (see _save_later)

@@ -13,7 +13,7 @@ from ..cache import CacheKey
 from ..graph import SymbolTable
 from ..graphstate import GraphState
 from ..rank import RankedPairs
-from .stored import VERSION
+from .stored import state_version
 
 
 def encode(
@@ -56,7 +56,7 @@ def _arrays(
 
     at = {f: i for i, f in enumerate(files)}
     i32 = np.int32
-    yield "version", np.array([VERSION], dtype=np.int64)
+    yield "version", np.array([state_version()], dtype=np.int64)
     yield "files", _strings(files)
     yield "digests", _strings([keys[f].digest for f in files])
     yield "fingerprints", _strings([keys[f].fingerprint for f in files])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import io
 import logging
 import operator
@@ -11,14 +13,25 @@ from collections.abc import Mapping
 from typing import Any, BinaryIO
 
 from ..cache import CacheKey
+from ..codedigest import made_by
 from ..definitions import _names, _starts
 
 log = logging.getLogger(__name__)
 
 #: definitions of the stored ranking whose files a map is likely to show
 NEAR_TOP = 400
-#: the format's version, stored with the arrays; a state of another version is not read
+#: the format's version; stored with the arrays as one number with the digest of the code that
+#: makes a state (see state_version), and a state of another is not read
 VERSION = 4
+
+
+@functools.cache
+def state_version() -> int:
+    """The format's version and the digest of the code that makes a state (repomapper's graph
+    and ranking modules, see :data:`repomapper.codedigest.MADE_BY`) as one int64."""
+    made = hashlib.blake2b(f"{VERSION}-{made_by('state')}".encode(), digest_size=7).digest()
+    return int.from_bytes(made, "big")
+
 
 #: (path, digest, backends) of a file, what its cache row is keyed by
 Content = tuple[str, str, str]
@@ -40,7 +53,7 @@ class Stored:
         import numpy as np
 
         self.a = a
-        if a["version"].shape != (1,) or int(a["version"][0]) != VERSION:
+        if a["version"].shape != (1,) or int(a["version"][0]) != state_version():
             raise ValueError("a stored state of another version")
         self.files = _unstrings(a["files"])
         n = len(self.files)

@@ -7,8 +7,8 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 
 from ..diagnostics import summarise
-from ..discover import FileEntry
-from ..memo import MAP_VERSION
+from ..discover import FileEntry, explain_empty
+from ..memo import map_code
 from ..model import Diagnostic, MapResult, RankedSymbol
 from ..rank import stable
 from ..ranked import RankedRepository, map_items
@@ -95,7 +95,7 @@ def _section_pricer(
         made_of_key = None
         if key is not None and remembered is not None:
             shown = [(i.ident, i.limit) for i in part]
-            made_of = (MAP_VERSION, prefix, key.path, key.digest, key.fingerprint, shown)
+            made_of = (map_code(), prefix, key.path, key.digest, key.fingerprint, shown)
             made_of_key = (
                 b"section:"
                 + hashlib.blake2b(
@@ -140,6 +140,22 @@ def ranked_symbols(ranked: RankedRepository) -> tuple[RankedSymbol, ...]:
     return tuple(out[:MAX_RANKED_SYMBOLS])
 
 
+def _why_no_files(settings: MapSettings, state: RepositoryState) -> str:
+    """Why a selection has no file: the globs left out every listed file, or discovery found
+    none (and then which rules left what out)."""
+    include, exclude = settings.selection.include, settings.selection.exclude
+    found = state.last_listing
+    if found is not None and settings.selection.files is None and not found.files:
+        return explain_empty(found)
+    pats = ""
+    if include or exclude:
+        pats = f" (include: {list(include)}, exclude: {list(exclude)})"
+    listed = ""
+    if found is not None and found.files and settings.selection.files is None:
+        listed = f"; {len(found.files):,} file(s) listed, none of them selected"
+    return f"no files matched under {state.root}{pats}{listed}"
+
+
 def _explain(
     settings: MapSettings,
     state: RepositoryState,
@@ -162,17 +178,7 @@ def _explain(
                     severity="error",
                 )
             ]
-        include, exclude = settings.selection.include, settings.selection.exclude
-        pats = ""
-        if include or exclude:
-            pats = f" (include: {list(include)}, exclude: {list(exclude)})"
-        return [
-            Diagnostic(
-                "no_files_matched",
-                f"no files matched under {state.root}{pats}",
-                severity="error",
-            )
-        ]
+        return [Diagnostic("no_files_matched", _why_no_files(settings, state), severity="error")]
     if not ranked.mapped:
         return [
             Diagnostic(

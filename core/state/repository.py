@@ -62,12 +62,84 @@ class StateOptions:
     #: seconds per plugin hook call; None: the plugins' limits
     plugin_timeout: float | None = None
     token_counter: TokenCounter | Callable[[str], int] | None = None
+    #: honour ``.gitignore`` files: None, as git does (inside a git work tree only); True also
+    #: outside one; False never (files git ignores are listed too)
+    gitignore: bool | None = None
 
     def __post_init__(self) -> None:
         if self.max_file_size < 0:
             raise ValueError(f"max_file_size must be 0 or more (got {self.max_file_size})")
         if self.jobs is not None and self.jobs < 1:
             raise ValueError(f"jobs must be at least 1 (got {self.jobs})")
+
+
+class CacheHandle:
+    """The state's cache connection, opened on first use (and again after :meth:`close`). An
+    object of its own, so that the parts of the state that read the cache hold no reference
+    back to the state: a dropped state is freed at once (its worker stopped), not at some later
+    collection of reference cycles."""
+
+    def __init__(self, root: Path, cache_dir: str | os.PathLike[str] | None, use_cache: bool):
+        self.root = root
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.use_cache = use_cache
+        self.opened: TagCache | None = None
+
+    def __call__(self) -> TagCache:
+        if self.opened is None:
+            self.opened = open_cache(self.root, self.cache_dir, self.use_cache)
+        return self.opened
+
+    def close(self) -> None:
+        if self.opened is not None:
+            self.opened.close()
+            self.opened = None
+
+
+class Resolvers:
+    """Import and reference-target resolution by each file's own backend (its hooks)."""
+
+    def __init__(self, plugins: PluginSet):
+        self.plugins = plugins
+
+    def file_imports(self, path: str, fs: FileSymbols, index: RepoIndex) -> Counter[str]:
+        """The files of ``index`` that one file's imports resolve to, by its own backend."""
+        found: Counter[str] = Counter()
+        for imp in fs.imports:
+            try:
+                _, targets = self.plugins.call_first(
+                    "resolve_import", [str(fs.plugin)], imp=imp, index=index
+                )
+            except Exception as exc:
+                log.warning("%s: resolving %r failed: %s", path, imp.source, exc)
+                continue
+            for target in targets or ():
+                if target in index.files and target != path:
+                    found[target] += 1
+        return found
+
+    def target_resolver(self, index: RepoIndex) -> TargetResolver:
+        """Qualified reference targets resolved by the backend that extracted the referencing
+        file (its optional ``resolve_target`` hook), kept to files of ``index``. A backend
+        without the hook, one that fails (logged) or answers garbage leaves the reference linked
+        to every definer of its name."""
+        plugins = self.plugins
+
+        def resolve(fs: FileSymbols, target: str) -> tuple[str, ...]:
+            if fs.plugin is None:
+                return ()
+            try:
+                _, found = plugins.call_first(
+                    "resolve_target", [fs.plugin], file_path=fs.path, target=target, index=index
+                )
+                if found is None or isinstance(found, str | bytes):
+                    return ()
+                return tuple(f for f in found if isinstance(f, str) and f in index.files)
+            except Exception as exc:
+                log.warning("%s: resolving target %r failed: %s", fs.path, target, exc)
+                return ()
+
+        return resolve
 
 
 class Prepared(NamedTuple):
@@ -104,18 +176,25 @@ class RepositoryState:
         self.memo_later = False
         #: maps finished and not stored yet, by digest (replayed from here until stored)
         self.unsaved_maps: dict[str, object] = {}
-        self._cache: TagCache | None = None
+        self._cache = CacheHandle(self.root, o.cache_dir, o.use_cache)
+        self.resolvers = Resolvers(self.plugins)
         self._workers = WorkerPool(KEPT_WORKERS)
         #: cache keys of files whose stat has not changed, kept between calls
         self.settled_keys: dict[FileEntry, CacheKey] = {}
         self.summaries = Summaries()
         self.graphs = GraphStates(
-            self.root, self._opened, self.use_cache, self.file_imports, self.target_resolver
+            self.root,
+            self._cache,
+            self.use_cache,
+            self.resolvers.file_imports,
+            self.resolvers.target_resolver,
         )
-        self.counts = CountMemo(self.counter, self._opened, self.use_cache)
+        self.counts = CountMemo(self.counter, self._cache, self.use_cache)
         #: rendered files' lines by content digest, kept between calls
         self.source_lines: dict[str, tuple[str, Sequence[str]]] = {}
         self.listing: WatchedListing | None = None
+        #: the last listing discovery gave (what it left out and why, for the messages)
+        self.last_listing: Discovery | None = None
         self._watcher: Watcher | None = None
         self._lexical: tuple[TagCache, LexicalIndex] | None = None
         self.closed = False
@@ -123,15 +202,9 @@ class RepositoryState:
     # -- lifetime ----------------------------------------------------------------------------
     @property
     def cache(self) -> TagCache:
-        if self._cache is None:  # (opened again by a call after close: closed once more by it)
-            where = self.options.cache_dir
-            self._cache = open_cache(
-                self.root, Path(where) if where is not None else None, self.use_cache
-            )
-        return self._cache
-
-    def _opened(self) -> TagCache:
-        return self.cache
+        """The cache connection (opened on first use; again by a call after :meth:`close`)."""
+        self.closed = False
+        return self._cache()
 
     def watch(self) -> bool:
         """Watch the tree (needs ``watchfiles``, installed by the ``mcp`` extra): while the
@@ -167,10 +240,10 @@ class RepositoryState:
         """Store what is kept for later, stop the watcher and the kept extraction worker, and
         close the cache (which also keeps the shared content table within its bounds). No
         thread, process or file handle of the state outlives this call."""
-        if self.closed and self._cache is None:
+        if self.closed and self._cache.opened is None:
             return
         try:
-            if self._cache is not None:
+            if self._cache.opened is not None:
                 self.save()
         finally:
             self.closed = True
@@ -178,9 +251,7 @@ class RepositoryState:
                 self._watcher.stop()
                 self._watcher = None
             self._workers.close()
-            if self._cache is not None:
-                self._cache.close()
-                self._cache = None
+            self._cache.close()
 
     def __enter__(self) -> RepositoryState:
         return self
@@ -201,11 +272,14 @@ class RepositoryState:
         """Every file discovery lists now (no globs): the watched listing's when it holds."""
 
         def discovered() -> Discovery:
-            return discover(self.root, (), (), self.max_file_size)
+            return discover(self.root, (), (), self.max_file_size, gitignore=self.options.gitignore)
 
         if self.listing is None:
-            return discovered()
-        return self.listing.collect(discovered, self.max_file_size)
+            found = discovered()
+        else:
+            found = self.listing.collect(discovered, self.max_file_size)
+        self.last_listing = found
+        return found
 
     def collect(
         self, selection: Selection = ALL_FILES
@@ -284,19 +358,7 @@ class RepositoryState:
     # -- resolution --------------------------------------------------------------------------
     def file_imports(self, path: str, fs: FileSymbols, index: RepoIndex) -> Counter[str]:
         """The files of ``index`` that one file's imports resolve to, by its own backend."""
-        found: Counter[str] = Counter()
-        for imp in fs.imports:
-            try:
-                _, targets = self.plugins.call_first(
-                    "resolve_import", [str(fs.plugin)], imp=imp, index=index
-                )
-            except Exception as exc:
-                log.warning("%s: resolving %r failed: %s", path, imp.source, exc)
-                continue
-            for target in targets or ():
-                if target in index.files and target != path:
-                    found[target] += 1
-        return found
+        return self.resolvers.file_imports(path, fs, index)
 
     def resolve_imports(
         self, extractions: Mapping[str, FileSymbols], index: RepoIndex | None = None
@@ -313,27 +375,8 @@ class RepositoryState:
         return edges
 
     def target_resolver(self, index: RepoIndex) -> TargetResolver:
-        """Qualified reference targets resolved by the backend that extracted the referencing
-        file (its optional ``resolve_target`` hook), kept to files of ``index``. A backend
-        without the hook, one that fails (logged) or answers garbage leaves the reference linked
-        to every definer of its name."""
-        plugins = self.plugins
-
-        def resolve(fs: FileSymbols, target: str) -> tuple[str, ...]:
-            if fs.plugin is None:
-                return ()
-            try:
-                _, found = plugins.call_first(
-                    "resolve_target", [fs.plugin], file_path=fs.path, target=target, index=index
-                )
-                if found is None or isinstance(found, str | bytes):
-                    return ()
-                return tuple(f for f in found if isinstance(f, str) and f in index.files)
-            except Exception as exc:
-                log.warning("%s: resolving target %r failed: %s", fs.path, target, exc)
-                return ()
-
-        return resolve
+        """See :meth:`Resolvers.target_resolver`."""
+        return self.resolvers.target_resolver(index)
 
     # -- derived tables ----------------------------------------------------------------------
     def lexical_index(
