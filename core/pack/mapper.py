@@ -14,8 +14,9 @@ from ..model import Diagnostic
 from ..registry import PluginSet
 from ..repomap import RepoMap, summarise
 from ..tokens import TokenCounter, as_counter
+from . import persist
 from .budget import fill, order
-from .context import build_ast_context, load_ast_context, save_ast_context
+from .context import build_ast_context
 from .models import AgentRole, ASTContext, ContextPack, SymbolInfo, split_symbol_id
 from .roles import policy_for
 from .select import select
@@ -33,9 +34,12 @@ class RepoMapper:
 
     Settings are arguments, else the environment (``CONTEXT_PACK_DIR``, ``AST_CACHE_TTL``,
     ``DEFAULT_TOKEN_BUDGET``, ``MAX_DEPENDENCY_DEPTH``, ``MIN_RELEVANCE_SCORE``), else the
-    design's defaults. Packs are written to ``<pack_dir>/<task_id>.json`` unless ``write`` is
-    false; the AST context is cached in ``ast_context_path`` (default
-    ``<repo>/context/ast_context.json``). Both are left out of the files mapped.
+    design's defaults. Nothing is written into the repository unless asked: a pack is returned,
+    and written to ``<pack_dir>/<task_id>.json`` only when a pack directory was given
+    (``pack_dir`` or ``CONTEXT_PACK_DIR``; ``write`` defaults to whether one was). The AST
+    context is kept in memory and in the tag cache (not with ``use_cache=False``), and in the
+    file ``ast_context_path`` only when one is given. A pack directory or AST context file
+    given under the root is left out of the files mapped.
     """
 
     def __init__(
@@ -54,7 +58,7 @@ class RepoMapper:
         plugins: PluginSet | None = None,
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
-        write: bool = True,
+        write: bool | None = None,
         env: Mapping[str, str] | None = None,
     ):
         self.root = check_root(Path(repo_path))
@@ -72,18 +76,12 @@ class RepoMapper:
             ("the pack directory", self.settings.pack_dir),
             ("the AST context", self.settings.ast_context_path),
         ):
-            _stay_inside(what, path, self.root)
-        self.write = write
+            if path is not None:
+                _stay_inside(what, path, self.root)
+        if write and self.settings.pack_dir is None:
+            raise PackError("write=True needs a pack directory (pack_dir or CONTEXT_PACK_DIR)")
+        self.write = self.settings.pack_dir is not None if write is None else write
         self.counter = as_counter(token_counter)
-        own = []
-        for p, is_dir in ((self.settings.pack_dir, True), (self.settings.ast_context_path, False)):
-            try:
-                rel = p.resolve().relative_to(self.root).as_posix()
-            except (ValueError, OSError):
-                continue
-            own.append(f"/{rel}/" if is_dir else f"/{rel}")
-            if not is_dir:
-                own.append(f"/{posixpath_dir(rel)}.{p.name}.*.tmp")
         self.repomap = RepoMap(
             self.root,
             use_cache=use_cache,
@@ -91,10 +89,38 @@ class RepoMapper:
             token_counter=self.counter,
             plugins=plugins,
             include=include,
-            exclude=(*exclude, *own),
+            exclude=(*exclude, *self._own_files()),
         )
         self._ctx: ASTContext | None = None
+        #: where the last AST context came from: "memory", "cache", "file" or "built"
         self.last_ast_context: str = ""
+
+    def close(self) -> None:
+        """Close the RepoMap this mapper made (its cache connection and worker)."""
+        self.repomap.close()
+
+    def __enter__(self) -> RepoMapper:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _own_files(self) -> list[str]:
+        """Exclusion globs for the pack directory and AST context file the caller put under the
+        root: our own output is not mapped, nor does writing it change the file set."""
+        own = []
+        s = self.settings
+        for p, is_dir in ((s.pack_dir, True), (s.ast_context_path, False)):
+            if p is None:
+                continue
+            try:
+                rel = p.resolve().relative_to(self.root).as_posix()
+            except (ValueError, OSError):
+                continue
+            own.append(f"/{rel}/" if is_dir else f"/{rel}")
+            if not is_dir:
+                own.append(f"/{posixpath_dir(rel)}.{p.name}.*.tmp")
+        return own
 
     # -- the AST context -------------------------------------------------------------------------
     def _state(self):
@@ -105,44 +131,58 @@ class RepoMapper:
 
     def _ast_context(self, force: bool = False) -> tuple[ASTContext, list[Diagnostic], str | None]:
         entries, diags, state, date, file_set = self._state()
-        s = self.settings
+        ttl = self.settings.ast_cache_ttl
         ctx = self._ctx
-        fresh = (
+        if (
             ctx is not None
             and ctx.git_sha == state
             and ctx.file_set == file_set
-            and s.ast_cache_ttl > 0
+            and ttl > 0
             and not force
-        )
-        if fresh:
+        ):
             self.last_ast_context = "memory"
-        else:
-            ctx = (
-                None
-                if force
-                else load_ast_context(s.ast_context_path, state, file_set, s.ast_cache_ttl)
-            )
-            if ctx is not None:
-                self.last_ast_context = "file"
-            else:
-                ctx = build_ast_context(self.repomap, entries, state, file_set)
-                self.last_ast_context = "built"
-                try:
-                    save_ast_context(s.ast_context_path, ctx)
-                except OSError as exc:
-                    diags.append(
-                        Diagnostic(
-                            "ast_context_unwritable",
-                            f"cannot write {s.ast_context_path}: {exc}; the context is not cached",
-                        )
-                    )
+            return ctx, diags, date
+        fingerprint = self.repomap.plugins.fingerprint
+        key = persist.cache_key(state, file_set, (fingerprint(e.path) for e in entries))
+        cache = self.repomap.cache if self.repomap.use_cache else None
+        if cache is not None and not persist.usable(cache):
+            cache = None
+        ctx = None
+        if not force and cache is not None:
+            ctx = persist.load_cached(cache, key, state, file_set, ttl)
+            self.last_ast_context = "cache"
+        path = self.settings.ast_context_path
+        if ctx is None and not force and path is not None:
+            ctx = persist.load_ast_context(path, state, file_set, ttl)
+            self.last_ast_context = "file"
+        if ctx is None:
+            ctx = build_ast_context(self.repomap, entries, state, file_set)
+            self.last_ast_context = "built"
+            self._keep(ctx, cache, key, diags)
         self._ctx = ctx
         return ctx, diags, date
+
+    def _keep(self, ctx: ASTContext, cache, key: str, diags: list[Diagnostic]) -> None:
+        """Store a context just built in the tag cache, and in the file the caller named."""
+        if cache is not None:
+            persist.store_cached(cache, key, ctx)
+        path = self.settings.ast_context_path
+        if path is None:
+            return
+        try:
+            persist.save_ast_context(path, ctx)
+        except OSError as exc:
+            diags.append(
+                Diagnostic(
+                    "ast_context_unwritable",
+                    f"cannot write {path}: {exc}; the context is not kept there",
+                )
+            )
 
     def refresh_ast_context_sync(
         self, repo_path: str | os.PathLike[str] | None = None
     ) -> ASTContext:
-        """Rebuild the AST context now (and rewrite ``ast_context.json``)."""
+        """Rebuild the AST context now (and store it again)."""
         self._check_repo(repo_path)
         return self._ast_context(force=True)[0]
 
@@ -189,7 +229,7 @@ class RepoMapper:
         token_budget: int | None = None,
     ) -> ContextPack:
         """The pack for a task (see :mod:`repomapper.pack`); written to
-        ``<pack_dir>/<task_id>.json`` unless the mapper was made with ``write=False``.
+        ``<pack_dir>/<task_id>.json`` only when the mapper writes (see the class).
         ``token_budget`` defaults to ``DEFAULT_TOKEN_BUDGET`` (100 000)."""
         check_task_id(task_id)
         policy = policy_for(role)
@@ -322,6 +362,8 @@ class RepoMapper:
         )
 
     def pack_path(self, task_id: str) -> Path:
+        if self.settings.pack_dir is None:
+            raise PackError("no pack directory was given (pack_dir or CONTEXT_PACK_DIR)")
         return self.settings.pack_dir / f"{check_task_id(task_id)}.json"
 
     def write_pack(self, pack: ContextPack) -> Path:
