@@ -922,7 +922,7 @@ def pack_command(
         _fail(f"cannot write the pack: {exc}", EXIT_NOTHING_MAPPED)
     finally:
         if mapper is not None:
-            mapper.repomap.close()
+            mapper.close()
     for line in _summary(pack.diagnostics):
         click.echo(f"repomapper: {line}", err=True)
     text = dumps(pack.to_dict()) if fmt == "json" else render_markdown(pack)

@@ -40,6 +40,12 @@ class RepoMapper:
     context is kept in memory and in the tag cache (not with ``use_cache=False``), and in the
     file ``ast_context_path`` only when one is given. A pack directory or AST context file
     given under the root is left out of the files mapped.
+
+    ``repomap``: an open :class:`RepoMap` of the same root to read from (its discovery,
+    extraction, ranking and cache), which stays the caller's to close; the settings that belong
+    to a RepoMap (``use_cache``, ``cache_dir``, ``plugins``, ``include``, ``exclude``) are then
+    its own and may not be given. Without it the mapper makes one, which :meth:`close` (or the
+    end of a ``with`` block) closes.
     """
 
     def __init__(
@@ -53,13 +59,14 @@ class RepoMapper:
         max_dependency_depth: int | None = None,
         min_relevance_score: float | None = None,
         token_counter: TokenCounter | Callable[[str], int] | None = None,
-        use_cache: bool = True,
+        use_cache: bool | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
         plugins: PluginSet | None = None,
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
         write: bool | None = None,
         env: Mapping[str, str] | None = None,
+        repomap: RepoMap | None = None,
     ):
         self.root = check_root(Path(repo_path))
         self.settings = PackSettings.resolve(
@@ -81,23 +88,33 @@ class RepoMapper:
         if write and self.settings.pack_dir is None:
             raise PackError("write=True needs a pack directory (pack_dir or CONTEXT_PACK_DIR)")
         self.write = self.settings.pack_dir is not None if write is None else write
-        self.counter = as_counter(token_counter)
-        self.repomap = RepoMap(
-            self.root,
-            use_cache=use_cache,
-            cache_dir=cache_dir,
-            token_counter=self.counter,
-            plugins=plugins,
-            include=include,
-            exclude=(*exclude, *self._own_files()),
-        )
+        self._owns_repomap = repomap is None
+        self._own = self._own_files()
+        if repomap is not None:
+            _check_shared(repomap, self.root, use_cache, cache_dir, plugins, include, exclude)
+            self.repomap = repomap
+            self.counter = repomap.counter if token_counter is None else as_counter(token_counter)
+        else:
+            self.counter = as_counter(token_counter)
+            self.repomap = RepoMap(
+                self.root,
+                use_cache=True if use_cache is None else use_cache,
+                cache_dir=cache_dir,
+                token_counter=self.counter,
+                plugins=plugins,
+                include=include,
+                exclude=(*exclude, *self._own),
+            )
         self._ctx: ASTContext | None = None
         #: where the last AST context came from: "memory", "cache", "file" or "built"
         self.last_ast_context: str = ""
 
     def close(self) -> None:
-        """Close the RepoMap this mapper made (its cache connection and worker)."""
-        self.repomap.close()
+        """Close the RepoMap this mapper made (its cache connection and worker); one given to
+        it is left open for its owner. The AST context kept in memory is dropped."""
+        self._ctx = None
+        if self._owns_repomap:
+            self.repomap.close()
 
     def __enter__(self) -> RepoMapper:
         return self
@@ -125,6 +142,11 @@ class RepoMapper:
     # -- the AST context -------------------------------------------------------------------------
     def _state(self):
         entries, diags, _ = self.repomap.collect(None)
+        if not self._owns_repomap and self._own:
+            # a RepoMap given to us maps our own output too: leave it out of the AST context
+            # and its file set, or every pack written would make the next one rebuild it
+            own = [g.strip("/") for g in self._own if "*" not in g]
+            entries = [e for e in entries if not any(_under(e.path, o) for o in own)]
         sha, date = git_state(self.root)
         state = sha if sha else content_digest(self.root, entries)
         return entries, diags, state, date, file_set_digest(entries, state)
@@ -411,6 +433,39 @@ def _stay_inside(what: str, path: Path, root: Path) -> None:
         raise PackError(
             f"{what} {path} leads outside the repository through a symlink; refusing to write there"
         ) from None
+
+
+def _check_shared(
+    rm: RepoMap,
+    root: Path,
+    use_cache: bool | None,
+    cache_dir: object,
+    plugins: object,
+    include: Sequence[str],
+    exclude: Sequence[str],
+) -> None:
+    """A RepoMap given to the mapper must be of its root and comes with its own settings."""
+    if rm.root != root:
+        raise PackError(f"the RepoMap given maps {rm.root}, not this mapper's repository {root}")
+    given = [
+        name
+        for name, value in (
+            ("use_cache", use_cache is not None),
+            ("cache_dir", cache_dir is not None),
+            ("plugins", plugins is not None),
+            ("include", bool(include)),
+            ("exclude", bool(exclude)),
+        )
+        if value
+    ]
+    if given:
+        raise PackError(
+            f"{', '.join(given)}: settings of the RepoMap given; set them on that RepoMap"
+        )
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + "/")
 
 
 def posixpath_dir(rel: str) -> str:
