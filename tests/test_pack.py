@@ -610,7 +610,10 @@ def test_corrupt_ast_context_is_rebuilt(repo, tmp_path):
     with mapper(repo) as m:
         m.generate_context_pack_sync("k1", "save", ["app/memory.py"], "coding")
     (key,) = _stored_ast_keys(repo)
-    for junk in ("not json", '{"version": "2", "files": []}', "[1, 2]", b"\xff\xfe"):
+    import zlib
+
+    zipped = [zlib.compress(t) for t in (b"not json", b'{"version": "2", "files": []}', b"[1]")]
+    for junk in ("not json", b"\xff\xfe", *zipped):
         cache = open_cache(repo)
         cache.put_map(key, junk)
         cache.close()
@@ -660,6 +663,9 @@ def test_ast_context_file_round_trip(repo, tmp_path):
     ctx = mapper(repo).refresh_ast_context_sync()
     path = tmp_path / "ast.json"
     save_ast_context(path, ctx)
+    data = json.loads(path.read_text())
+    assert data["format"] == "repomapper.ast_context/2" and data["git_sha"] == ctx.git_sha
+    assert list(data["files"]) == sorted(ctx.files)
     again = load_ast_context(path, ctx.git_sha, ctx.file_set, 3600)
     assert again is not None and again.files == ctx.files
     assert load_ast_context(path, "other", ctx.file_set, 3600) is None
