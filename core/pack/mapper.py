@@ -7,7 +7,9 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from ..discover import check_root
 from ..model import Diagnostic
@@ -15,11 +17,18 @@ from ..registry import PluginSet
 from ..repomap import RepoMap, summarise
 from ..tokens import TokenCounter, as_counter
 from . import persist
-from .budget import fill, order
+from .budget import Filled, fill, order
 from .context import build_ast_context
-from .models import AgentRole, ASTContext, ContextPack, SymbolInfo, split_symbol_id
-from .roles import policy_for
-from .select import select
+from .models import (
+    AgentRole,
+    ASTContext,
+    ContextPack,
+    DependencyInfo,
+    SymbolInfo,
+    split_symbol_id,
+)
+from .roles import RolePolicy, policy_for
+from .select import Selection, select
 from .settings import PackError, PackSettings
 from .store import atomic_write, check_task_id, content_digest, dumps, file_set_digest, git_state
 
@@ -268,57 +277,48 @@ class RepoMapper:
             ctx, ranked, targets, policy, s.max_dependency_depth, s.min_relevance_score
         )
         filled = fill(self.root, ctx, selection.candidates, policy, budget, self.counter.count)
-        for t in targets:
-            if t not in ctx.files:
-                diags.append(
-                    Diagnostic(
-                        "target_not_mapped",
-                        "no backend extracted symbols from this target; included as text only",
-                        t,
-                        severity="info",
-                    )
-                )
+        diags.extend(_unmapped(ctx, targets))
         included = {f.path for f in filled.files}
-        symbols: list[SymbolInfo] = []
-        for c in order(selection.candidates):
-            if c.path not in included:
-                continue
-            pf = ctx.files.get(c.path)
-            for sym in pf.symbols if pf else ():
-                reasons = c.matter.get(sym.id)
-                if not reasons:
-                    continue
-                ordered = sorted(dict.fromkeys(reasons), key=lambda x: (-x[0], x[1]))
-                symbols.append(
-                    SymbolInfo(
-                        sym.name,
-                        sym.kind,
-                        sym.file_path,
-                        sym.start_line,
-                        sym.end_line,
-                        sym.signature,
-                        sym.docstring,
-                        sym.references,
-                        sym.scope,
-                        round(ordered[0][0], 6),
-                        tuple(w for _, w in ordered[:4]),
-                        filled.shown.get(sym.id, "listed"),
-                    )
-                )
-        deps = tuple(
-            d
-            for d in selection.dependencies
-            if split_symbol_id(d.from_symbol)[0] in included
-            and split_symbol_id(d.to_symbol)[0] in included
-        )[:MAX_PACK_DEPENDENCIES]
         if not filled.files:
             diags.append(self._why_empty(ctx, selection, filled, budget))
-        omitted = list(filled.omitted) + [
-            {"path": p, "score": sc, "reason": "below MIN_RELEVANCE_SCORE"}
-            for p, sc in selection.cut
-        ]
-        metadata = {
-            "task": task_description,
+        metadata = self._describe(task_description, targets, budget, date, ctx, policy)
+        metadata.update(_left_out(ctx, selection, filled))
+        pack = ContextPack(
+            task_id,
+            policy.role.value,
+            ctx.git_sha,
+            filled.files,
+            _pack_symbols(ctx, selection, filled, included),
+            _pack_dependencies(selection, included),
+            metadata,
+            filled.tokens,
+            {p: c.score for p, c in sorted(selection.candidates.items())},
+            summarise(diags),
+        )
+        log.info(
+            "pack %s: %d files, %d tokens in %.2fs",
+            task_id,
+            len(filled.files),
+            filled.tokens,
+            time.perf_counter() - started,
+        )
+        if self.write:
+            self.write_pack(pack)
+        return pack
+
+    def _describe(
+        self,
+        task: str,
+        targets: list[str],
+        budget: int,
+        date: str | None,
+        ctx: ASTContext,
+        policy: RolePolicy,
+    ) -> dict[str, Any]:
+        """The pack's metadata: the task, and how the pack was made."""
+        s = self.settings
+        return {
+            "task": task,
             "targets": targets,
             "budget": budget,
             "tokenizer": self.counter.name,
@@ -337,33 +337,7 @@ class RepoMapper:
                 "dependent_depth": policy.dependent_depth,
                 "relevance_files": policy.relevance_files,
             },
-            "files_mapped": len(ctx.files),
-            "files_considered": len(selection.candidates) + len(selection.cut),
-            "omitted": omitted[:200],
-            "omitted_total": len(omitted),
         }
-        pack = ContextPack(
-            task_id,
-            policy.role.value,
-            ctx.git_sha,
-            filled.files,
-            tuple(symbols),
-            deps,
-            metadata,
-            filled.tokens,
-            {p: c.score for p, c in sorted(selection.candidates.items())},
-            summarise(diags),
-        )
-        log.info(
-            "pack %s: %d files, %d tokens in %.2fs",
-            task_id,
-            len(filled.files),
-            filled.tokens,
-            time.perf_counter() - started,
-        )
-        if self.write:
-            self.write_pack(pack)
-        return pack
 
     async def generate_context_pack(
         self,
@@ -433,6 +407,69 @@ def _stay_inside(what: str, path: Path, root: Path) -> None:
         raise PackError(
             f"{what} {path} leads outside the repository through a symlink; refusing to write there"
         ) from None
+
+
+def _unmapped(ctx: ASTContext, targets: Sequence[str]) -> list[Diagnostic]:
+    """A target no backend extracted is in the pack as text only: say so."""
+    return [
+        Diagnostic(
+            "target_not_mapped",
+            "no backend extracted symbols from this target; included as text only",
+            t,
+            severity="info",
+        )
+        for t in targets
+        if t not in ctx.files
+    ]
+
+
+def _left_out(ctx: ASTContext, selection: Selection, filled: Filled) -> dict[str, Any]:
+    """The pack's metadata on what was considered and what was left out, and why."""
+    omitted = list(filled.omitted) + [
+        {"path": p, "score": sc, "reason": "below MIN_RELEVANCE_SCORE"} for p, sc in selection.cut
+    ]
+    return {
+        "files_mapped": len(ctx.files),
+        "files_considered": len(selection.candidates) + len(selection.cut),
+        "omitted": omitted[:200],
+        "omitted_total": len(omitted),
+    }
+
+
+def _pack_symbols(
+    ctx: ASTContext, selection: Selection, filled: Filled, included: set[str]
+) -> tuple[SymbolInfo, ...]:
+    """The symbols that matter in the files the pack holds, in the pack's file order, each
+    with its best score, its first reasons and how much of it the pack holds."""
+    symbols: list[SymbolInfo] = []
+    for c in order(selection.candidates):
+        if c.path not in included:
+            continue
+        pf = ctx.files.get(c.path)
+        for sym in pf.symbols if pf else ():
+            reasons = c.matter.get(sym.id)
+            if not reasons:
+                continue
+            ordered = sorted(dict.fromkeys(reasons), key=lambda x: (-x[0], x[1]))
+            symbols.append(
+                replace(
+                    sym,
+                    score=round(ordered[0][0], 6),
+                    why=tuple(w for _, w in ordered[:4]),
+                    included=filled.shown.get(sym.id, "listed"),
+                )
+            )
+    return tuple(symbols)
+
+
+def _pack_dependencies(selection: Selection, included: set[str]) -> tuple[DependencyInfo, ...]:
+    """The edges between files the pack holds (the shallowest ``MAX_PACK_DEPENDENCIES``)."""
+    return tuple(
+        d
+        for d in selection.dependencies
+        if split_symbol_id(d.from_symbol)[0] in included
+        and split_symbol_id(d.to_symbol)[0] in included
+    )[:MAX_PACK_DEPENDENCIES]
 
 
 def _check_shared(
