@@ -657,6 +657,20 @@ def test_ast_context_key_names_what_produced_it():
     )
 
 
+def test_ast_context_key_follows_the_code_that_builds_it(tmp_path, monkeypatch):
+    from repomapper.pack import persist
+
+    here = Path(persist.__file__).parent
+    for name in ("context.py", "models.py", "persist.py"):
+        (tmp_path / name).write_bytes((here / name).read_bytes())
+    monkeypatch.setattr(persist, "__file__", str(tmp_path / "persist.py"))
+    same = persist._code_digest.__wrapped__()
+    assert same == persist._code_digest()  # the copy is the code installed
+    with (tmp_path / "context.py").open("a") as f:
+        f.write("\n# an edit\n")
+    assert persist._code_digest.__wrapped__() != same
+
+
 def test_ast_context_file_round_trip(repo, tmp_path):
     from repomapper.pack.persist import load_ast_context, save_ast_context
 
