@@ -924,7 +924,8 @@ def graph_command(
     "--output",
     type=click.Path(path_type=Path, file_okay=False),
     metavar="DIR",
-    help="Write DIR/<task_id>.json (default: CONTEXT_PACK_DIR, else context/packs under ROOT).",
+    help="Also write the pack to DIR/<task_id>.json (default: CONTEXT_PACK_DIR when set, else "
+    "no file: the pack goes to stdout only).",
 )
 @click.option(
     "--format", "fmt", type=click.Choice(["json", "markdown"]), default="json", show_default=True
@@ -933,7 +934,11 @@ def graph_command(
 def pack_command(
     root, task_id, task, task_file, targets, role, budget, output, fmt, no_cache
 ) -> None:
-    """Write the context pack of a task for ROOT to DIR/<task_id>.json and print it."""
+    """Print the context pack of a task for ROOT; with --output DIR also write DIR/<task_id>.json.
+
+    Nothing is written into ROOT unless DIR (or CONTEXT_PACK_DIR) is there; the AST context the
+    pack is selected from is kept in the tag cache.
+    """
     from .pack import PackError, RepoMapper, check_task_id, render_markdown
     from .pack.store import dumps
 
@@ -948,7 +953,9 @@ def pack_command(
         _fail(f"--budget must be at least 1 (got {budget})")
     mapper = None
     try:
-        mapper = RepoMapper(root, pack_dir=output, use_cache=not no_cache)
+        # a relative DIR is taken from the current directory, as any path on a command line
+        pack_dir = output.absolute() if output is not None else None
+        mapper = RepoMapper(root, pack_dir=pack_dir, use_cache=not no_cache)
         pack = mapper.generate_context_pack_sync(task_id, task, list(targets), role, budget)
     except (DiscoveryError, GlobError, PackError, ValueError) as exc:
         _fail(str(exc))
@@ -956,7 +963,7 @@ def pack_command(
         _fail(f"cannot write the pack: {exc}", EXIT_NOTHING_MAPPED)
     finally:
         if mapper is not None:
-            mapper.repomap.close()
+            mapper.close()
     for line in _summary(pack.diagnostics):
         click.echo(f"repomapper: {line}", err=True)
     text = dumps(pack.to_dict()) if fmt == "json" else render_markdown(pack)

@@ -288,12 +288,13 @@ def test_tight_budget_degrades_to_outline_then_signatures(repo):
     assert pack.token_count <= target_tokens - 1
 
 
-def test_same_input_same_bytes(repo):
+def test_same_input_same_bytes(repo, tmp_path):
     out = []
-    for _ in range(2):
-        m = mapper(repo)
+    for i in range(2):
+        m = mapper(repo, pack_dir=tmp_path / f"out{i}")
         m.generate_context_pack_sync("same", "save records", ["app/memory.py"], "reviewing", 300)
-        out.append((repo / "context/packs/same.json").read_bytes())
+        m.close()
+        out.append((tmp_path / f"out{i}/same.json").read_bytes())
     assert out[0] == out[1]
 
 
@@ -309,26 +310,47 @@ def test_empty_repository_says_why(tmp_path):
 
 
 # -- files, settings, git ----------------------------------------------------------------------------
-def test_pack_and_ast_context_files_and_reuse(repo):
+def test_ast_context_reuse_memory_cache_and_rebuild(repo):
     m = mapper(repo)
-    pack = m.generate_context_pack_sync("f1", "save", ["app/memory.py"], "coding")
-    written = json.loads((repo / "context/packs/f1.json").read_text())
-    assert written["task_id"] == "f1" and written["token_count"] == pack.token_count
-    assert (repo / "context/ast_context.json").is_file()
+    m.generate_context_pack_sync("f1", "save", ["app/memory.py"], "coding")
     assert m.last_ast_context == "built"
+    m.close()
     m2 = mapper(repo)
     m2.generate_context_pack_sync("f2", "save", ["app/memory.py"], "coding")
-    assert m2.last_ast_context == "file"  # a new process reuses the file
+    assert m2.last_ast_context == "cache"  # a new mapper reads it from the tag cache
     m2.generate_context_pack_sync("f3", "save", ["app/memory.py"], "coding")
     assert m2.last_ast_context == "memory"
-    # the pack files are not mapped themselves
-    assert "context/packs/f1.json" not in written["relevance_scores"]
     (repo / "app/new.py").write_text("def brand_new():\n    return 1\n")
     m2.generate_context_pack_sync("f4", "save", ["app/memory.py"], "coding")
     assert m2.last_ast_context == "built"  # the file set changed
+    m2.close()
     m3 = mapper(repo, ast_cache_ttl=0)
     m3.generate_context_pack_sync("f5", "save", ["app/memory.py"], "coding")
     assert m3.last_ast_context == "built"
+    m3.close()
+    assert sorted(p.name for p in repo.iterdir()) == ["app", "tests"]  # nothing written here
+
+
+def test_without_the_cache_the_ast_context_stays_in_memory(repo):
+    for _ in range(2):
+        with mapper(repo, use_cache=False) as m:
+            m.generate_context_pack_sync("n1", "save", ["app/memory.py"], "coding")
+            assert m.last_ast_context == "built"
+            m.generate_context_pack_sync("n2", "save", ["app/memory.py"], "coding")
+            assert m.last_ast_context == "memory"
+    with mapper(repo) as m:  # nor was anything stored for a cached mapper to find
+        m.generate_context_pack_sync("n3", "save", ["app/memory.py"], "coding")
+        assert m.last_ast_context == "built"
+
+
+def test_ast_context_file_only_when_asked(repo, tmp_path):
+    ast = tmp_path / "kept/ast.json"
+    with mapper(repo, ast_context_path=ast, use_cache=False) as m:
+        m.generate_context_pack_sync("a1", "save", ["app/memory.py"], "coding")
+    assert ast.is_file() and json.loads(ast.read_text())["format"] == "repomapper.ast_context/2"
+    with mapper(repo, ast_context_path=ast, use_cache=False) as m:
+        m.generate_context_pack_sync("a2", "save", ["app/memory.py"], "coding")
+        assert m.last_ast_context == "file"
 
 
 def test_no_git_uses_a_content_digest(repo):
@@ -463,7 +485,7 @@ def test_cli_pack_json_and_markdown(repo, tmp_path):
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
     assert data["task_id"] == "cli1" and data["files"][0]["path"] == "app/memory.py"
-    assert (repo / "context/packs/cli1.json").read_text() == r.stdout
+    assert sorted(p.name for p in repo.iterdir()) == ["app", "tests"]  # printed, not written
     task = tmp_path / "task.txt"
     task.write_text("save records")
     r = CliRunner().invoke(
@@ -488,7 +510,9 @@ def test_cli_pack_json_and_markdown(repo, tmp_path):
     assert r.exit_code == 0, r.output
     assert r.stdout.startswith("# Context pack cli2 (reviewing)")
     assert "## 1. app/memory.py (full" in r.stdout and "- target" in r.stdout
-    assert (tmp_path / "o/cli2.json").is_file()
+    assert [p.name for p in (tmp_path / "o").iterdir()] == ["cli2.json"]
+    assert json.loads((tmp_path / "o/cli2.json").read_text())["task_id"] == "cli2"
+    assert sorted(p.name for p in repo.iterdir()) == ["app", "tests"]
 
 
 @pytest.mark.parametrize(
@@ -546,7 +570,9 @@ def test_symlinked_output_dir_leading_out_is_refused(repo, tmp_path):
     outside.mkdir()
     (repo / "context").symlink_to(outside)
     with pytest.raises(PackError, match="symlink"):
-        mapper(repo)
+        mapper(repo, pack_dir="context/packs")
+    with pytest.raises(PackError, match="symlink"):
+        mapper(repo, ast_context_path="context/ast.json")
     assert list(outside.iterdir()) == []
 
 
@@ -567,22 +593,93 @@ def test_faulty_end_lines_cost_nothing():
     assert [d.to_symbol for d in g.get_dependencies("f")] == ["a.py::g"]
 
 
-def test_corrupt_ast_context_is_rebuilt(repo):
-    m = mapper(repo)
-    m.generate_context_pack_sync("k1", "save", ["app/memory.py"], "coding")
+def _stored_ast_keys(repo: Path) -> list[str]:
+    from repomapper.cache import open_cache
+
+    cache = open_cache(repo)
+    try:
+        rows = cache.conn.execute("SELECT key FROM maps WHERE key LIKE 'pack-ast:%'").fetchall()
+    finally:
+        cache.close()
+    return [k for (k,) in rows]
+
+
+def test_corrupt_ast_context_is_rebuilt(repo, tmp_path):
+    from repomapper.cache import open_cache
+
+    with mapper(repo) as m:
+        m.generate_context_pack_sync("k1", "save", ["app/memory.py"], "coding")
+    (key,) = _stored_ast_keys(repo)
+    import zlib
+
+    zipped = [zlib.compress(t) for t in (b"not json", b'{"version": "2", "files": []}', b"[1]")]
+    for junk in ("not json", b"\xff\xfe", *zipped):
+        cache = open_cache(repo)
+        cache.put_map(key, junk)
+        cache.close()
+        with mapper(repo) as m2:
+            pack = m2.generate_context_pack_sync("k2", "save", ["app/memory.py"], "coding")
+            assert m2.last_ast_context == "built" and pack.files
+    ast = tmp_path / "ast.json"
     for junk in ("not json", '{"version": "1", "files": []}', "[1, 2]"):
-        (repo / "context/ast_context.json").write_text(junk)
-        m2 = mapper(repo)
-        pack = m2.generate_context_pack_sync("k2", "save", ["app/memory.py"], "coding")
-        assert m2.last_ast_context == "built" and pack.files
+        ast.write_text(junk)
+        with mapper(repo, ast_context_path=ast, use_cache=False) as m3:
+            pack = m3.generate_context_pack_sync("k3", "save", ["app/memory.py"], "coding")
+            assert m3.last_ast_context == "built" and pack.files
+
+
+def test_one_ast_context_per_repository_in_the_cache(repo):
+    with mapper(repo) as m:
+        m.generate_context_pack_sync("c1", "save", ["app/memory.py"], "coding")
+        first = _stored_ast_keys(repo)
+        (repo / "app/new.py").write_text("def brand_new():\n    return 1\n")
+        m.generate_context_pack_sync("c2", "save", ["app/memory.py"], "coding")
+    second = _stored_ast_keys(repo)
+    assert len(first) == len(second) == 1 and first != second
+
+
+def test_ast_context_key_names_what_produced_it():
+    from repomapper.pack.persist import cache_key
+
+    key = cache_key("sha", "files", ["python@1"])
+    assert key.startswith("pack-ast:")
+    assert key == cache_key("sha", "files", ["python@1", "python@1"])
+    assert (
+        len(
+            {
+                key,
+                cache_key("sha2", "files", ["python@1"]),
+                cache_key("sha", "files2", ["python@1"]),
+                cache_key("sha", "files", ["python@2"]),
+            }
+        )
+        == 4
+    )
+
+
+def test_ast_context_key_follows_the_code_that_builds_it(monkeypatch):
+    from repomapper.pack import persist
+
+    same = persist.cache_key("sha", "set", ["fp"])
+    assert same == persist.cache_key("sha", "set", ["fp"])
+    monkeypatch.setattr(persist, "made_by", lambda what: "other code")
+    persist._code_digest.cache_clear()
+    try:
+        assert persist.cache_key("sha", "set", ["fp"]) != same
+    finally:
+        monkeypatch.undo()
+        persist._code_digest.cache_clear()
 
 
 def test_ast_context_file_round_trip(repo, tmp_path):
-    from repomapper.pack.context import load_ast_context, save_ast_context
+    from repomapper.pack.persist import load_ast_context, save_ast_context
 
     ctx = mapper(repo).refresh_ast_context_sync()
     path = tmp_path / "ast.json"
     save_ast_context(path, ctx)
+    data = json.loads(path.read_text())
+    assert data["format"] == "repomapper.ast_context/2" and data["git_sha"] == ctx.git_sha
+    assert list(data["files"]) == sorted(ctx.files)
     again = load_ast_context(path, ctx.git_sha, ctx.file_set, 3600)
     assert again is not None and again.files == ctx.files
     assert load_ast_context(path, "other", ctx.file_set, 3600) is None

@@ -28,16 +28,17 @@ def test_schema_is_valid():
 @pytest.mark.parametrize("budget", [1, 120, 100_000])
 def test_real_packs_validate(tmp_path, role, budget):
     repo = make_repo(tmp_path / "repo")
-    m = RepoMapper(repo, env={})
+    m = RepoMapper(repo, env={}, pack_dir=tmp_path / "out")
     m.generate_context_pack_sync("v-1", "save records in memory", ["app/memory.py"], role, budget)
-    data = json.loads((repo / "context/packs/v-1.json").read_text(encoding="utf-8"))
+    m.close()
+    data = json.loads((tmp_path / "out/v-1.json").read_text(encoding="utf-8"))
     VALIDATOR.validate(data)
     assert data["token_count"] <= data["metadata"]["budget"]
 
 
 def test_pack_of_this_repository_validates(tmp_path):
     root = Path(__file__).parent.parent
-    m = RepoMapper(root, write=False, env={}, ast_context_path=tmp_path / "ast.json")
+    m = RepoMapper(root, env={})
     pack = m.generate_context_pack_sync(
         "self", "rank files for a task", ["core/ranked.py"], "reviewing", 6000
     )

@@ -1,8 +1,8 @@
 """Context packs: the code a task needs, under a token budget, as a file an agent loads.
 
 :class:`RepoMapper` selects (on :meth:`RepoMap.rank` and the :class:`DependencyGraph` built from
-our extraction), trims to the budget, and writes ``context/packs/<task_id>.json``. See
-``docs/packs.md``.
+our extraction) and trims to the budget; the pack is returned, and written to
+``<pack_dir>/<task_id>.json`` only when a pack directory is given. See ``docs/packs.md``.
 """
 
 from .depgraph import DependencyGraph

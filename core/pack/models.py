@@ -144,8 +144,9 @@ class ImportInfo:
 @dataclass(frozen=True, slots=True)
 class ParsedFile:
     """One file as our extraction saw it. ``references`` are (name, line, kind) triples of every
-    reference (what the dependency graph links; kind is the backend's, ``call`` where known); ``raw_content`` is ``None`` where not loaded
-    (``ast_context.json`` keeps ``digest``, the sha256 of the bytes, instead of the text)."""
+    reference (what the dependency graph links; kind is the backend's, ``call`` where known);
+    ``raw_content`` is ``None`` where not loaded (the stored AST context keeps ``digest``, the
+    sha256 of the bytes, instead of the text)."""
 
     path: str
     language: str

@@ -95,142 +95,224 @@ def select(
     max_depth: int,
     min_score: float,
 ) -> Selection:
-    graph: DependencyGraph = ctx.graph()
-    cands: dict[str, Candidate] = {}
+    """The files and symbols a task needs, each with its reasons (the steps of the module's
+    docstring, in that order: the order candidates and seeds are met is part of the result)."""
+    work = _Selector(ctx, ranked, tuple(targets), policy)
+    work.seed_targets()
+    work.seed_named_files()
+    work.seed_task_symbols()
+    work.seed_relevance()
+    work.follow_dependencies(max_depth)
+    work.follow_dependents()
+    work.add_tests_by_name()
+    work.add_fixtures()
+    return work.finish(min_score)
 
-    def cand(path: str) -> Candidate:
-        c = cands.get(path)
+
+class _Selector:
+    """The state of one selection: the candidates met so far, the seed symbols, the dependency
+    edges kept. Each method is one step of :func:`select`."""
+
+    def __init__(
+        self,
+        ctx: ASTContext,
+        ranked: RankedRepository,
+        targets: tuple[str, ...],
+        policy: RolePolicy,
+    ):
+        self.ctx = ctx
+        self.ranked = ranked
+        self.targets = targets
+        self.target_set = set(targets)
+        self.policy = policy
+        self.graph: DependencyGraph = ctx.graph()
+        self.cands: dict[str, Candidate] = {}
+        self.seeds: list[str] = []
+        self.deps: dict[tuple[str, str], DependencyInfo] = {}
+        top = max((rf.score for rf in ranked.files), default=0.0)
+        #: each ranked file's score over the best one's
+        self.evidence = {rf.path: (rf.score / top if top > 0 else 0.0) for rf in ranked.files}
+
+    def cand(self, path: str) -> Candidate:
+        c = self.cands.get(path)
         if c is None:
-            c = cands[path] = Candidate(path)
+            c = self.cands[path] = Candidate(path)
         return c
 
-    top = max((rf.score for rf in ranked.files), default=0.0)
-    evidence = {rf.path: (rf.score / top if top > 0 else 0.0) for rf in ranked.files}
-    seeds: list[str] = []
+    def keep(self, d: DependencyInfo) -> None:
+        """Keep an edge, at the smallest depth it was met."""
+        k = (d.from_symbol, d.to_symbol)
+        if k not in self.deps or self.deps[k].depth > d.depth:
+            self.deps[k] = d
 
-    for t in targets:
-        c = cand(t)
-        c.target = True
-        c.add(TARGET, "target")
-        pf = ctx.files.get(t)
-        for s in pf.symbols if pf else ():
-            c.symbol(s.id, TARGET, "defined in a target", policy.target_mode == "full")
-            seeds.append(s.id)
-        seeds.append(symbol_id(t, ""))
+    def unique_seeds(self) -> list[str]:
+        return list(dict.fromkeys(self.seeds))
 
-    for path in sorted(ranked.named):
-        c = cand(path)
-        c.named = True
-        c.add(NAMED, "named in the task")
-    task_symbols = sorted(
-        ((s, key) for key, s in ranked.symbol_scores.items() if s > 0),
-        key=lambda x: (-x[0], x[1]),
-    )
-    best_symbol = task_symbols[0][0] if task_symbols else 0.0
-    for weight, (path, ident) in task_symbols[:MAX_TASK_SYMBOLS]:
-        pf = ctx.files.get(path)
-        strength = weight / best_symbol
-        if pf is None or strength < TASK_SYMBOL_CUT:
-            continue
-        for s in pf.symbols:
-            if s.name == ident:
-                c = cand(path)
-                c.add(NAMED * strength, f"the task names {s.qualified_name}")
-                c.symbol(s.id, NAMED * strength, "the task names it", True)
-                seeds.append(s.id)
+    # -- seeds -------------------------------------------------------------------------------------
+    def seed_targets(self) -> None:
+        """Every target, every symbol in it and its module are seeds."""
+        full = self.policy.target_mode == "full"
+        for t in self.targets:
+            c = self.cand(t)
+            c.target = True
+            c.add(TARGET, "target")
+            pf = self.ctx.files.get(t)
+            for s in pf.symbols if pf else ():
+                c.symbol(s.id, TARGET, "defined in a target", full)
+                self.seeds.append(s.id)
+            self.seeds.append(symbol_id(t, ""))
 
-    for rf in ranked.files[: policy.relevance_files]:
-        e = evidence.get(rf.path, 0.0)
-        if e <= 0:
-            continue
-        c = cand(rf.path)
-        reasons = ", ".join(f"{r.signal} {r.detail}".strip() for r in rf.why[:2])
-        c.add(RELEVANCE_WEIGHT * e, f"relevance model: {reasons}" if reasons else "relevance model")
-        pf = ctx.files.get(rf.path)
-        if pf is not None:
-            for ident, _ in ranked.symbols_of(rf.path)[:3]:
+    def seed_named_files(self) -> None:
+        """The files the task names (by path, module or traceback frame)."""
+        for path in sorted(self.ranked.named):
+            c = self.cand(path)
+            c.named = True
+            c.add(NAMED, "named in the task")
+
+    def seed_task_symbols(self) -> None:
+        """The symbols the task names, with at least ``TASK_SYMBOL_CUT`` of the best one's
+        evidence (the strongest ``MAX_TASK_SYMBOLS``)."""
+        task_symbols = sorted(
+            ((s, key) for key, s in self.ranked.symbol_scores.items() if s > 0),
+            key=lambda x: (-x[0], x[1]),
+        )
+        best_symbol = task_symbols[0][0] if task_symbols else 0.0
+        for weight, (path, ident) in task_symbols[:MAX_TASK_SYMBOLS]:
+            pf = self.ctx.files.get(path)
+            strength = weight / best_symbol
+            if pf is None or strength < TASK_SYMBOL_CUT:
+                continue
+            for s in pf.symbols:
+                if s.name == ident:
+                    c = self.cand(path)
+                    c.add(NAMED * strength, f"the task names {s.qualified_name}")
+                    c.symbol(s.id, NAMED * strength, "the task names it", True)
+                    self.seeds.append(s.id)
+
+    def seed_relevance(self) -> None:
+        """The relevance model's best files (as many as the role takes), with their best
+        ranked symbols; they are candidates, not seeds."""
+        for rf in self.ranked.files[: self.policy.relevance_files]:
+            e = self.evidence.get(rf.path, 0.0)
+            if e <= 0:
+                continue
+            c = self.cand(rf.path)
+            reasons = ", ".join(f"{r.signal} {r.detail}".strip() for r in rf.why[:2])
+            c.add(
+                RELEVANCE_WEIGHT * e,
+                f"relevance model: {reasons}" if reasons else "relevance model",
+            )
+            pf = self.ctx.files.get(rf.path)
+            if pf is None:
+                continue
+            for ident, _ in self.ranked.symbols_of(rf.path)[:3]:
                 for s in pf.symbols:
                     if s.name == ident:
                         c.symbol(s.id, RELEVANCE_WEIGHT * e, "ranked for the task", False)
 
-    deps: dict[tuple[str, str], DependencyInfo] = {}
+    # -- expansion ---------------------------------------------------------------------------------
+    def follow_dependencies(self, max_depth: int) -> None:
+        """What the seeds use, up to ``max_depth`` edges away."""
+        for sid in self.unique_seeds():
+            for d in self.graph.get_dependencies(sid, max_depth):
+                path, qual = split_symbol_id(d.to_symbol)
+                if path not in self.ctx.files:
+                    continue
+                self.keep(d)
+                if path in self.target_set:  # a target is there already, for a better reason
+                    continue
+                self._add_dependency(self.cand(path), d, qual)
 
-    def keep(d: DependencyInfo) -> None:
-        k = (d.from_symbol, d.to_symbol)
-        if k not in deps or deps[k].depth > d.depth:
-            deps[k] = d
+    def _add_dependency(self, c: Candidate, d: DependencyInfo, qual: str) -> None:
+        c.depth = min(c.depth, d.depth) if c.depth else d.depth
+        factor, why = _dependency_reason(d)
+        if d.kind == "import" and not qual:
+            why = f"imported by {d.from_symbol.rstrip(':')}"
+        c.add(factor, why)
+        if qual:
+            body = self.policy.dependency_bodies and d.depth == 1
+            c.symbol(d.to_symbol, factor, why, body)
 
-    target_set = set(targets)
-    for sid in dict.fromkeys(seeds):
-        for d in graph.get_dependencies(sid, max_depth):
-            path, qual = split_symbol_id(d.to_symbol)
-            if path not in ctx.files:
+    def follow_dependents(self) -> None:
+        """What uses the targets' symbols (the first ``MAX_DEPENDENT_SEEDS`` seeds of the
+        targets, as deep as the role goes): tests of a target, or dependents."""
+        of_targets = [s for s in self.unique_seeds() if split_symbol_id(s)[0] in self.target_set]
+        for sid in of_targets[:MAX_DEPENDENT_SEEDS]:
+            if not split_symbol_id(sid)[1]:
                 continue
-            keep(d)
-            if path in target_set:  # a target is there already, for a better reason
-                continue
-            c = cand(path)
-            c.depth = min(c.depth, d.depth) if c.depth else d.depth
-            if d.kind == "inheritance" and d.depth == 1:
-                factor, why = INTERFACE, f"base class or interface of {_name(d.from_symbol)}"
-            elif d.depth == 1:
-                factor, why = DIRECT, f"{_name(d.from_symbol)} uses it ({d.kind})"
-            else:
-                factor, why = INDIRECT, f"indirect dependency (depth {d.depth}) of a seed"
-            if d.kind == "import" and not qual:
-                why = f"imported by {d.from_symbol.rstrip(':')}"
-            c.add(factor, why)
-            if qual:
-                body = policy.dependency_bodies and d.depth == 1
-                c.symbol(d.to_symbol, factor, why, body)
+            for d in self.graph.get_dependents(sid, self.policy.dependent_depth):
+                path = split_symbol_id(d.from_symbol)[0]
+                if path in self.target_set or path not in self.ctx.files:
+                    continue
+                self.keep(d)
+                self._add_dependent(self.cand(path), path, d)
 
-    dependent_seeds = [s for s in dict.fromkeys(seeds) if split_symbol_id(s)[0] in target_set]
-    for sid in dependent_seeds[:MAX_DEPENDENT_SEEDS]:
-        if not split_symbol_id(sid)[1]:
-            continue
-        for d in graph.get_dependents(sid, policy.dependent_depth):
-            path = split_symbol_id(d.from_symbol)[0]
-            if path in target_set or path not in ctx.files:
-                continue
-            keep(d)
-            c = cand(path)
-            if file_role(path) == TEST:
-                c.test = True
-                c.add(policy.test_factor, f"tests {_name(d.to_symbol)}")
-                c.symbol(d.from_symbol, policy.test_factor, "tests a target", policy.test_bodies)
-            else:
-                f = policy.dependent_factor if d.depth == 1 else policy.dependent_factor * 0.6
-                c.add(f, f"depends on {_name(d.to_symbol)} ({d.kind}, depth {d.depth})")
-                c.symbol(d.from_symbol, f, "depends on a target", policy.role.value == "reviewing")
+    def _add_dependent(self, c: Candidate, path: str, d: DependencyInfo) -> None:
+        policy = self.policy
+        if file_role(path) == TEST:
+            c.test = True
+            c.add(policy.test_factor, f"tests {_name(d.to_symbol)}")
+            c.symbol(d.from_symbol, policy.test_factor, "tests a target", policy.test_bodies)
+            return
+        f = policy.dependent_factor if d.depth == 1 else policy.dependent_factor * 0.6
+        c.add(f, f"depends on {_name(d.to_symbol)} ({d.kind}, depth {d.depth})")
+        c.symbol(d.from_symbol, f, "depends on a target", policy.role.value == "reviewing")
 
-    stems = {posixpath.basename(t).rsplit(".", 1)[0]: t for t in targets}
-    for path in sorted(ctx.files):
-        if path in target_set or file_role(path) != TEST:
-            continue
-        stem = tested_stem(path)
-        if stem and stem in stems:
-            c = cand(path)
+    def add_tests_by_name(self) -> None:
+        """Test files named after a target (``test_x.py`` for ``x.py``)."""
+        policy = self.policy
+        stems = {posixpath.basename(t).rsplit(".", 1)[0]: t for t in self.targets}
+        for path in sorted(self.ctx.files):
+            if path in self.target_set or file_role(path) != TEST:
+                continue
+            stem = tested_stem(path)
+            if not stem or stem not in stems:
+                continue
+            c = self.cand(path)
             c.test = True
             c.add(policy.test_factor, f"test of {stems[stem]} (by name)")
             if policy.test_bodies:
-                for s in ctx.files[path].symbols:
+                for s in self.ctx.files[path].symbols:
                     c.symbol(s.id, policy.test_factor, "in a test of a target", True)
-    if policy.test_factor >= 0.9:  # testing: the fixtures of the tests selected
-        test_dirs = {posixpath.dirname(p) for p, c in cands.items() if c.test}
+
+    def add_fixtures(self) -> None:
+        """For a tester (test factor 0.9 or more): the ``conftest.py`` of the tests selected."""
+        factor = self.policy.test_factor
+        if factor < 0.9:
+            return
+        test_dirs = {posixpath.dirname(p) for p, c in self.cands.items() if c.test}
         for d in sorted(test_dirs):
             fixture = posixpath.join(d, "conftest.py") if d else "conftest.py"
-            if fixture in ctx.files:
-                cand(fixture).add(policy.test_factor * 0.8, "fixtures of the tests")
+            if fixture in self.ctx.files:
+                self.cand(fixture).add(factor * 0.8, "fixtures of the tests")
 
-    for path, c in cands.items():
-        c.evidence = evidence.get(path, 0.0)
-    cut = tuple(
-        sorted(
-            ((p, c.score) for p, c in cands.items() if not c.target and c.score < min_score),
-            key=lambda x: (-x[1], x[0]),
+    # -- scores and the cut ------------------------------------------------------------------------
+    def finish(self, min_score: float) -> Selection:
+        """Score every candidate, cut those under ``min_score`` (never a target)."""
+        for path, c in self.cands.items():
+            c.evidence = self.evidence.get(path, 0.0)
+        cut = tuple(
+            sorted(
+                (
+                    (p, c.score)
+                    for p, c in self.cands.items()
+                    if not c.target and c.score < min_score
+                ),
+                key=lambda x: (-x[1], x[0]),
+            )
         )
-    )
-    for p, _ in cut:
-        del cands[p]
-    ordered = tuple(sorted(deps.values(), key=lambda d: (d.depth, d.from_symbol, d.to_symbol)))
-    return Selection(cands, ordered, cut)
+        for p, _ in cut:
+            del self.cands[p]
+        ordered = tuple(
+            sorted(self.deps.values(), key=lambda d: (d.depth, d.from_symbol, d.to_symbol))
+        )
+        return Selection(self.cands, ordered, cut)
+
+
+def _dependency_reason(d: DependencyInfo) -> tuple[float, str]:
+    """The factor and reason of a dependency of a seed."""
+    if d.kind == "inheritance" and d.depth == 1:
+        return INTERFACE, f"base class or interface of {_name(d.from_symbol)}"
+    if d.depth == 1:
+        return DIRECT, f"{_name(d.from_symbol)} uses it ({d.kind})"
+    return INDIRECT, f"indirect dependency (depth {d.depth}) of a seed"

@@ -1,6 +1,10 @@
 """Settings of the pack generator: arguments win over environment variables, which win over the
 defaults of the design (``CONTEXT_PACK_DIR``, ``AST_CACHE_TTL``, ``DEFAULT_TOKEN_BUDGET``,
-``MAX_DEPENDENCY_DEPTH``, ``MIN_RELEVANCE_SCORE``)."""
+``MAX_DEPENDENCY_DEPTH``, ``MIN_RELEVANCE_SCORE``).
+
+Nothing is written into the mapped repository unless asked: there is no default pack directory
+(packs are written only when ``pack_dir`` or ``CONTEXT_PACK_DIR`` names one) and no default AST
+context file (the AST context lives in the tag cache)."""
 
 from __future__ import annotations
 
@@ -9,9 +13,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT_PACK_DIR = "context/packs"
-DEFAULT_AST_CONTEXT = "context/ast_context.json"
-
 
 class PackError(ValueError):
     """Bad input to the pack generator (task id, target, setting): the message says which."""
@@ -19,8 +20,10 @@ class PackError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class PackSettings:
-    pack_dir: Path
-    ast_context_path: Path
+    #: where packs are written; None: nowhere (the caller prints or returns them)
+    pack_dir: Path | None
+    #: a file the caller asked to keep the AST context in too; None: the tag cache only
+    ast_context_path: Path | None
     ast_cache_ttl: float = 3600.0
     token_budget: int = 100_000
     max_dependency_depth: int = 3
@@ -53,12 +56,9 @@ class PackSettings:
                 value = default
             return conv(value)
 
-        directory = Path(pick(pack_dir, "CONTEXT_PACK_DIR", str, DEFAULT_PACK_DIR))
-        if not directory.is_absolute():
-            directory = root / directory
-        ast_path = Path(ast_context_path) if ast_context_path else root / DEFAULT_AST_CONTEXT
-        if not ast_path.is_absolute():
-            ast_path = root / ast_path
+        named = pick(pack_dir, "CONTEXT_PACK_DIR", str, "")
+        directory = _under(root, named) if named else None
+        ast_path = _under(root, ast_context_path) if ast_context_path else None
         s = cls(
             directory,
             ast_path,
@@ -82,9 +82,16 @@ class PackSettings:
         return s
 
     def to_dict(self) -> dict:
+        # where files go is left out: a pack is the same wherever it is written
         return {
             "ast_cache_ttl": self.ast_cache_ttl,
             "token_budget": self.token_budget,
             "max_dependency_depth": self.max_dependency_depth,
             "min_relevance_score": self.min_relevance_score,
         }
+
+
+def _under(root: Path, path: str | os.PathLike[str]) -> Path:
+    """``path``, relative ones taken from the root (as the design's ``CONTEXT_PACK_DIR``)."""
+    p = Path(path)
+    return p if p.is_absolute() else root / p

@@ -114,7 +114,7 @@ class Service:
     def _close_state(self, root: Path, state: RepositoryState) -> None:
         packer = self._packers.pop(root, None)
         if packer is not None:
-            packer.repomap.close()
+            packer.close()
         state.close()
 
     def close(self) -> None:
@@ -124,7 +124,7 @@ class Service:
                 root, state = self._states.popitem(last=False)
                 self._close_state(root, state)
             for packer in self._packers.values():
-                packer.repomap.close()
+                packer.close()
             self._packers.clear()
 
     # -- dispatch --------------------------------------------------------------------------------
@@ -437,16 +437,13 @@ class Service:
         from ..pack import PackError, RepoMapper
 
         mapper = self._packers.get(root)
-        if mapper is None:
-            self.state(root)  # the packer goes when the state is closed
-            mapper = RepoMapper(
-                root,
-                write=False,
-                cache_dir=self.options.cache_dir,
-                use_cache=self.options.use_cache,
-                plugins=self.plugins,
-            )
+        if mapper is None:  # reads the root's state (no second one); closed with it
+            from ..repomap import RepoMap
+
+            mapper = RepoMapper(root, repomap=RepoMap(root, state=self.state(root)), write=False)
             self._packers[root] = mapper
+        else:
+            self.state(root)  # the packer's state is the most recently used
         rel = [safe_relative(root, t, "targets") for t in targets]
         try:
             pack = mapper.generate_context_pack_sync(task_id, task, rel, role, budget)

@@ -155,7 +155,7 @@ def tool_specs(root_given: bool) -> list[ToolSpec]:
             "that use them, base classes and tests, each file with why it is there and its code (full, outline "
             "or signatures), never over the budget (schema repomapper.context_pack/1, see docs/packs.md). "
             "The role changes the selection (reviewing: dependents and tests; planning: signatures across more "
-            "files). Caches the repository's AST context in <repo>/context/ast_context.json.",
+            "files). Writes nothing into the repository: the pack is the answer.",
             _schema(
                 req,
                 {
