@@ -3,7 +3,7 @@ depends on changed, else ranked (:mod:`.ranking`) and rendered (:mod:`.rendering
 
 from __future__ import annotations
 
-from ..memo import map_digest, remember, replay
+from ..memo import map_digest, replay
 from ..model import Diagnostic, MapResult
 from ..settings import MapSettings
 from ..state import RepositoryState
@@ -48,17 +48,14 @@ def map_repository(settings: MapSettings, state: RepositoryState) -> MapResult:
     state.timer.counts = dict(state.last_stats)
     if state.use_cache:
         state.unsaved_maps[digest] = result
-        _store_maps(state, keep=MAX_UNSAVED if state.memo_later else 0)
+        state.store_maps(keep=MAX_UNSAVED if state.memo_later else 0)
     return result
 
 
 def _replayed(settings: MapSettings, state: RepositoryState, digest: str) -> MapResult | None:
     if not state.use_cache or settings.force_refresh:
         return None
-    kept = state.unsaved_maps.get(digest)
-    if isinstance(kept, MapResult):
-        return kept
-    return replay(state.cache, digest)
+    return state.unsaved_maps.get(digest) or replay(state.cache, digest)
 
 
 def _tokenizer_preload(state: RepositoryState, quiet: bool):
@@ -76,10 +73,3 @@ def _tokenizer_preload(state: RepositoryState, quiet: bool):
             preload()
 
     return misses
-
-
-def _store_maps(state: RepositoryState, keep: int) -> None:
-    """Store the maps kept for later, oldest first, until at most ``keep`` are left."""
-    while len(state.unsaved_maps) > keep:
-        digest = next(iter(state.unsaved_maps))
-        remember(state.cache, digest, state.unsaved_maps.pop(digest), state.root)  # type: ignore[arg-type]

@@ -7,6 +7,7 @@ identifiers). With one, the relevance model (:mod:`repomapper.relevance`) ranks 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from .. import snapshot
 from ..graphstate import GraphState
@@ -59,27 +60,25 @@ def rank_prepared(
         stored,
     )
     query = _task_query(settings.task, diags)
-    common = dict(
+    task_free = RankedRepository(
+        files=PageRankedFiles(graph.ranking.file_ranks),
         definitions=graph.ranking.definitions,
         by_file=graph.by_file,
+        symbol_scores={},
+        symbol_reasons={},
+        named=frozenset(),
         chat=files.chat,
         mapped=mapped,
         table=graph.table,
         entries=files.entries,
         all_entries=files.all_entries,
         seen=files.seen,
+        diagnostics=tuple(diags),
+        task=False,
         imports=graph.imports,
     )
     if query is None:
-        return RankedRepository(
-            files=PageRankedFiles(graph.ranking.file_ranks),
-            symbol_scores={},
-            symbol_reasons={},
-            named=frozenset(),
-            diagnostics=tuple(diags),
-            task=False,
-            **common,  # type: ignore[arg-type]
-        )
+        return task_free
     lexical = state.lexical_index(files.extractor, files.all_entries, mapped)
     task_ranking = rank_task(
         query,
@@ -92,16 +91,15 @@ def rank_prepared(
         mentioned_files=mentioned,
         disabled=settings.disabled_signals,
     )
-    return RankedRepository(
+    return replace(
+        task_free,
         files=tuple(
             RankedFile(f, s, task_ranking.reasons.get(f, ())) for f, s in task_ranking.files
         ),
         symbol_scores=task_ranking.symbols,
         symbol_reasons=task_ranking.symbol_reasons,
         named=task_ranking.named,
-        diagnostics=tuple(diags),
         task=True,
-        **common,  # type: ignore[arg-type]
     )
 
 

@@ -27,7 +27,7 @@ from ..graphstate import GraphState, update_state
 from ..index import RepoIndex
 from ..isolation.pool import WorkerPool
 from ..listing import WatchedListing, select
-from ..model import Diagnostic, FileExtraction, FileSymbols
+from ..model import Diagnostic, FileExtraction, FileSymbols, MapResult
 from ..paths import entries_for, relative_to_root
 from ..registry import PluginConfig, PluginSet
 from ..relevance import LexicalIndex
@@ -175,7 +175,7 @@ class RepositoryState:
         #: and the built ranking state are stored by :meth:`save` instead of at once
         self.memo_later = False
         #: maps finished and not stored yet, by digest (replayed from here until stored)
-        self.unsaved_maps: dict[str, object] = {}
+        self.unsaved_maps: dict[str, MapResult] = {}
         self._cache = CacheHandle(self.root, o.cache_dir, o.use_cache)
         self.resolvers = Resolvers(self.plugins)
         self._workers = WorkerPool(KEPT_WORKERS)
@@ -226,13 +226,17 @@ class RepositoryState:
         """The watcher of the tree, while one runs for this state."""
         return self._watcher
 
-    def save(self) -> None:
-        """Store what an owner that stores later kept: finished maps, counts, the built state."""
+    def store_maps(self, keep: int = 0) -> None:
+        """Store the finished maps kept for later, oldest first, until at most ``keep`` are left."""
         from ..memo import remember
 
-        while self.unsaved_maps:
+        while len(self.unsaved_maps) > keep:
             digest = next(iter(self.unsaved_maps))
-            remember(self.cache, digest, self.unsaved_maps.pop(digest), self.root)  # type: ignore[arg-type]
+            remember(self.cache, digest, self.unsaved_maps.pop(digest), self.root)
+
+    def save(self) -> None:
+        """Store what an owner that stores later kept: finished maps, counts, the built state."""
+        self.store_maps()
         self.counts.save()
         self.graphs.save()
 
