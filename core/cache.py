@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 import platformdirs
 
@@ -183,10 +183,13 @@ class TagCache:
     their content. In memory; :func:`open_cache` gives the SQLite one."""
 
     def __init__(self) -> None:
-        self.rows: dict[tuple[str, str, str], tuple] = {}
+        self.rows: dict[tuple[str, str, str], tuple[Any, ...]] = {}
         self.stats: StatRows = {}
         self.imports: dict[str, dict[tuple[str, str, str], dict[str, int]]] = {}
-        self.meta: dict[str, str] = {}
+        #: memoised maps and the stored state, by key
+        self.meta: dict[str, str | bytes] = {}
+        #: (encoder, text digest) -> token count
+        self.counts: dict[tuple[str, bytes], int] = {}
         self.diagnostics: list[Diagnostic] = []
         self.location = ":memory:"
 
@@ -279,21 +282,21 @@ class TagCache:
         replaces the one stored before."""
         out = io.BytesIO()
         write(out)
-        self.meta["state"] = out.getvalue()  # type: ignore[assignment]
+        self.meta["state"] = out.getvalue()
 
     def count_of(self, encoder: str, key: bytes) -> int | None:
         """A text's remembered token count under ``encoder`` (``key``: the text's digest)."""
-        return self.meta.get(("count", encoder, key))  # type: ignore[call-overload]
+        return self.counts.get((encoder, key))
 
     def remember_counts(self, encoder: str, counts: Mapping[bytes, int]) -> None:
         """Remember texts' token counts (the newest MAX_COUNTS per repository are kept)."""
         for key, n in counts.items():
-            self.meta[("count", encoder, key)] = n  # type: ignore[index]
+            self.counts[(encoder, key)] = n
 
     def get_shared_map(self, key: str) -> str | None:
         """A memoised map for a digest of content (no path outside the repository in it), so a
         clone of the same tree replays it too."""
-        return self.get_map(key)
+        return _shared_text(self.get_map(key))
 
     def put_shared_map(self, key: str, value: str) -> None:
         self.put_map(key, value)
@@ -571,7 +574,8 @@ class SqliteTagCache(TagCache):
             except (sqlite3.Error, ValueError) as exc:  # ValueError: text sqlite cannot encode
                 self._fallback(exc)
         for row in batch:
-            self.rows[tuple(row[:3])] = row[4:]
+            path, digest, fingerprint = row[:3]
+            self.rows[(path, digest, fingerprint)] = row[4:]
 
     def _evict(self) -> None:
         """Keep the shared table within MAX_CONTENT_ROWS rows and about MAX_CONTENT_BYTES of
@@ -694,7 +698,9 @@ class SqliteTagCache(TagCache):
         super().remember_counts(encoder, counts)
 
     def get_shared_map(self, key: str) -> str | None:
-        return self._get(self.content, key) if not self._fallen_back else super().get_map(key)
+        if self._fallen_back:
+            return super().get_shared_map(key)
+        return _shared_text(self._get(self.content, key))
 
     def put_shared_map(self, key: str, value: str) -> None:
         if self._fallen_back or not self._put(self.content, key, value, MAX_SHARED_MAPS):
@@ -816,9 +822,14 @@ def open_cache(root: Path, cache_dir: Path | None = None, enabled: bool = True) 
             break
     msg = f"tag cache {db} unusable ({failure}); using an in-memory cache for this run"
     log.warning(msg)
-    cache = TagCache()
-    cache.diagnostics.append(Diagnostic("cache_unavailable", msg))
-    return cache
+    in_memory = TagCache()
+    in_memory.diagnostics.append(Diagnostic("cache_unavailable", msg))
+    return in_memory
+
+
+def _shared_text(found: str | bytes | None) -> str | None:
+    """A shared map as stored (always text: :meth:`TagCache.put_shared_map` takes a str)."""
+    return found if isinstance(found, str) else None
 
 
 def _broken(*dbs: Path) -> Path | None:

@@ -316,7 +316,7 @@ def extract_batch(
             src,
             skip=skip.get(src.path, frozenset()),
             limits=limits,
-            note=lambda name, i=i: tracker(i, name, EXTRACT),
+            note=_noting(tracker, i),
             outcomes=outcomes,
         )
     tracker(-1, None, FRAMEWORK)
@@ -630,3 +630,8 @@ class Extractor:
                 ]
         finally:
             self.diagnostics.extend(streaks.disabled[n] for n in sorted(streaks.disabled))
+
+
+def _noting(tracker: Callable[[int, str | None, int], None], i: int) -> Callable[[str], None]:
+    """What tells ``tracker`` which backend extracts file ``i``."""
+    return lambda name: tracker(i, name, EXTRACT)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from .madeonread import MadeOnRead
 from .namecounts import NameCounts
@@ -339,11 +339,13 @@ class FileSymbols:
     qualified targets of its references, and its imports. Much smaller than the full tag list."""
 
     path: str
-    definitions: tuple[Tag, ...] = ()
+    #: the parts below are tuples when extracted, or sequences made when read from a cached row
+    #: (:mod:`repomapper.rowtext`)
+    definitions: Sequence[Tag] = ()
     #: (name, count), sorted by name (a :class:`~repomapper.namecounts.NameCounts` when extracted)
     references: Sequence[tuple[str, int]] = ()
-    targets: tuple[tuple[str, str], ...] = ()  # (name, qualified target), sorted
-    imports: tuple[Import, ...] = ()
+    targets: Sequence[tuple[str, str]] = ()  # (name, qualified target), sorted
+    imports: Sequence[Import] = ()
     plugin: str | None = None
     language: str | None = None
     diagnostics: tuple[Diagnostic, ...] = ()
@@ -479,7 +481,11 @@ class RankedFileRows(MadeOnRead[RankedFile]):
     def __len__(self) -> int:
         return len(self._all())
 
-    def __getitem__(self, i):  # type: ignore[override]
+    @overload
+    def __getitem__(self, i: int) -> RankedFile: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[RankedFile]: ...
+    def __getitem__(self, i: int | slice) -> RankedFile | Sequence[RankedFile]:
         if isinstance(i, slice):
             return tuple(map(self._made, self._all()[i]))
         return self._made(self._all()[i])

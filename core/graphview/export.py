@@ -98,7 +98,7 @@ def shape(rg: RepoGraph, group_by: str = "file", max_nodes: int = DEFAULT_MAX_NO
     ``max_nodes``; or with ``group_by="directory"``, directory groups (cut to a depth that fits)."""
     if group_by not in GROUP_BY:
         raise ValueError(f"group_by must be one of {GROUP_BY} (got {group_by!r})")
-    g = nx.DiGraph(name=rg.root_name, budget=rg.budgets[0] if rg.budgets else 0)
+    g: nx.DiGraph[str] = nx.DiGraph(name=rg.root_name, budget=rg.budgets[0] if rg.budgets else 0)
     note = None
     if group_by == "file":
         files = list(rg.files)
