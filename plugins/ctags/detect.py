@@ -491,14 +491,14 @@ def detect() -> CtagsInstall:
         candidates = _candidates()
         if not candidates:
             result = CtagsInstall(False, reason="ctags not found on PATH")
-        else:
-            result = None
-            for binary in candidates:
-                vetted = _vet_remembered(binary)
-                if vetted.available or result is None:
-                    result = vetted
-                if vetted.available:
+        else:  # the first available, else what the first one says
+            result = _vet_remembered(candidates[0])
+            for binary in candidates[1:]:
+                if result.available:
                     break
+                vetted = _vet_remembered(binary)
+                if vetted.available:
+                    result = vetted
         _cached = result
         return result
 
