@@ -76,7 +76,7 @@ def _dumps(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_listed)
 
 
-def _listed(value: object) -> list:
+def _listed(value: object) -> list[Any]:
     """A sequence JSON does not know (a summary's :class:`NameCounts`) as a list."""
     if isinstance(value, Sequence):
         return list(value)
@@ -100,7 +100,7 @@ def encode(ex: FileExtraction, summary: FileSymbols | None = None) -> EncodedRow
     )
 
 
-def _tag(path: str, row: list) -> Tag:
+def _tag(path: str, row: list[Any]) -> Tag:
     """A definition from its row, with its name, kinds and scope interned: the same names recur
     across thousands of files, and one string each keeps the repository's state smaller."""
     if len(row) >= 5:
@@ -110,7 +110,9 @@ def _tag(path: str, row: list) -> Tag:
     return Tag.from_row(path, row)
 
 
-def _common(path: str, defs: str, imports: str, diags: str) -> tuple:
+def _common(
+    path: str, defs: str, imports: str, diags: str
+) -> tuple[tuple[Tag, ...], tuple[Import, ...], tuple[Diagnostic, ...]]:
     return (
         tuple(_tag(path, r) for r in json.loads(defs)),
         tuple(Import.from_row(path, r) for r in json.loads(imports)),
@@ -235,7 +237,7 @@ class TagCache:
 
     def _rows_of(
         self, keys: list[CacheKey], full: bool, light: bool = False
-    ) -> dict[tuple[str, str, str], tuple]:
+    ) -> dict[tuple[str, str, str], tuple[Any, ...]]:
         """Rows by content key; ``light`` leaves out the texts (see :meth:`row_texts`)."""
         return {k.content: self.rows[k.content] for k in keys if k.content in self.rows}
 
@@ -243,7 +245,7 @@ class TagCache:
         """A row's definitions, reference summary and imports, or None when it is gone."""
         return self.row_texts_many([key]).get(key.content)
 
-    def row_texts_many(self, keys: list[CacheKey]) -> dict[tuple[str, str, str], tuple]:
+    def row_texts_many(self, keys: list[CacheKey]) -> dict[tuple[str, str, str], tuple[Any, ...]]:
         """:meth:`row_texts` of several rows, by content key (rows gone are left out)."""
         found = {}
         for key in keys:
@@ -383,7 +385,7 @@ class _DeferredTexts:
     def __init__(self, cache: TagCache, keys: list[CacheKey]):
         self._cache, self._keys = cache, keys
         self._asked: set[tuple[str, str, str]] = set()
-        self._all: dict[tuple[str, str, str], tuple] | None = None
+        self._all: dict[tuple[str, str, str], tuple[Any, ...]] | None = None
         self._lock = threading.Lock()
 
     def texts(self, key: CacheKey) -> tuple[str, str, str] | None:
@@ -398,11 +400,15 @@ class _DeferredTexts:
             return self._all.pop(key.content, None)
 
 
-def _read_texts(conn: sqlite3.Connection, keys: list[CacheKey], found: dict) -> None:
+def _read_texts(
+    conn: sqlite3.Connection,
+    keys: list[CacheKey],
+    found: dict[tuple[str, str, str], tuple[Any, ...]],
+) -> None:
     """Rows' texts by content key: one by its primary key, several through a temporary table
     of the wanted keys (a row-value IN list would scan the table)."""
     if len(keys) == 1:
-        rows: Iterable[tuple] = conn.execute(
+        rows: Iterable[tuple[Any, ...]] = conn.execute(
             "SELECT path, digest, fingerprint, defs, summary, imports FROM blobs"
             " WHERE path=? AND digest=? AND fingerprint=?",
             keys[0].content,
@@ -514,7 +520,7 @@ class SqliteTagCache(TagCache):
 
     def _rows_of(
         self, keys: list[CacheKey], full: bool, light: bool = False
-    ) -> dict[tuple[str, str, str], tuple]:
+    ) -> dict[tuple[str, str, str], tuple[Any, ...]]:
         if self._fallen_back:
             return super()._rows_of(keys, full, light)
         cols = _LIGHT_COLUMNS if light else _ROW_COLUMNS.format(refs="refs" if full else "''")
@@ -539,12 +545,12 @@ class SqliteTagCache(TagCache):
             self._fallback(exc)
             return super()._rows_of(keys, full)
 
-    def row_texts_many(self, keys: list[CacheKey]) -> dict[tuple[str, str, str], tuple]:
+    def row_texts_many(self, keys: list[CacheKey]) -> dict[tuple[str, str, str], tuple[Any, ...]]:
         """Read on a connection of its own (a summary may be read from any thread, after the
         call that looked it up, or after :meth:`close`: then on a connection opened for it)."""
         if self._fallen_back:
             return super().row_texts_many(keys)
-        found: dict[tuple[str, str, str], tuple] = {}
+        found: dict[tuple[str, str, str], tuple[Any, ...]] = {}
         try:
             with self._reader_lock:
                 if self._closed:

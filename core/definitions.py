@@ -144,7 +144,7 @@ class DefinitionIndex:
             counts[i] = len(self.rows[self.files[i]].idents)
             tops[i] = len(self.rows[self.files[i]].top)
         offsets = _starts(counts)
-        parts: tuple[list, ...] = ([], [], [], [])  # names, kind, unreferenced, top pair ids
+        parts: tuple[list[Any], ...] = ([], [], [], [])  # names, kind, unreferenced, top pair ids
         done = 0  # files before this are in parts
 
         def keep(upto: int) -> None:  # files done:upto are the parent's, shifted

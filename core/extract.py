@@ -247,7 +247,9 @@ def _unique(diags: list[Diagnostic]) -> tuple[Diagnostic, ...]:
     return tuple(dict.fromkeys(diags))
 
 
-def _import_order(i: Import) -> tuple:
+def _import_order(
+    i: Import,
+) -> tuple[int, str, tuple[str, ...], int, tuple[str | None, ...], str]:
     return (i.line_number, i.source, i.names, i.level, i.aliases, i.alias or "")
 
 
@@ -496,7 +498,7 @@ class Extractor:
         entries: Sequence[FileEntry],
         full: bool = False,
         deferred: bool = False,
-    ) -> dict:
+    ) -> dict[str, FileExtraction | FileSymbols]:
         """The cache's entries for ``entries`` (see :meth:`TagCache.lookup`) that pass the read
         check a miss would: a file made unreadable since it was cached (a permission change
         keeps its mtime and size) is not served from the cache."""
@@ -515,7 +517,7 @@ class Extractor:
         full: bool = False,
         misses: Callable[[int], None] | None = None,
         deferred: bool = False,
-    ) -> dict:
+    ) -> dict[str, FileExtraction | FileSymbols]:
         """Every entry's extraction: from the cache when it holds the file's content, else
         extracted (in workers). ``misses`` is told how many files are to be extracted, once the
         cache has answered; ``deferred`` reads cached summaries' texts only when they are read
@@ -544,7 +546,7 @@ class Extractor:
     def _disabled_for(self, path: str, disabled: frozenset[str]) -> bool:
         return bool(disabled) and any(n in disabled for n in self.plugins.candidates(path))
 
-    def _run_batch(self, root: Path, full: bool) -> Callable[..., tuple[list, list]]:
+    def _run_batch(self, root: Path, full: bool) -> Callable[..., tuple[list[Any], list[Any]]]:
         """What a worker runs for a batch of jobs (the closure a worker is forked with)."""
         plugins, limits = self.plugins, self.limits
 

@@ -359,7 +359,7 @@ def build_graph(
     import_edges: Mapping[str, Mapping[str, int]],
     chat_files: frozenset[str] = frozenset(),
     mentioned_idents: frozenset[str] = frozenset(),
-) -> nx.MultiDiGraph:
+) -> nx.MultiDiGraph[str]:
     """One node per file (sorted, so the graph is the same on every run), weighted edges.
 
     Edges are aggregated: at most one reference edge (key ``"refs"``) and one import edge (key

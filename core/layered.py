@@ -110,12 +110,12 @@ class LayeredSet(MutableSet[Any]):
     def __init__(
         self,
         contains: Callable[[Any], bool],
-        added: set | None = None,
-        discarded: set | None = None,
+        added: set[Any] | None = None,
+        discarded: set[Any] | None = None,
     ):
         self._contains = contains
-        self._added: set = added if added is not None else set()
-        self._discarded: set = discarded if discarded is not None else set()
+        self._added: set[Any] = added if added is not None else set()
+        self._discarded: set[Any] = discarded if discarded is not None else set()
 
     def child(self) -> LayeredSet:
         return LayeredSet(self._contains, set(self._added), set(self._discarded))

@@ -196,7 +196,8 @@ class SourceFile:
         """
         scratch = self._scratch
         try:
-            return scratch[key]
+            found: T = scratch[key]  # what build made for this key
+            return found
         except KeyError:
             value = scratch[key] = build()
             return value
@@ -380,7 +381,7 @@ def tag_facts(definitions: Iterable[Tag]) -> list[tuple[str, str, str]]:
     return [(t.name, str(t.symbol_kind), t.scope) for t in definitions]
 
 
-def tag_sort_key(t: Tag) -> tuple:
+def tag_sort_key(t: Tag) -> tuple[int, str, str, int, str, str, str, str, str]:
     """The canonical order of a file's tags (deterministic output)."""
     return (
         t.start_line,
@@ -475,7 +476,7 @@ class RankedFileRows(MadeOnRead[RankedFile]):
     def _made(row: Any) -> RankedFile:
         return RankedFile.from_dict(json.loads(row) if isinstance(row, str) else row)
 
-    def _rows(self) -> tuple:
+    def _rows(self) -> tuple[RankedFile, ...]:
         return tuple(self)
 
     def __len__(self) -> int:

@@ -31,7 +31,7 @@ class NameCounts(MadeOnRead[tuple[str, int]]):
         self.names: tuple[str, ...] = tuple(names)
         self.counts = counts
 
-    def _rows(self) -> tuple:
+    def _rows(self) -> tuple[tuple[str, ...], bytes]:
         return self.names, self.counts.tobytes()
 
     def __len__(self) -> int:
@@ -49,5 +49,5 @@ class NameCounts(MadeOnRead[tuple[str, int]]):
     def __iter__(self) -> Iterator[tuple[str, int]]:
         return zip(self.names, self.counts, strict=True)
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[type[NameCounts], tuple[tuple[tuple[str, int], ...]]]:
         return NameCounts, (tuple(self),)

@@ -68,7 +68,7 @@ class RankedPairs(MadeOnRead[tuple[str, str, float]]):
     def __iter__(self) -> Iterator[tuple[str, str, float]]:
         return zip(self._files, self._idents, self._ranks, strict=True)
 
-    def _rows(self) -> tuple[list, list, list]:
+    def _rows(self) -> tuple[list[str], list[str], list[float]]:
         return self._files, self._idents, self._ranks
 
     def columns(self) -> tuple[list[str], list[str], list[float]]:
@@ -323,7 +323,8 @@ class FactorBlocks:
     mentioned_idents: frozenset[str]
     blocks: Mapping[str, IdentBlock]
     #: the assembly once made, and (until then) the blocks this was updated from
-    _memo: dict = field(default_factory=dict, compare=False, repr=False)
+    #: "assembly": the last layout; "parent": the layout this one was updated from, and how
+    _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(
@@ -371,7 +372,7 @@ class FactorBlocks:
         """The blocks laid out over ``names`` against ``definitions`` (an index over the same
         files; identifiers' positions in a file's rows only change when the file changed, and
         then every identifier it defines is touched, so a splice keeps the others' positions)."""
-        found = self._memo.get("assembly")
+        found: _Assembly | None = self._memo.get("assembly")
         if found is not None and found.files == names:
             return found
         rows = RowsAt(names, definitions.rows)
@@ -436,8 +437,8 @@ class FactorBlocks:
         idx = {f: i for i, f in enumerate(names)}
         order = sorted(self.blocks)
         starts = old.starts
-        pieces: list[list] = [[], [], [], [], [], [], []]
-        counts: list = []
+        pieces: list[list[Any]] = [[], [], [], [], [], [], []]
+        counts: list[Any] = []
         columns: list[str] = []
         base = 0
         i, n = 0, len(order)
@@ -513,7 +514,7 @@ class FactorBlocks:
                 del kept[gone]
         from_base = import_edges.from_base if isinstance(import_edges, Layered) else None
         base = a.import_base
-        pieces: tuple[list, list, list] = ([], [], [])
+        pieces: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
         rows: list[int] = []
         cols: list[int] = []
         vals: list[float] = []

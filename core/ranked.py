@@ -144,7 +144,9 @@ def _merged(
             yield item
         return
     waiting = sorted(files, key=lambda x: (-x[1].score, x[0]))
-    heap: list[tuple[tuple[float, int, int], Item, Iterator]] = []
+    heap: list[
+        tuple[tuple[float, int, int], Item, Iterator[tuple[tuple[float, int, int], Item]]]
+    ] = []
     nxt = 0
     while True:
         while nxt < len(waiting) and (

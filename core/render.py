@@ -103,7 +103,7 @@ class TextLines(MadeOnRead[str]):
         #: the length of the text up to each line's end, line feeds left out
         self._ends = array("q", accumulate(map(len, parts)))
 
-    def _rows(self) -> tuple:
+    def _rows(self) -> tuple[str]:
         return (self._text,)
 
     def __len__(self) -> int:

@@ -138,7 +138,7 @@ class Summary:
 
     def __init__(self, path: str, text: Text):
         self.path, self._text = path, text
-        self._parsed: dict[str, Any] | None = None
+        self._parsed: dict[str, list[Any]] | None = None
 
     def part(self, key: str) -> list[Any]:
         if self._parsed is None:

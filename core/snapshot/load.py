@@ -4,6 +4,7 @@ when read (see :mod:`repomapper.snapshot`)."""
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -181,7 +182,12 @@ def _layout(
     return assembly, graph
 
 
-def _imports(s: Stored, assembly: _Assembly, I: Coo, chat: frozenset[str]) -> Layered:  # noqa: E741, N803
+def _imports(  # noqa: N803
+    s: Stored,
+    assembly: _Assembly,
+    I: Coo,  # noqa: E741
+    chat: frozenset[str],
+) -> Layered[str, Counter[str]]:
     """The resolved imports, made into objects per importer when read; each importer's entries
     of ``I`` are kept in ``assembly`` for the next layout while no update replaces its imports."""
     np, a, files = s.np, s.a, s.files

@@ -103,7 +103,7 @@ class _BaseDefines(Mapping[str, frozenset[str]]):
         self._made: dict[str, frozenset[str]] = {}
 
     def __getitem__(self, name: str) -> frozenset[str]:
-        found = self.get(name)
+        found: frozenset[str] | None = self.get(name)
         if found is None:
             raise KeyError(name)
         return found

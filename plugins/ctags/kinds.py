@@ -220,8 +220,8 @@ def _clean(text: Any) -> str:
         return ""
     if text.isprintable():  # the usual case: no control characters, no lone surrogates
         return text
-    text = "".join(c if c.isprintable() or c == " " else " " for c in text)
-    return text.encode("utf-8", "replace").decode("utf-8")
+    spaced = "".join(c if c.isprintable() or c == " " else " " for c in text)
+    return spaced.encode("utf-8", "replace").decode("utf-8")
 
 
 def _int(value: Any) -> int:

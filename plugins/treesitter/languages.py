@@ -632,14 +632,15 @@ def _read_query(name: str) -> str:
 def compile_query(ts: ModuleType, language: Language, text: str, label: str) -> Query | None:
     """Compile ``text``; if the grammar rejects some patterns (a grammar version whose node names
     differ), drop just those with a warning and keep the rest in their original order."""
+    query: type[Query] = ts.Query
     try:
-        return ts.Query(language, text)
+        return query(language, text)
     except Exception as exc:
         first_error = exc
     kept: list[str] = []
     for pattern in split_patterns(text):
         try:
-            ts.Query(language, pattern)
+            query(language, pattern)
         except Exception:
             continue
         kept.append(pattern)
@@ -653,7 +654,7 @@ def compile_query(ts: ModuleType, language: Language, text: str, label: str) -> 
     if not kept:
         return None
     try:
-        return ts.Query(language, "\n".join(kept))
+        return query(language, "\n".join(kept))
     except Exception:
         return None
 
