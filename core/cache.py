@@ -30,7 +30,7 @@ from typing import Any, BinaryIO, NamedTuple
 import platformdirs
 
 from .model import DEF, Diagnostic, FileExtraction, FileSymbols, Import, Tag, tag_sort_key
-from .rowtext import Deferred, RowImports, RowReferences, RowTags, RowTargets, Summary
+from .rowtext import Deferred, RowImports, RowReferences, RowTags, RowTargets, Summary, Text
 
 log = logging.getLogger(__name__)
 
@@ -129,15 +129,16 @@ def decode_symbols(path: str, row: EncodedRow, deferred: Deferred | None = None)
             raise TypeError("a cached row's parts are text")
     found = json.loads(diags) if diags != "[]" else ()
     diagnostics = tuple(Diagnostic(c, m, path, s) for c, m, s in found)
-    if deferred is not None:
-        defs, summary, imports = deferred.definitions, deferred.summary, deferred.imports  # type: ignore[assignment]
-    refs = Summary(path, summary)
+    texts: tuple[Text, Text, Text] = (defs, summary, imports)
+    if deferred is not None:  # each read from the cache when first needed
+        texts = (deferred.definitions, deferred.summary, deferred.imports)
+    refs = Summary(path, texts[1])
     return FileSymbols(
         path,
-        RowTags(path, defs),
+        RowTags(path, texts[0]),
         RowReferences(refs),
         RowTargets(refs),
-        RowImports(path, imports),
+        RowImports(path, texts[2]),
         plugin,
         language,
         diagnostics,

@@ -68,7 +68,7 @@ def _state(
     ranking = Ranking({f: stable(r) for f, r in prior.items()}, pairs)
     return GraphState(
         files=summaries,
-        boosts=s.boosts,  # type: ignore[arg-type]
+        boosts=s.boosts,
         index=RepoIndex(inputs.root, files),
         table=table,
         imports=imports,

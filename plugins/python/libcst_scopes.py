@@ -44,7 +44,7 @@ from repomapper.model import DEF, REF, Import, SymbolKind, Tag
 from .common import signature_of, variable_kind
 
 _KEYWORD_NAMES = frozenset({"None", "True", "False"})  # Name nodes in libcst, constants in ast
-_REF_PRIORITY = {SymbolKind.CALL: 0, SymbolKind.ATTRIBUTE: 1, SymbolKind.NAME: 2}
+_REF_PRIORITY: dict[str, int] = {SymbolKind.CALL: 0, SymbolKind.ATTRIBUTE: 1, SymbolKind.NAME: 2}
 _STUB_BODY = cst.SimpleStatementSuite((cst.Expr(cst.Ellipsis()),))
 _DefNode = cst.FunctionDef | cst.ClassDef
 
@@ -283,7 +283,7 @@ class Collector(cst.CSTVisitor):
         def add(line: int, name: str, target: str | None, kind: str) -> None:
             key = (line, name, target)
             old = refs.get(key)
-            if old is None or _REF_PRIORITY[kind] < _REF_PRIORITY[old]:  # type: ignore[index]
+            if old is None or _REF_PRIORITY[kind] < _REF_PRIORITY[old]:
                 refs[key] = kind
 
         for node in self._names:
