@@ -12,12 +12,13 @@ import os
 import pickle
 import signal
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from repomapper.isolation.lifeline import tie_to_parent
 from repomapper.isolation.limits import ENV_ISOLATE
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def _isolating() -> bool:
@@ -36,7 +37,7 @@ def _child(conn: Any, parent: int, fn: Callable[[], Any]) -> None:
     os._exit(0)  # no atexit handlers or finalizers of the parent's state run in the child
 
 
-def contained(fn: Callable[[], Any], on_crash: Callable[[str], Any]) -> Any:
+def contained(fn: Callable[[], T], on_crash: Callable[[str], T]) -> T:
     """``fn()`` run in a forked child; ``on_crash(why)`` when the child dies without answering.
 
     Exceptions raised by ``fn`` are re-raised in the parent as ``RuntimeError`` with their text.
@@ -68,4 +69,5 @@ def contained(fn: Callable[[], Any], on_crash: Callable[[str], Any]) -> Any:
     status, value = pickle.loads(data)  # our own child's answer, not repository content
     if status == "raised":
         raise RuntimeError(value)
-    return value
+    answer: T = value  # what fn returned, pickled by the child
+    return answer

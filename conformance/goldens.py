@@ -255,9 +255,9 @@ def golden_from_output(
     new_imports = []
     for imp in imports:
         sources: tuple[str, ...] = (imp.source,)
-        for old in old_imports:
-            if old.line == imp.line_number and imp.source in old.sources:
-                sources = (imp.source, *(s for s in old.sources if s != imp.source))
+        for kept in old_imports:
+            if kept.line == imp.line_number and imp.source in kept.sources:
+                sources = (imp.source, *(s for s in kept.sources if s != imp.source))
                 break
         new_imports.append(
             GoldenImport(sources, imp.line_number, tuple(imp.names), imp.level or None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,7 +169,11 @@ def _check_names(source: SourceFile, out: _Output) -> None:
 
 
 def _check_duplicates(out: _Output) -> None:
-    for what, items in (("tag", out.valid_tags()), ("import", out.valid_imports())):
+    kinds: tuple[tuple[str, Sequence[Tag | Import]], ...] = (
+        ("tag", out.valid_tags()),
+        ("import", out.valid_imports()),
+    )
+    for what, items in kinds:
         dup = [x for x, c in Counter(items).items() if c > 1]
         if dup:
             x = min(dup, key=repr)
@@ -184,10 +189,11 @@ def _check_boundary(source: SourceFile, out: _Output, active: frozenset[str]) ->
     """What the framework's boundary validator (used by every map) would drop, as a violation of
     the property it breaks: a plugin passing the suite loses nothing at the boundary."""
     lines = Lines.of(source)
-    for hook, value, problem_of in (
+    hooks: tuple[tuple[str, Any, Callable[[Any], tuple[str, str] | None]], ...] = (
         ("extract_tags", out.tags, lambda x: tag_problem(x, source.path, lines)),
         ("extract_imports", out.imports, lambda x: import_problem(x, source.path, len(lines))),
-    ):
+    )
+    for hook, value, problem_of in hooks:
         for item in value if isinstance(value, list | tuple) else ():
             problem = problem_of(item)
             if problem is not None and PROPERTY_OF.get(problem[0], "well_formed") in active:

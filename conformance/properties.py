@@ -145,11 +145,11 @@ def run_per_input_properties(
                     _hypothesis_round(subject, path, root, strategy, frozenset(active), examples)
                     break
                 except Exception as exc:
-                    v = _violation_in(exc)
-                    if v is None:
+                    found = _violation_in(exc)
+                    if found is None:
                         raise
-                    failures[v.prop] = f"{v.message} ({label} inputs, shrunk by hypothesis)"
-                    active.discard(v.prop)
+                    failures[found.prop] = f"{found.message} ({label} inputs, shrunk by hypothesis)"
+                    active.discard(found.prop)
     return failures
 
 

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from repomapper.isolation.normalize import normalize_tag
 from repomapper.isolation.validate import PROPERTY_OF, Lines, import_problem, tag_problem
@@ -118,7 +119,7 @@ def extract_fixtures(
     if wants_tags and not subject.implements("extract_tags"):
         errors.append("claims definitions/references but does not implement extract_tags")
     for f, src in zip(files, sources, strict=True):
-        results: list[list] = []
+        results: list[list[Any]] = []
         for hook, wanted, call, cls in (
             ("extract_tags", wants_tags, subject.tags, Tag),
             ("extract_imports", wants_imports, subject.imports, Import),

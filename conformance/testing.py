@@ -42,7 +42,8 @@ def plugin_name(plugin: Any) -> str:
     info = getattr(plugin, "backend_info", None)
     if info is None:
         raise TypeError(f"{plugin!r} has no backend_info hook; is it a repomapper plugin?")
-    return info().name
+    name: str = info().name
+    return name
 
 
 def check_conformance(

@@ -1,5 +1,7 @@
 """repomapper: ranked, token-budgeted repository maps for LLM coding agents."""
 
+from typing import TYPE_CHECKING
+
 from .hookspecs import hookimpl
 from .model import (
     BackendInfo,
@@ -12,6 +14,10 @@ from .model import (
     SymbolKind,
     Tag,
 )
+
+if TYPE_CHECKING:
+    from .pack import RepoMapper
+    from .repomap import RepoMap
 
 __version__ = "0.1.0"
 
@@ -32,7 +38,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):  # lazy: importing repomapper must stay cheap for plugins
+def __getattr__(name: str) -> type:  # lazy: importing repomapper must stay cheap for plugins
     if name == "RepoMap":
         from .repomap import RepoMap
 

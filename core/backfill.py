@@ -38,7 +38,9 @@ def backfill_references(path: str, text: str) -> list[Tag]:
     found: set[tuple[int, str]] = set()
     try:
         for index, token, value in lexer.get_tokens_unprocessed(text):
-            if token in Token.Name and value.isidentifier():
+            # types-Pygments declares _TokenType a tuple[str, ...]; its __contains__ asks
+            # whether a token type is a subtype, which strict equality cannot see
+            if token in Token.Name and value.isidentifier():  # type: ignore[comparison-overlap]
                 line = bisect.bisect_left(newlines, index) + 1
                 found.add((line, value))
     except Exception as exc:  # a lexer bug must not cost us the definitions

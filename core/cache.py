@@ -25,12 +25,12 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 import platformdirs
 
 from .model import DEF, Diagnostic, FileExtraction, FileSymbols, Import, Tag, tag_sort_key
-from .rowtext import Deferred, RowImports, RowReferences, RowTags, RowTargets, Summary
+from .rowtext import Deferred, RowImports, RowReferences, RowTags, RowTargets, Summary, Text
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ def _dumps(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_listed)
 
 
-def _listed(value: object) -> list:
+def _listed(value: object) -> list[Any]:
     """A sequence JSON does not know (a summary's :class:`NameCounts`) as a list."""
     if isinstance(value, Sequence):
         return list(value)
@@ -102,7 +102,7 @@ def encode(ex: FileExtraction, summary: FileSymbols | None = None) -> EncodedRow
     )
 
 
-def _tag(path: str, row: list) -> Tag:
+def _tag(path: str, row: list[Any]) -> Tag:
     """A definition from its row, with its name, kinds and scope interned: the same names recur
     across thousands of files, and one string each keeps the repository's state smaller."""
     if len(row) >= 5:
@@ -112,7 +112,9 @@ def _tag(path: str, row: list) -> Tag:
     return Tag.from_row(path, row)
 
 
-def _common(path: str, defs: str, imports: str, diags: str) -> tuple:
+def _common(
+    path: str, defs: str, imports: str, diags: str
+) -> tuple[tuple[Tag, ...], tuple[Import, ...], tuple[Diagnostic, ...]]:
     return (
         tuple(_tag(path, r) for r in json.loads(defs)),
         tuple(Import.from_row(path, r) for r in json.loads(imports)),
@@ -129,15 +131,16 @@ def decode_symbols(path: str, row: EncodedRow, deferred: Deferred | None = None)
             raise TypeError("a cached row's parts are text")
     found = json.loads(diags) if diags != "[]" else ()
     diagnostics = tuple(Diagnostic(c, m, path, s) for c, m, s in found)
-    if deferred is not None:
-        defs, summary, imports = deferred.definitions, deferred.summary, deferred.imports  # type: ignore[assignment]
-    refs = Summary(path, summary)
+    texts: tuple[Text, Text, Text] = (defs, summary, imports)
+    if deferred is not None:  # each read from the cache when first needed
+        texts = (deferred.definitions, deferred.summary, deferred.imports)
+    refs = Summary(path, texts[1])
     return FileSymbols(
         path,
-        RowTags(path, defs),
+        RowTags(path, texts[0]),
         RowReferences(refs),
         RowTargets(refs),
-        RowImports(path, imports),
+        RowImports(path, texts[2]),
         plugin,
         language,
         diagnostics,
@@ -186,10 +189,13 @@ class TagCache:
     their content. In memory; :func:`open_cache` gives the SQLite one."""
 
     def __init__(self) -> None:
-        self.rows: dict[tuple[str, str, str], tuple] = {}
+        self.rows: dict[tuple[str, str, str], tuple[Any, ...]] = {}
         self.stats: StatRows = {}
         self.imports: dict[str, dict[tuple[str, str, str], dict[str, int]]] = {}
-        self.meta: dict[str, str] = {}
+        #: memoised maps and the stored state, by key
+        self.meta: dict[str, str | bytes] = {}
+        #: (encoder, text digest) -> token count
+        self.counts: dict[tuple[str, bytes], int] = {}
         self.diagnostics: list[Diagnostic] = []
         self.location = ":memory:"
 
@@ -235,7 +241,7 @@ class TagCache:
 
     def _rows_of(
         self, keys: list[CacheKey], full: bool, light: bool = False
-    ) -> dict[tuple[str, str, str], tuple]:
+    ) -> dict[tuple[str, str, str], tuple[Any, ...]]:
         """Rows by content key; ``light`` leaves out the texts (see :meth:`row_texts`)."""
         return {k.content: self.rows[k.content] for k in keys if k.content in self.rows}
 
@@ -243,7 +249,7 @@ class TagCache:
         """A row's definitions, reference summary and imports, or None when it is gone."""
         return self.row_texts_many([key]).get(key.content)
 
-    def row_texts_many(self, keys: list[CacheKey]) -> dict[tuple[str, str, str], tuple]:
+    def row_texts_many(self, keys: list[CacheKey]) -> dict[tuple[str, str, str], tuple[Any, ...]]:
         """:meth:`row_texts` of several rows, by content key (rows gone are left out)."""
         found = {}
         for key in keys:
@@ -282,21 +288,21 @@ class TagCache:
         replaces the one stored before."""
         out = io.BytesIO()
         write(out)
-        self.meta["state"] = out.getvalue()  # type: ignore[assignment]
+        self.meta["state"] = out.getvalue()
 
     def count_of(self, encoder: str, key: bytes) -> int | None:
         """A text's remembered token count under ``encoder`` (``key``: the text's digest)."""
-        return self.meta.get(("count", encoder, key))  # type: ignore[call-overload]
+        return self.counts.get((encoder, key))
 
     def remember_counts(self, encoder: str, counts: Mapping[bytes, int]) -> None:
         """Remember texts' token counts (the newest MAX_COUNTS per repository are kept)."""
         for key, n in counts.items():
-            self.meta[("count", encoder, key)] = n  # type: ignore[index]
+            self.counts[(encoder, key)] = n
 
     def get_shared_map(self, key: str) -> str | None:
         """A memoised map for a digest of content (no path outside the repository in it), so a
         clone of the same tree replays it too."""
-        return self.get_map(key)
+        return _shared_text(self.get_map(key))
 
     def put_shared_map(self, key: str, value: str) -> None:
         self.put_map(key, value)
@@ -383,7 +389,7 @@ class _DeferredTexts:
     def __init__(self, cache: TagCache, keys: list[CacheKey]):
         self._cache, self._keys = cache, keys
         self._asked: set[tuple[str, str, str]] = set()
-        self._all: dict[tuple[str, str, str], tuple] | None = None
+        self._all: dict[tuple[str, str, str], tuple[Any, ...]] | None = None
         self._lock = threading.Lock()
 
     def texts(self, key: CacheKey) -> tuple[str, str, str] | None:
@@ -398,11 +404,15 @@ class _DeferredTexts:
             return self._all.pop(key.content, None)
 
 
-def _read_texts(conn: sqlite3.Connection, keys: list[CacheKey], found: dict) -> None:
+def _read_texts(
+    conn: sqlite3.Connection,
+    keys: list[CacheKey],
+    found: dict[tuple[str, str, str], tuple[Any, ...]],
+) -> None:
     """Rows' texts by content key: one by its primary key, several through a temporary table
     of the wanted keys (a row-value IN list would scan the table)."""
     if len(keys) == 1:
-        rows: Iterable[tuple] = conn.execute(
+        rows: Iterable[tuple[Any, ...]] = conn.execute(
             "SELECT path, digest, fingerprint, defs, summary, imports FROM blobs"
             " WHERE path=? AND digest=? AND fingerprint=?",
             keys[0].content,
@@ -514,7 +524,7 @@ class SqliteTagCache(TagCache):
 
     def _rows_of(
         self, keys: list[CacheKey], full: bool, light: bool = False
-    ) -> dict[tuple[str, str, str], tuple]:
+    ) -> dict[tuple[str, str, str], tuple[Any, ...]]:
         if self._fallen_back:
             return super()._rows_of(keys, full, light)
         cols = _LIGHT_COLUMNS if light else _ROW_COLUMNS.format(refs="refs" if full else "''")
@@ -539,12 +549,12 @@ class SqliteTagCache(TagCache):
             self._fallback(exc)
             return super()._rows_of(keys, full)
 
-    def row_texts_many(self, keys: list[CacheKey]) -> dict[tuple[str, str, str], tuple]:
+    def row_texts_many(self, keys: list[CacheKey]) -> dict[tuple[str, str, str], tuple[Any, ...]]:
         """Read on a connection of its own (a summary may be read from any thread, after the
         call that looked it up, or after :meth:`close`: then on a connection opened for it)."""
         if self._fallen_back:
             return super().row_texts_many(keys)
-        found: dict[tuple[str, str, str], tuple] = {}
+        found: dict[tuple[str, str, str], tuple[Any, ...]] = {}
         try:
             with self._reader_lock:
                 if self._closed:
@@ -574,7 +584,8 @@ class SqliteTagCache(TagCache):
             except (sqlite3.Error, ValueError) as exc:  # ValueError: text sqlite cannot encode
                 self._fallback(exc)
         for row in batch:
-            self.rows[tuple(row[:3])] = row[4:]
+            path, digest, fingerprint = row[:3]
+            self.rows[(path, digest, fingerprint)] = row[4:]
 
     def _evict(self) -> None:
         """Keep the shared table within MAX_CONTENT_ROWS rows and about MAX_CONTENT_BYTES of
@@ -697,7 +708,9 @@ class SqliteTagCache(TagCache):
         super().remember_counts(encoder, counts)
 
     def get_shared_map(self, key: str) -> str | None:
-        return self._get(self.content, key) if not self._fallen_back else super().get_map(key)
+        if self._fallen_back:
+            return super().get_shared_map(key)
+        return _shared_text(self._get(self.content, key))
 
     def put_shared_map(self, key: str, value: str) -> None:
         if self._fallen_back or not self._put(self.content, key, value, MAX_SHARED_MAPS):
@@ -819,9 +832,14 @@ def open_cache(root: Path, cache_dir: Path | None = None, enabled: bool = True) 
             break
     msg = f"tag cache {db} unusable ({failure}); using an in-memory cache for this run"
     log.warning(msg)
-    cache = TagCache()
-    cache.diagnostics.append(Diagnostic("cache_unavailable", msg))
-    return cache
+    in_memory = TagCache()
+    in_memory.diagnostics.append(Diagnostic("cache_unavailable", msg))
+    return in_memory
+
+
+def _shared_text(found: str | bytes | None) -> str | None:
+    """A shared map as stored (always text: :meth:`TagCache.put_shared_map` takes a str)."""
+    return found if isinstance(found, str) else None
 
 
 def _broken(*dbs: Path) -> Path | None:

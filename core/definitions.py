@@ -13,11 +13,14 @@ from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 from .graph import SymbolTable
 from .layered import Layered, copied_mapping
 from .model import FileSymbols
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +144,7 @@ class DefinitionIndex:
             counts[i] = len(self.rows[self.files[i]].idents)
             tops[i] = len(self.rows[self.files[i]].top)
         offsets = _starts(counts)
-        parts: tuple[list, ...] = ([], [], [], [])  # names, kind, unreferenced, top pair ids
+        parts: tuple[list[Any], ...] = ([], [], [], [])  # names, kind, unreferenced, top pair ids
         done = 0  # files before this are in parts
 
         def keep(upto: int) -> None:  # files done:upto are the parent's, shifted
@@ -164,7 +167,7 @@ class DefinitionIndex:
             done = i + 1
         keep(len(self.files))
 
-        def joined(chunks: list, dtype) -> Any:
+        def joined(chunks: list[Any], dtype: DTypeLike) -> Any:
             return np.concatenate(chunks) if chunks else np.zeros(0, dtype=dtype)
 
         return _arrays(
@@ -187,7 +190,16 @@ def _starts(counts: Any) -> Any:
     return out
 
 
-def _arrays(rows, counts, tops, idents, file_names, kind, unref, top_ids) -> _Arrays:
+def _arrays(
+    rows: Sequence[FileRows],
+    counts: Any,
+    tops: Any,
+    idents: Any,
+    file_names: Any,
+    kind: Any,
+    unref: Any,
+    top_ids: Any,
+) -> _Arrays:
     import numpy as np
 
     n = len(counts)
@@ -218,7 +230,13 @@ class RowsAt(Sequence[FileRows]):
     def __len__(self) -> int:
         return len(self._files)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    @overload
+    def __getitem__(self, i: int) -> FileRows: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[FileRows]: ...
+    def __getitem__(self, i: int | slice) -> FileRows | Sequence[FileRows]:
+        if isinstance(i, slice):
+            return [self._rows[f] for f in self._files[i]]
         return self._rows[self._files[i]]
 
 

@@ -297,7 +297,9 @@ def _unique(diags: list[Diagnostic]) -> tuple[Diagnostic, ...]:
     return tuple(dict.fromkeys(diags))
 
 
-def _import_order(i: Import) -> tuple:
+def _import_order(
+    i: Import,
+) -> tuple[int, str, tuple[str, ...], int, tuple[str | None, ...], str]:
     return (i.line_number, i.source, i.names, i.level, i.aliases, i.alias or "")
 
 
@@ -373,7 +375,7 @@ def extract_batch(
             src,
             skip=skip.get(src.path, frozenset()),
             limits=limits,
-            note=lambda name, i=i: tracker(i, name, EXTRACT),
+            note=_noting(tracker, i),
             outcomes=outcomes,
         )
     tracker(-1, None, FRAMEWORK)
@@ -554,7 +556,7 @@ class Extractor:
         entries: Sequence[FileEntry],
         full: bool = False,
         deferred: bool = False,
-    ) -> dict:
+    ) -> dict[str, FileExtraction | FileSymbols]:
         """The cache's entries for ``entries`` (see :meth:`TagCache.lookup`) that pass the read
         check a miss would: a file made unreadable since it was cached (a permission change
         keeps its mtime and size) is not served from the cache."""
@@ -573,7 +575,7 @@ class Extractor:
         full: bool = False,
         misses: Callable[[int], None] | None = None,
         deferred: bool = False,
-    ) -> dict:
+    ) -> dict[str, FileExtraction | FileSymbols]:
         """Every entry's extraction: from the cache when it holds the file's content, else
         extracted (in workers). ``misses`` is told how many files are to be extracted, once the
         cache has answered; ``deferred`` reads cached summaries' texts only when they are read
@@ -608,7 +610,7 @@ class Extractor:
             self.plugins.wrapper_plugins()
         )
 
-    def _run_batch(self, root: Path, full: bool) -> Callable[..., tuple[list, list]]:
+    def _run_batch(self, root: Path, full: bool) -> Callable[..., tuple[list[Any], list[Any]]]:
         """What a worker runs for a batch of jobs (the closure a worker is forked with)."""
         plugins, limits = self.plugins, self.limits
 
@@ -694,3 +696,8 @@ class Extractor:
                 ]
         finally:
             self.diagnostics.extend(streaks.disabled[n] for n in sorted(streaks.disabled))
+
+
+def _noting(tracker: Callable[[int, str | None, int], None], i: int) -> Callable[[str], None]:
+    """What tells ``tracker`` which backend extracts file ``i``."""
+    return lambda name: tracker(i, name, EXTRACT)

@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import (
+    Callable,
+    Collection,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+)
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .layered import Layered, copied_mapping, copied_set
+from .layered import Layered, Members, copied_mapping, copied_set
 from .model import FileSymbols, Tag, tag_facts
 
 if TYPE_CHECKING:
@@ -38,24 +46,32 @@ FEW_DEFINERS = 4
 
 @dataclass
 class SymbolTable:
-    """Who defines and who references each identifier."""
+    """Who defines and who references each identifier.
+
+    Built from files, the fields are dicts and sets; loaded from a stored state (see
+    :mod:`repomapper.snapshot`) or updated from one, they are :class:`~repomapper.layered.Layered`
+    mappings and sets that make a row when it is first read: read them as mappings and sets."""
 
     #: identifier -> the files defining it (a tuple while they are at most FEW_DEFINERS, else a
-    #: set: read it as a collection)
-    defines: dict[str, Collection[str]] = field(default_factory=lambda: defaultdict(set))
+    #: set; a frozenset in a stored state: read it as a collection)
+    defines: MutableMapping[str, Collection[str]] = field(default_factory=lambda: defaultdict(set))
     #: identifier -> {referencing file: count}, for every name referenced (only names defined
     #: somewhere make edges; the others are kept so that a new definition finds its references)
-    references: dict[str, dict[str, int]] = field(default_factory=dict)
-    definitions: dict[tuple[str, str], list[Tag]] = field(default_factory=lambda: defaultdict(list))
+    references: MutableMapping[str, dict[str, int]] = field(default_factory=dict)
+    definitions: MutableMapping[tuple[str, str], list[Tag]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
     #: (referencing file, identifier) -> files the backend resolved the reference to
-    targets: dict[tuple[str, str], set[str]] = field(default_factory=lambda: defaultdict(set))
+    targets: MutableMapping[tuple[str, str], AbstractSet[str]] = field(
+        default_factory=lambda: defaultdict(set)
+    )
     #: (file, identifier) definitions no other file references
-    unreferenced: set[tuple[str, str]] = field(default_factory=set)
+    unreferenced: Members[tuple[str, str]] = field(default_factory=set)
     #: (file, identifier) whose every definition there is data (variable, constant, field)
-    data_only: set[tuple[str, str]] = field(default_factory=set)
+    data_only: Members[tuple[str, str]] = field(default_factory=set)
     #: file -> its identifiers with a top-level class or function (not data), sorted
-    top_level: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    _external: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
+    top_level: MutableMapping[str, tuple[str, ...]] = field(default_factory=dict)
+    _external: MutableMapping[str, dict[str, int]] = field(default_factory=dict, repr=False)
 
     def kind_factor(self, definer: str, ident: str) -> float:
         return DATA_DEFINITION_FACTOR if (definer, ident) in self.data_only else 1.0
@@ -69,7 +85,7 @@ class SymbolTable:
         :meth:`repomapper.RepoMap.target_resolver`), so its edges go only to those definers."""
         table = cls()
         paths = sorted(files)
-        defines: dict[str, Any] = table.defines
+        defines: MutableMapping[str, Any] = table.defines
         for path in paths:
             # what the table needs of a file's definitions, read without keeping a Tag per
             # definition (a cached or extracted file keeps its definitions as their row until
@@ -88,17 +104,18 @@ class SymbolTable:
                 if found is None:
                     defines[name] = (path,)
                 elif len(found) < FEW_DEFINERS:
-                    defines[name] = (*found, path)  # type: ignore[misc]
+                    defines[name] = (*found, path)
                 else:
                     if type(found) is tuple:
                         found = defines[name] = set(found)
-                    found.add(path)  # type: ignore[union-attr]
+                    found.add(path)
                 if data:
                     table.data_only.add((path, name))
             if top:
                 table.top_level[path] = tuple(sorted(top))
-        table.definitions = Layered(DefinitionsByName(files, table.defines))  # type: ignore[assignment]
+        table.definitions = Layered(DefinitionsByName(files, table.defines))
         references = table.references
+        targets: defaultdict[tuple[str, str], set[str]] = defaultdict(set)
         for path in paths:  # every name, so that a name defined later finds its references
             fs = files[path]
             for name, count in fs.references:
@@ -110,7 +127,8 @@ class SymbolTable:
                 for name, target in fs.targets:
                     found = resolve(fs, target)
                     if found:
-                        table.targets[(path, name)].update(found)
+                        targets[(path, name)].update(found)
+        table.targets.update(targets)
         for ident, definers in table.defines.items():
             if not table.external_refs(ident):
                 table.unreferenced.update((d, ident) for d in definers)
@@ -341,7 +359,7 @@ def build_graph(
     import_edges: Mapping[str, Mapping[str, int]],
     chat_files: frozenset[str] = frozenset(),
     mentioned_idents: frozenset[str] = frozenset(),
-) -> nx.MultiDiGraph:
+) -> nx.MultiDiGraph[str]:
     """One node per file (sorted, so the graph is the same on every run), weighted edges.
 
     Edges are aggregated: at most one reference edge (key ``"refs"``) and one import edge (key
@@ -358,7 +376,7 @@ def build_graph(
     """
     import networkx as nx
 
-    graph = nx.MultiDiGraph()
+    graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
     graph.add_nodes_from(sorted(set(files)))
     pairs = reference_pairs(table, chat_files, mentioned_idents)
     for src, dst in sorted(pairs):
@@ -412,7 +430,7 @@ def ident_weights(
         yield referencer, pick_definers(definers, targets.get((referencer, ident))), weight
 
 
-def pick_definers(definers: tuple[str, ...], resolved: set[str] | None) -> tuple[str, ...]:
+def pick_definers(definers: tuple[str, ...], resolved: AbstractSet[str] | None) -> tuple[str, ...]:
     """Of a name's definers (sorted), those a reference's resolved targets name; all of them
     when it was not resolved or names none of them (``definers`` itself, not a copy)."""
     if resolved:

@@ -149,7 +149,8 @@ def update_state(
     if len(changed) > len(files) * REBUILD_SHARE:
         return build_state(files, inputs)
     index = state.index
-    table, touched = state.table, frozenset()
+    table = state.table
+    touched: frozenset[str] = frozenset()
     imports = copied_mapping(state.imports)
     definitions = state.definitions
     redo: list[str] = []
@@ -209,7 +210,14 @@ def _resolve(
 
 
 def _ranked(
-    files, inputs: StateInputs, index, table, imports, blocks, definitions, how: str
+    files: Mapping[str, FileSymbols],
+    inputs: StateInputs,
+    index: RepoIndex,
+    table: SymbolTable,
+    imports: Mapping[str, Counter[str]],
+    blocks: FactorBlocks,
+    definitions: DefinitionIndex,
+    how: str,
 ) -> GraphState:
     chat, mentioned_f, mentioned_i = inputs.boosts()
     # a stored state's imports stay layered: their values are made only when read

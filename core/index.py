@@ -48,7 +48,8 @@ class RepoIndex:
         must depend on the index only, so the table is the same whoever asks first.
         """
         try:
-            return self._derived[key]
+            found: T = self._derived[key]  # what build made for this key
+            return found
         except KeyError:
             value = self._derived[key] = build(self)
             return value

@@ -8,12 +8,31 @@ copies its changes only and shares the base, so the rows nobody read are never m
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator, Mapping, MutableMapping, MutableSet
-from typing import Any, TypeVar
+from collections.abc import (
+    Callable,
+    Hashable,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    MutableSet,
+)
+from typing import Any, Protocol, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
+T_contra = TypeVar("T_contra", contravariant=True)
 _MISSING = object()
+
+
+class Members(Protocol[T_contra]):
+    """What is asked of a set of facts: a plain set, or a :class:`LayeredSet` (which cannot be
+    iterated)."""
+
+    def __contains__(self, item: object, /) -> bool: ...
+    def add(self, item: T_contra, /) -> None: ...
+    def discard(self, item: T_contra, /) -> None: ...
+    def update(self, items: Iterable[T_contra], /) -> None: ...
 
 
 class Layered(MutableMapping[K, V]):
@@ -91,12 +110,12 @@ class LayeredSet(MutableSet[Any]):
     def __init__(
         self,
         contains: Callable[[Any], bool],
-        added: set | None = None,
-        discarded: set | None = None,
+        added: set[Any] | None = None,
+        discarded: set[Any] | None = None,
     ):
         self._contains = contains
-        self._added: set = added if added is not None else set()
-        self._discarded: set = discarded if discarded is not None else set()
+        self._added: set[Any] = added if added is not None else set()
+        self._discarded: set[Any] = discarded if discarded is not None else set()
 
     def child(self) -> LayeredSet:
         return LayeredSet(self._contains, set(self._added), set(self._discarded))
@@ -125,7 +144,9 @@ class LayeredSet(MutableSet[Any]):
         raise TypeError("a layered set over arrays has no length")
 
 
-def copied_mapping(m: Mapping, factory: Callable[[], Any] | None = None) -> MutableMapping:
+def copied_mapping(
+    m: Mapping[K, V], factory: Callable[[], V] | None = None
+) -> MutableMapping[K, V]:
     """A copy of ``m`` to change (a :class:`Layered` one shares its base); with ``factory``, a
     plain mapping is copied into a ``defaultdict``."""
     if isinstance(m, Layered):

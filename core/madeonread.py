@@ -8,7 +8,7 @@ each other by those rows, and to a tuple, a list or another such sequence by the
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -17,17 +17,18 @@ T = TypeVar("T")
 class MadeOnRead(Sequence[T]):
     __slots__ = ()
 
-    def _rows(self) -> Hashable:
+    def _rows(self) -> object:
         """What two sequences of the same class are equal by."""
         raise NotImplementedError
 
     def __eq__(self, other: object) -> bool:
-        if type(other) is type(self):
-            return self._rows() == other._rows()  # type: ignore[attr-defined]
+        if isinstance(other, MadeOnRead) and type(other) is type(self):
+            return self._rows() == other._rows()
         if isinstance(other, (tuple, list, MadeOnRead)):
             return tuple(self) == tuple(other)
         return NotImplemented
 
+    # unhashable, as lists are; mypy reports any assignment over object.__hash__ (mypy#4266)
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from .madeonread import MadeOnRead
 from .namecounts import NameCounts
@@ -196,7 +196,8 @@ class SourceFile:
         """
         scratch = self._scratch
         try:
-            return scratch[key]
+            found: T = scratch[key]  # what build made for this key
+            return found
         except KeyError:
             value = scratch[key] = build()
             return value
@@ -339,11 +340,13 @@ class FileSymbols:
     qualified targets of its references, and its imports. Much smaller than the full tag list."""
 
     path: str
-    definitions: tuple[Tag, ...] = ()
+    #: the parts below are tuples when extracted, or sequences made when read from a cached row
+    #: (:mod:`repomapper.rowtext`)
+    definitions: Sequence[Tag] = ()
     #: (name, count), sorted by name (a :class:`~repomapper.namecounts.NameCounts` when extracted)
     references: Sequence[tuple[str, int]] = ()
-    targets: tuple[tuple[str, str], ...] = ()  # (name, qualified target), sorted
-    imports: tuple[Import, ...] = ()
+    targets: Sequence[tuple[str, str]] = ()  # (name, qualified target), sorted
+    imports: Sequence[Import] = ()
     plugin: str | None = None
     language: str | None = None
     diagnostics: tuple[Diagnostic, ...] = ()
@@ -378,7 +381,7 @@ def tag_facts(definitions: Iterable[Tag]) -> list[tuple[str, str, str]]:
     return [(t.name, str(t.symbol_kind), t.scope) for t in definitions]
 
 
-def tag_sort_key(t: Tag) -> tuple:
+def tag_sort_key(t: Tag) -> tuple[int, str, str, int, str, str, str, str, str]:
     """The canonical order of a file's tags (deterministic output)."""
     return (
         t.start_line,
@@ -473,13 +476,17 @@ class RankedFileRows(MadeOnRead[RankedFile]):
     def _made(row: Any) -> RankedFile:
         return RankedFile.from_dict(json.loads(row) if isinstance(row, str) else row)
 
-    def _rows(self) -> tuple:
+    def _rows(self) -> tuple[RankedFile, ...]:
         return tuple(self)
 
     def __len__(self) -> int:
         return len(self._all())
 
-    def __getitem__(self, i):  # type: ignore[override]
+    @overload
+    def __getitem__(self, i: int) -> RankedFile: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[RankedFile]: ...
+    def __getitem__(self, i: int | slice) -> RankedFile | Sequence[RankedFile]:
         if isinstance(i, slice):
             return tuple(map(self._made, self._all()[i]))
         return self._made(self._all()[i])

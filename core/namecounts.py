@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
+from typing import overload
 
 from .madeonread import MadeOnRead
 
@@ -20,7 +21,7 @@ class NameCounts(MadeOnRead[tuple[str, int]]):
 
     __slots__ = ("names", "counts")
 
-    def __init__(self, pairs: Iterable[Sequence]) -> None:
+    def __init__(self, pairs: Iterable[tuple[str, int]]) -> None:
         intern = sys.intern
         names: list[str] = []
         counts = array("q")
@@ -30,13 +31,17 @@ class NameCounts(MadeOnRead[tuple[str, int]]):
         self.names: tuple[str, ...] = tuple(names)
         self.counts = counts
 
-    def _rows(self) -> tuple:
+    def _rows(self) -> tuple[tuple[str, ...], bytes]:
         return self.names, self.counts.tobytes()
 
     def __len__(self) -> int:
         return len(self.names)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    @overload
+    def __getitem__(self, i: int) -> tuple[str, int]: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[tuple[str, int]]: ...
+    def __getitem__(self, i: int | slice) -> tuple[str, int] | Sequence[tuple[str, int]]:
         if isinstance(i, slice):
             return tuple(zip(self.names[i], self.counts[i], strict=True))
         return self.names[i], self.counts[i]
@@ -44,5 +49,5 @@ class NameCounts(MadeOnRead[tuple[str, int]]):
     def __iter__(self) -> Iterator[tuple[str, int]]:
         return zip(self.names, self.counts, strict=True)
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[type[NameCounts], tuple[tuple[tuple[str, int], ...]]]:
         return NameCounts, (tuple(self),)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 DELAY_SECONDS = 0.5
 
@@ -20,13 +23,14 @@ class StderrProgress:
         self.label = label
         self.delay = delay
         self.start = time.monotonic()
-        self._progress = None
-        self._task = None
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled or total == 0:
             return
-        if self._progress is None:
+        progress, task = self._progress, self._task
+        if progress is None or task is None:
             if done >= total or time.monotonic() - self.start < self.delay:
                 return
             from rich.console import Console
@@ -38,7 +42,7 @@ class StderrProgress:
                 TimeElapsedColumn,
             )
 
-            self._progress = Progress(
+            progress = self._progress = Progress(
                 TextColumn(f"[bold]{self.label}"),
                 BarColumn(),
                 MofNCompleteColumn(),
@@ -46,9 +50,9 @@ class StderrProgress:
                 console=Console(file=self.stream),
                 transient=True,
             )
-            self._progress.start()
-            self._task = self._progress.add_task(self.label, total=total)
-        self._progress.update(self._task, completed=done, total=total)
+            progress.start()
+            task = self._task = progress.add_task(self.label, total=total)
+        progress.update(task, completed=done, total=total)
         if done >= total:
             self.close()
 

@@ -16,12 +16,16 @@ import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 from .definitions import DefinitionIndex, FileRows, RowsAt
 from .graph import SymbolTable, ident_weights, import_weights
 from .layered import Layered, copied_mapping
 from .madeonread import MadeOnRead
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +54,13 @@ class RankedPairs(MadeOnRead[tuple[str, str, float]]):
     def __len__(self) -> int:
         return len(self._ranks)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    @overload
+    def __getitem__(self, i: int) -> tuple[str, str, float]: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[tuple[str, str, float]]: ...
+    def __getitem__(
+        self, i: int | slice
+    ) -> tuple[str, str, float] | Sequence[tuple[str, str, float]]:
         if isinstance(i, slice):
             return tuple(zip(self._files[i], self._idents[i], self._ranks[i], strict=True))
         return (self._files[i], self._idents[i], self._ranks[i])
@@ -58,7 +68,7 @@ class RankedPairs(MadeOnRead[tuple[str, str, float]]):
     def __iter__(self) -> Iterator[tuple[str, str, float]]:
         return zip(self._files, self._idents, self._ranks, strict=True)
 
-    def _rows(self) -> tuple[list, list, list]:
+    def _rows(self) -> tuple[list[str], list[str], list[float]]:
         return self._files, self._idents, self._ranks
 
     def columns(self) -> tuple[list[str], list[str], list[float]]:
@@ -206,9 +216,10 @@ def ident_block(
         if chosen is everyone:
             col = everyone_col
         else:
-            col = local.get(chosen)
-            if col is None:
-                col = local[chosen] = len(local)
+            known = local.get(chosen)
+            if known is None:
+                known = local[chosen] = len(local)
+            col = known
             if everyone is None and len(chosen) == len(table.defines[ident]):
                 everyone, everyone_col = chosen, col
         rows.append(referencer)
@@ -240,8 +251,9 @@ class _Assembly:
     columns: list[str]
     #: importer -> (its resolved imports, whether it is a chat file, its I entries over
     #: ``files``): an importer whose imports are the same object keeps its entries (shared by
-    #: the assemblies spliced from this one, which lay out the same files)
-    import_rows: dict[str, tuple[Any, bool, Any, Any, Any]] = field(default_factory=dict)
+    #: the assemblies spliced from this one, which lay out the same files); or (STORED, chat,
+    #: lo, hi), below
+    import_rows: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     #: a stored state's I entries (rows, columns, values), which its importers' kept rows
     #: point into as (STORED, chat, lo, hi)
     import_base: tuple[Any, Any, Any] | None = None
@@ -255,9 +267,16 @@ class _Assembly:
         return out
 
 
+#: one block's entries: R's rows, columns and weights, D's rows, columns, factors and positions,
+#: and the block's column count
+_BlockRows = tuple[
+    list[int], list[int], list[float], list[int], list[int], list[float], list[int], int
+]
+
+
 def _block_rows(
     ident: str, block: IdentBlock, idx: Mapping[str, int], rows: Sequence[FileRows]
-) -> tuple[list, ...]:
+) -> _BlockRows:
     """One block's entries over a file list: R (row, local column, weight), D (local column,
     file, factor, the identifier's position in the file's definition rows ``rows``) and its
     column count; definers and referencers outside the list are left out, and a column left
@@ -304,7 +323,8 @@ class FactorBlocks:
     mentioned_idents: frozenset[str]
     blocks: Mapping[str, IdentBlock]
     #: the assembly once made, and (until then) the blocks this was updated from
-    _memo: dict = field(default_factory=dict, compare=False, repr=False)
+    #: "assembly": the last layout; "parent": the layout this one was updated from, and how
+    _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(
@@ -352,7 +372,7 @@ class FactorBlocks:
         """The blocks laid out over ``names`` against ``definitions`` (an index over the same
         files; identifiers' positions in a file's rows only change when the file changed, and
         then every identifier it defines is touched, so a splice keeps the others' positions)."""
-        found = self._memo.get("assembly")
+        found: _Assembly | None = self._memo.get("assembly")
         if found is not None and found.files == names:
             return found
         rows = RowsAt(names, definitions.rows)
@@ -369,7 +389,7 @@ class FactorBlocks:
 
         idx = {f: i for i, f in enumerate(names)}
         order = sorted(self.blocks)
-        lists: tuple[list, ...] = ([], [], [], [], [], [], [])
+        lists: tuple[list[Any], ...] = ([], [], [], [], [], [], [])
         counts: list[tuple[int, int, int]] = []
         columns: list[str] = []
         base = 0
@@ -417,8 +437,8 @@ class FactorBlocks:
         idx = {f: i for i, f in enumerate(names)}
         order = sorted(self.blocks)
         starts = old.starts
-        pieces: list[list] = [[], [], [], [], [], [], []]
-        counts: list = []
+        pieces: list[list[Any]] = [[], [], [], [], [], [], []]
+        counts: list[Any] = []
         columns: list[str] = []
         base = 0
         i, n = 0, len(order)
@@ -459,7 +479,7 @@ class FactorBlocks:
             base += cb - ca
             i = j
 
-        def joined(parts: list, dtype) -> Any:
+        def joined(parts: list[Any], dtype: DTypeLike) -> Any:
             return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
         return _Assembly(
@@ -494,7 +514,7 @@ class FactorBlocks:
                 del kept[gone]
         from_base = import_edges.from_base if isinstance(import_edges, Layered) else None
         base = a.import_base
-        pieces: tuple[list, list, list] = ([], [], [])
+        pieces: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
         rows: list[int] = []
         cols: list[int] = []
         vals: list[float] = []
@@ -505,7 +525,9 @@ class FactorBlocks:
                 pieces[0].append(np.array(rows, dtype=np.int64))
                 pieces[1].append(np.array(cols, dtype=np.int64))
                 pieces[2].append(np.array(vals, dtype=np.float64))
-                rows.clear(), cols.clear(), vals.clear()
+                rows.clear()
+                cols.clear()
+                vals.clear()
 
         def flush_run() -> None:
             if run and base is not None:
@@ -552,7 +574,8 @@ class FactorBlocks:
         flush_lists()
         if not pieces[0]:
             return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
-        return tuple(np.concatenate(p) for p in pieces)  # type: ignore[return-value]
+        i_rows, i_cols, i_vals = (np.concatenate(p) for p in pieces)
+        return i_rows, i_cols, i_vals
 
     def factored(
         self,
@@ -689,7 +712,7 @@ def rank_definitions(
     return Ranking(file_scores, items)
 
 
-def stable_array(x):
+def stable_array(x: ArrayLike) -> NDArray[np.float64]:
     """:func:`stable` for a numpy array: each value rounded to 12 significant digits."""
     import numpy as np
 

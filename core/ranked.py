@@ -10,6 +10,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 from .discover import FileEntry
 from .graph import SymbolTable
@@ -35,7 +36,11 @@ class PageRankedFiles(MadeOnRead[RankedFile]):
     def __len__(self) -> int:
         return len(self._ranks)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    @overload
+    def __getitem__(self, i: int) -> RankedFile: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[RankedFile]: ...
+    def __getitem__(self, i: int | slice) -> RankedFile | Sequence[RankedFile]:
         if isinstance(i, slice):
             return tuple(self._file(p, r) for p, r in self._ranks[i])
         return self._file(*self._ranks[i])
@@ -139,7 +144,9 @@ def _merged(
             yield item
         return
     waiting = sorted(files, key=lambda x: (-x[1].score, x[0]))
-    heap: list[tuple[tuple[float, int, int], Item, Iterator]] = []
+    heap: list[
+        tuple[tuple[float, int, int], Item, Iterator[tuple[tuple[float, int, int], Item]]]
+    ] = []
     nxt = 0
     while True:
         while nxt < len(waiting) and (

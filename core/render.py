@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
+from typing import overload
 
 from .madeonread import MadeOnRead
 from .model import Tag
@@ -102,7 +103,7 @@ class TextLines(MadeOnRead[str]):
         #: the length of the text up to each line's end, line feeds left out
         self._ends = array("q", accumulate(map(len, parts)))
 
-    def _rows(self) -> tuple:
+    def _rows(self) -> tuple[str]:
         return (self._text,)
 
     def __len__(self) -> int:
@@ -113,7 +114,11 @@ class TextLines(MadeOnRead[str]):
         start = self._ends[i - 1] + i if i else 0
         return self._text[start : end + i]
 
-    def __getitem__(self, i):  # type: ignore[override]
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[str]: ...
+    def __getitem__(self, i: int | slice) -> str | Sequence[str]:
         n = len(self._ends)
         if isinstance(i, slice):
             return [self._line(j) for j in range(*i.indices(n))]

@@ -13,8 +13,8 @@ import json
 import logging
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Generic, TypeVar, overload
 
 from .madeonread import MadeOnRead
 from .model import Import, Tag, tag_facts
@@ -26,6 +26,10 @@ log = logging.getLogger(__name__)
 #: a part's text, or what reads it from the cache when first needed
 Text = str | Callable[[], str]
 
+T = TypeVar("T")
+#: what a row is made from: a part's text, or a reference summary both its parts read
+S = TypeVar("S")
+
 
 def _parsed(path: str, what: str, text: Text) -> Any:
     try:
@@ -35,47 +39,60 @@ def _parsed(path: str, what: str, text: Text) -> Any:
         return None
 
 
-class _Lazy(MadeOnRead[Any]):
+class _Lazy(MadeOnRead[T], Generic[T, S]):
+    """Items of type ``T`` made from a source ``S`` when first read; the source is dropped
+    once they are made."""
+
     __slots__ = ("_path", "_text", "_made")
 
-    def __init__(self, path: str, text: Text):
-        self._path, self._text = path, text
-        self._made: tuple | None = None
+    def __init__(self, path: str, text: S):
+        self._path = path
+        self._text: S | None = text
+        self._made: Sequence[T] | None = None
 
-    def _make(self) -> tuple:
+    def _make(self, source: S) -> Sequence[T]:
         raise NotImplementedError
 
-    def _all(self) -> tuple:
-        if self._made is None:
+    def _all(self) -> Sequence[T]:
+        made = self._made
+        if made is None:
+            source = self._text
+            if source is None:  # another thread made the items (before dropping the source)
+                return self._all()
             try:
-                self._made = self._make()
+                made = self._make(source)
             except (TypeError, ValueError, KeyError, IndexError) as exc:
                 log.warning("%s: a cached row cannot be read (%s); read as empty", self._path, exc)
-                self._made = ()
-            self._text = None  # type: ignore[assignment]
-        return self._made
+                made = ()
+            self._made = made
+            self._text = None
+        return made
 
-    def _rows(self) -> tuple:
+    def _rows(self) -> tuple[str, Sequence[T]]:
         return self._path, self._all()
 
     def __len__(self) -> int:
         return len(self._all())
 
-    def __getitem__(self, i):  # type: ignore[override]
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[T]: ...
+    def __getitem__(self, i: int | slice) -> T | Sequence[T]:
         return self._all()[i]
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[T]:
         return iter(self._all())
 
 
-class RowTags(_Lazy):
+class RowTags(_Lazy[Tag, Text]):
     """A file's definitions (:class:`Tag` objects, names, kinds and scopes interned: the same
     names recur across thousands of files)."""
 
     __slots__ = ()
 
-    def _make(self) -> tuple[Tag, ...]:
-        rows = _parsed(self._path, "definitions", self._text) or ()
+    def _make(self, source: Text) -> tuple[Tag, ...]:
+        rows = _parsed(self._path, "definitions", source) or ()
         intern = sys.intern
         out = []
         for row in rows:
@@ -91,22 +108,25 @@ class RowTags(_Lazy):
         kept, for a file a map shows)."""
         if self._made is not None:
             return tag_facts(self._made)
+        source = self._text
+        if source is None:  # another thread made the items meanwhile
+            return tag_facts(self._all())
         try:
-            tags = self._make()
+            tags = self._make(source)
         except (TypeError, ValueError, KeyError, IndexError):
             return tag_facts(self._all())  # unreadable: logged once, kept as empty
         if not tags:  # nothing to make later (an unreadable text was logged once, here)
-            self._made, self._text = (), None  # type: ignore[assignment]
+            self._made, self._text = (), None
         return tag_facts(tags)
 
 
-class RowImports(_Lazy):
+class RowImports(_Lazy[Import, Text]):
     """A file's imports."""
 
     __slots__ = ()
 
-    def _make(self) -> tuple[Import, ...]:
-        rows = _parsed(self._path, "imports", self._text) or ()
+    def _make(self, source: Text) -> tuple[Import, ...]:
+        rows = _parsed(self._path, "imports", source) or ()
         return tuple(Import.from_row(self._path, r) for r in rows)
 
 
@@ -118,9 +138,9 @@ class Summary:
 
     def __init__(self, path: str, text: Text):
         self.path, self._text = path, text
-        self._parsed: dict | None = None
+        self._parsed: dict[str, list[Any]] | None = None
 
-    def part(self, key: str) -> list:
+    def part(self, key: str) -> list[Any]:
         if self._parsed is None:
             found = _parsed(self.path, "reference summary", self._text)
             self._parsed = found if isinstance(found, dict) else {}
@@ -128,30 +148,28 @@ class Summary:
         return self._parsed.get(key, [])
 
 
-class RowReferences(_Lazy):
+class RowReferences(_Lazy[tuple[str, int], Summary]):
     """(name, count) per referenced name, names interned."""
 
     __slots__ = ()
 
     def __init__(self, summary: Summary):
-        super().__init__(summary.path, "")
-        self._text = summary  # type: ignore[assignment]
+        super().__init__(summary.path, summary)
 
-    def _make(self) -> NameCounts:  # type: ignore[override]
-        return NameCounts((n, int(c)) for n, c in self._text.part("c"))  # type: ignore[attr-defined]
+    def _make(self, source: Summary) -> NameCounts:
+        return NameCounts((n, int(c)) for n, c in source.part("c"))
 
 
-class RowTargets(_Lazy):
+class RowTargets(_Lazy[tuple[str, str], Summary]):
     """(name, qualified target) per resolved reference."""
 
     __slots__ = ()
 
     def __init__(self, summary: Summary):
-        super().__init__(summary.path, "")
-        self._text = summary  # type: ignore[assignment]
+        super().__init__(summary.path, summary)
 
-    def _make(self) -> tuple[tuple[str, str], ...]:
-        return tuple((n, t) for n, t in self._text.part("t"))  # type: ignore[attr-defined]
+    def _make(self, source: Summary) -> tuple[tuple[str, str], ...]:
+        return tuple((n, t) for n, t in source.part("t"))
 
 
 _FETCHING = threading.RLock()

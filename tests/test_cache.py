@@ -8,6 +8,7 @@ from repomapper.cache import (
     FEW_KEYS,
     CacheKey,
     SqliteTagCache,
+    TagCache,
     cache_file_for,
     encode,
     open_cache,
@@ -171,3 +172,14 @@ def test_the_shared_content_table_is_bounded_oldest_first(tmp_path, monkeypatch)
     monkeypatch.setattr(cache_module, "MAX_CONTENT_BYTES", 1)  # over the byte budget: a tenth
     more = fill(1, 8)
     assert present(old + new + more) == {k.path for k in new + more}
+
+
+def test_in_memory_cache_replaces_maps_after_remembering_token_counts() -> None:
+    # the counts once shared the maps' dict under tuple keys, which a prefix scan tripped on
+    cache = TagCache()
+    cache.remember_counts("cl100k_base", {b"digest": 7})
+    cache.put_map("state:1", "old")
+    cache.put_map("state:2", "new", replaces="state:")
+    assert cache.get_map("state:1") is None
+    assert cache.get_map("state:2") == "new"
+    assert cache.count_of("cl100k_base", b"digest") == 7

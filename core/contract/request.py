@@ -194,9 +194,10 @@ def check_glob(glob: Any, field: str = "include_globs") -> str:
         raise invalid(f"{field}: glob {glob!r} has an unclosed '['", field, glob)
     if ".." in glob.split("/"):
         raise invalid(f"{field}: glob {glob!r} leads out of the repository ('..')", field, glob)
-    while glob.startswith("./"):
-        glob = glob[2:]
-    return glob
+    relative: str = glob
+    while relative.startswith("./"):
+        relative = relative[2:]
+    return relative
 
 
 def _str_list(data: Mapping[str, Any], key: str, limit: int = MAX_LIST_ITEMS) -> tuple[str, ...]:

@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import networkx as nx
 
@@ -29,7 +30,7 @@ ROOT_GROUP = "."
 class Shaped:
     """What an export shows: file nodes, or directory groups, and a note when it is not every file."""
 
-    graph: nx.DiGraph
+    graph: nx.DiGraph[str]
     note: str | None
 
 
@@ -71,7 +72,7 @@ def _most_common(values: Sequence[str]) -> str:
     return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0] if counts else ""
 
 
-def _file_attrs(f: FileNode) -> dict:
+def _file_attrs(f: FileNode) -> dict[str, Any]:
     return {
         "kind": "file",
         "rank": f.rank,
@@ -83,7 +84,7 @@ def _file_attrs(f: FileNode) -> dict:
     }
 
 
-def _edge_attrs(e: Edge) -> dict:
+def _edge_attrs(e: Edge) -> dict[str, Any]:
     return {
         "references": e.references,
         "identifiers": e.identifiers,
@@ -98,7 +99,7 @@ def shape(rg: RepoGraph, group_by: str = "file", max_nodes: int = DEFAULT_MAX_NO
     ``max_nodes``; or with ``group_by="directory"``, directory groups (cut to a depth that fits)."""
     if group_by not in GROUP_BY:
         raise ValueError(f"group_by must be one of {GROUP_BY} (got {group_by!r})")
-    g = nx.DiGraph(name=rg.root_name, budget=rg.budgets[0] if rg.budgets else 0)
+    g: nx.DiGraph[str] = nx.DiGraph(name=rg.root_name, budget=rg.budgets[0] if rg.budgets else 0)
     note = None
     if group_by == "file":
         files = list(rg.files)
@@ -140,7 +141,7 @@ def shape(rg: RepoGraph, group_by: str = "file", max_nodes: int = DEFAULT_MAX_NO
                 in_map=sum(1 for f in fs if 0 in f.in_maps),
                 chat=sum(1 for f in fs if f.chat),
             )
-        merged: dict[tuple[str, str], dict] = {}
+        merged: dict[tuple[str, str], dict[str, Any]] = {}
         idents: dict[tuple[str, str], Counter[str]] = {}
         for e in rg.edges:
             pair = (of[e.src], of[e.dst])
@@ -162,13 +163,13 @@ def shape(rg: RepoGraph, group_by: str = "file", max_nodes: int = DEFAULT_MAX_NO
     return Shaped(g, note)
 
 
-def to_graphml(g: nx.DiGraph) -> str:
+def to_graphml(g: nx.DiGraph[str]) -> str:
     buf = io.BytesIO()
     nx.write_graphml(g, buf, encoding="utf-8", prettyprint=True, named_key_ids=True)
     return buf.getvalue().decode("utf-8")
 
 
-def to_json(g: nx.DiGraph) -> str:
+def to_json(g: nx.DiGraph[str]) -> str:
     try:
         data = nx.node_link_data(g, edges="edges")
     except TypeError:  # networkx before 3.4 names the list "links"
@@ -186,11 +187,11 @@ def dot_id(value: object) -> str:
     return f'"{text}"'
 
 
-def _dot_attrs(attrs: dict) -> str:
+def _dot_attrs(attrs: dict[str, Any]) -> str:
     return ", ".join(f"{k}={dot_id(v)}" for k, v in attrs.items())
 
 
-def to_dot(g: nx.DiGraph) -> str:
+def to_dot(g: nx.DiGraph[str]) -> str:
     """DOT text, written here: pydot 4 leaves names such as ``node`` or ``a:b.py`` unquoted, which
     Graphviz reads as a keyword or a port. pydot (and Graphviz) parse what this writes."""
     lines = [f"digraph {dot_id(g.graph.get('name', 'repository'))} {{"]

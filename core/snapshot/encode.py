@@ -5,15 +5,19 @@ from __future__ import annotations
 import io
 from array import array
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from itertools import repeat
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..cache import CacheKey
 from ..graph import SymbolTable
 from ..graphstate import GraphState
 from ..rank import RankedPairs
 from .stored import state_version
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 def encode(
@@ -68,7 +72,7 @@ def _arrays(
     name_at: dict[str, int] = {}
     yield from _table_arrays(state.table, files, at, name_at)
 
-    def name_ids(values) -> Any:  # identifiers as positions among the table's names
+    def name_ids(values: Iterable[str]) -> Any:  # identifiers as positions among the table's names
         return np.fromiter((name_at[v] for v in values), i32)
 
     ctx = sorted(k.content for k in context)
@@ -127,7 +131,7 @@ def _table_arrays(
     filled with each name's position before the first array is yielded."""
     import numpy as np
 
-    targets: dict[str, list[tuple[str, set[str]]]] = defaultdict(list)
+    targets: dict[str, list[tuple[str, AbstractSet[str]]]] = defaultdict(list)
     for (path, name), found in table.targets.items():
         if found:
             targets[name].append((path, found))
@@ -138,7 +142,9 @@ def _table_arrays(
     del names
     ints = np.int64
 
-    def grouped(name_of: list[int], file_of: list[int], *columns: list) -> tuple[Any, ...]:
+    def grouped(
+        name_of: Sequence[int], file_of: Sequence[int], *columns: ArrayLike
+    ) -> tuple[Any, ...]:
         n_ = np.array(name_of, dtype=np.int64)
         f_ = np.array(file_of, dtype=np.int64)
         order = np.lexsort((f_, n_))
@@ -194,7 +200,9 @@ def _table_arrays(
     yield "tl_n", np.array([len(t) for t in tops], dtype=ints)
 
 
-def _columns(pairs) -> tuple[list[str], list[str], list[float]]:
+def _columns(
+    pairs: Sequence[tuple[str, str, float]],
+) -> tuple[list[str], list[str], list[float]]:
     if isinstance(pairs, RankedPairs):
         return pairs.columns()
     return [f for f, _, _ in pairs], [i for _, i, _ in pairs], [r for _, _, r in pairs]

@@ -4,6 +4,7 @@ when read (see :mod:`repomapper.snapshot`)."""
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -67,7 +68,7 @@ def _state(
     ranking = Ranking({f: stable(r) for f, r in prior.items()}, pairs)
     return GraphState(
         files=summaries,
-        boosts=s.boosts,  # type: ignore[arg-type]
+        boosts=s.boosts,
         index=RepoIndex(inputs.root, files),
         table=table,
         imports=imports,
@@ -136,9 +137,11 @@ def _layout(
         order,
         {ident: i for i, ident in enumerate(order)},
         block_counts,
-        *(_indices(a[k]) for k in ("r_rows", "r_cols")),
+        _indices(a["r_rows"]),
+        _indices(a["r_cols"]),
         a["r_vals"],
-        *(_indices(a[k]) for k in ("d_rows", "d_cols")),
+        _indices(a["d_rows"]),
+        _indices(a["d_cols"]),
         a["d_vals"],
         _indices(a["d_local"]),
         columns,
@@ -179,7 +182,12 @@ def _layout(
     return assembly, graph
 
 
-def _imports(s: Stored, assembly: _Assembly, I: Coo, chat: frozenset[str]) -> Layered:  # noqa: E741, N803
+def _imports(  # noqa: N803
+    s: Stored,
+    assembly: _Assembly,
+    I: Coo,  # noqa: E741
+    chat: frozenset[str],
+) -> Layered[str, Counter[str]]:
     """The resolved imports, made into objects per importer when read; each importer's entries
     of ``I`` are kept in ``assembly`` for the next layout while no update replaces its imports."""
     np, a, files = s.np, s.a, s.files

@@ -4,8 +4,8 @@ base layers of a loaded state; see :mod:`repomapper.snapshot` and :mod:`repomapp
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 from ..definitions import FileRows
 from ..graph import DefinitionsByName, SymbolTable
@@ -14,6 +14,8 @@ from ..model import FileSymbols
 from ..rank import IdentBlock, _Assembly, ident_block
 from .stored import Stored
 
+V = TypeVar("V")
+
 
 def table_of(s: Stored, files: Mapping[str, FileSymbols]) -> SymbolTable:
     """The stored symbol table, each field answering from the arrays and kept in a layer an
@@ -21,13 +23,13 @@ def table_of(s: Stored, files: Mapping[str, FileSymbols]) -> SymbolTable:
     rows = _NameRows(s)
     defines = _BaseDefines(rows)
     table = SymbolTable()
-    table.defines = Layered(defines)  # type: ignore[assignment]
-    table.references = Layered(_BaseReferences(rows))  # type: ignore[assignment]
-    table.definitions = Layered(DefinitionsByName(files, defines))  # type: ignore[assignment]
-    table.targets = Layered(_BaseTargets(rows))  # type: ignore[assignment]
-    table.unreferenced = LayeredSet(rows.unreferenced)  # type: ignore[assignment]
-    table.data_only = LayeredSet(rows.data_only)  # type: ignore[assignment]
-    table.top_level = Layered(_BaseTopLevel(s))  # type: ignore[assignment]
+    table.defines = Layered(defines)
+    table.references = Layered(_BaseReferences(rows))
+    table.definitions = Layered(DefinitionsByName(files, defines))
+    table.targets = Layered(_BaseTargets(rows))
+    table.unreferenced = LayeredSet(rows.unreferenced)
+    table.data_only = LayeredSet(rows.data_only)
+    table.top_level = Layered(_BaseTopLevel(s))
     return table
 
 
@@ -101,7 +103,7 @@ class _BaseDefines(Mapping[str, frozenset[str]]):
         self._made: dict[str, frozenset[str]] = {}
 
     def __getitem__(self, name: str) -> frozenset[str]:
-        found = self.get(name)
+        found: frozenset[str] | None = self.get(name)
         if found is None:
             raise KeyError(name)
         return found
@@ -200,17 +202,17 @@ class _BaseTopLevel(Mapping[str, tuple[str, ...]]):
         return int((self._s.a["tl_n"] > 0).sum())
 
 
-class _RowsByKey(Mapping[str, Any]):
+class _RowsByKey(Mapping[str, V]):
     """Keys in a stored order, each key's value made from its position when first read."""
 
     def __init__(self, keys: Iterable[str]):
         self._at = {k: i for i, k in enumerate(keys)}
-        self._made: dict[str, Any] = {}
+        self._made: dict[str, V] = {}
 
-    def _row(self, i: int) -> Any:
+    def _row(self, i: int) -> V:
         raise NotImplementedError
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> V:
         found = self._made.get(key)
         if found is None:
             found = self._made[key] = self._row(self._at[key])
@@ -226,10 +228,12 @@ class _RowsByKey(Mapping[str, Any]):
         return len(self._at)
 
 
-class _BaseImports(_RowsByKey):
+class _BaseImports(_RowsByKey[Counter[str]]):
     """importer -> {imported file: count}, each made when first read."""
 
-    def __init__(self, files, importers, starts, targets, counts):
+    def __init__(
+        self, files: Sequence[str], importers: Iterable[str], starts: Any, targets: Any, counts: Any
+    ) -> None:
         super().__init__(importers)
         self._files, self._starts = files, starts
         self._targets, self._counts = targets, counts
@@ -240,10 +244,19 @@ class _BaseImports(_RowsByKey):
         return Counter(dict(zip(names, self._counts[lo:hi].tolist(), strict=True)))
 
 
-class _BaseFileRows(_RowsByKey):
+class _BaseFileRows(_RowsByKey[FileRows]):
     """Per file, its row of the stored definition index, made on first read."""
 
-    def __init__(self, files, offsets, top_offsets, idents, kind, unref, top_ids):
+    def __init__(
+        self,
+        files: Iterable[str],
+        offsets: Any,
+        top_offsets: Any,
+        idents: Any,
+        kind: Any,
+        unref: Any,
+        top_ids: Any,
+    ) -> None:
         super().__init__(files)
         self._offsets, self._top_offsets = offsets, top_offsets
         self._idents, self._kind, self._unref, self._top_ids = idents, kind, unref, top_ids
@@ -265,7 +278,13 @@ class _BaseBlocks(Mapping[str, IdentBlock]):
     """The stored layout's identifiers; a block is computed from the stored table when read
     (only an update that touched the identifier, or laying out a new file set, reads one)."""
 
-    def __init__(self, table: SymbolTable, assembly: _Assembly, chat, mentioned):
+    def __init__(
+        self,
+        table: SymbolTable,
+        assembly: _Assembly,
+        chat: frozenset[str],
+        mentioned: frozenset[str],
+    ) -> None:
         self._table, self._pos = table, assembly.pos
         self._chat, self._mentioned = chat, mentioned
 

@@ -63,9 +63,10 @@ class Stored:
         if len(ctx) % 3:
             raise ValueError("context keys are triples")
         self.context = frozenset((ctx[i], ctx[i + 1], ctx[i + 2]) for i in range(0, len(ctx), 3))
-        self.boosts = tuple(
+        chat, mentioned_files, mentioned_idents = (
             frozenset(_unstrings(a[k])) for k in ("chat", "mentioned_files", "mentioned_idents")
         )
+        self.boosts = (chat, mentioned_files, mentioned_idents)
         for k in ("prior", "out_weight", "di_counts", "di_tops", "tl_n"):
             if a[k].shape != (n,):
                 raise ValueError(f"{k} does not match the file list")

@@ -351,7 +351,8 @@ def _run(install: CtagsInstall, jobs: Sequence[_Job], cwd: Path) -> tuple[int, s
             record = _parse(raw)
             if record is None:
                 continue
-            index = by_arg.get(record.get("path"))  # type: ignore[arg-type]
+            path = record.get("path")
+            index = by_arg.get(path) if isinstance(path, str) else None
             if index is None:
                 continue
             last = max(last, index)

@@ -19,6 +19,7 @@ import threading
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -404,7 +405,7 @@ def _binary_key(binary: str) -> str | None:
     return f"{real}|{st.st_mtime_ns}|{st.st_size}"
 
 
-def _to_json(found: CtagsInstall) -> dict:
+def _to_json(found: CtagsInstall) -> dict[str, Any]:
     return {
         "path": found.path,
         "version": found.version,
@@ -445,7 +446,7 @@ def _from_json(data: object) -> CtagsInstall | None:
     )
 
 
-def _read_detect_cache() -> dict:
+def _read_detect_cache() -> dict[str, Any]:
     try:
         data = json.loads(_detect_cache_file().read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -491,14 +492,14 @@ def detect() -> CtagsInstall:
         candidates = _candidates()
         if not candidates:
             result = CtagsInstall(False, reason="ctags not found on PATH")
-        else:
-            result = None
-            for binary in candidates:
-                vetted = _vet_remembered(binary)
-                if vetted.available or result is None:
-                    result = vetted
-                if vetted.available:
+        else:  # the first available, else what the first one says
+            result = _vet_remembered(candidates[0])
+            for binary in candidates[1:]:
+                if result.available:
                     break
+                vetted = _vet_remembered(binary)
+                if vetted.available:
+                    result = vetted
         _cached = result
         return result
 

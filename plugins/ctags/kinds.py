@@ -220,8 +220,8 @@ def _clean(text: Any) -> str:
         return ""
     if text.isprintable():  # the usual case: no control characters, no lone surrogates
         return text
-    text = "".join(c if c.isprintable() or c == " " else " " for c in text)
-    return text.encode("utf-8", "replace").decode("utf-8")
+    spaced = "".join(c if c.isprintable() or c == " " else " " for c in text)
+    return spaced.encode("utf-8", "replace").decode("utf-8")
 
 
 def _int(value: Any) -> int:
@@ -295,22 +295,22 @@ class ImportCollector:
 
         by_name: dict[str, list[tuple[int, int]]] = defaultdict(list)  # name -> (line, i)
         for line, module, name in sorted(self._names, key=lambda n: n[0]):  # keep written order
-            i = nearest_above(by_spec.get(module, []), line)
-            if i is not None:
-                names[i].append(name)
-                aliases[i].append(None)
-                by_name[name].append((found[i][0], i))
+            near = nearest_above(by_spec.get(module, []), line)
+            if near is not None:
+                names[near].append(name)
+                aliases[near].append(None)
+                by_name[name].append((found[near][0], near))
         for entries in by_name.values():
             entries.sort()
         for line, target_kind, target, alias in self._aliases:
             if target_kind == "module":
-                i = nearest_above(by_spec.get(target, []), line)
-                if i is not None and found[i][0] == line:
-                    module_alias[i] = alias
+                near = nearest_above(by_spec.get(target, []), line)
+                if near is not None and found[near][0] == line:
+                    module_alias[near] = alias
             else:
-                i = nearest_above(by_name.get(target, []), line)
-                if i is not None:
-                    aliases[i][names[i].index(target)] = alias
+                near = nearest_above(by_name.get(target, []), line)
+                if near is not None:
+                    aliases[near][names[near].index(target)] = alias
         result = []
         for i, (line, spec, relative, language) in enumerate(found):
             level = 0

@@ -170,7 +170,8 @@ def _libcst() -> SimpleNamespace:
 
 
 def parse(text: str) -> cst.Module:
-    return _libcst().cst.parse_module(text)
+    module: cst.Module = _libcst().cst.parse_module(text)
+    return module
 
 
 def analyse(source: SourceFile, module: cst.Module) -> Extraction:

@@ -41,7 +41,7 @@ def _newlines(value: str) -> int:
 if CodegenState is not None:
 
     @dataclass(frozen=False)
-    class _LineState(CodegenState):  # type: ignore[misc,valid-type]
+    class _LineState(CodegenState):
         spans: dict[cst.CSTNode, Span] = field(default_factory=dict)
         line: int = 1
         starts: list[int] = field(default_factory=list)

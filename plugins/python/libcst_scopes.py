@@ -44,7 +44,7 @@ from repomapper.model import DEF, REF, Import, SymbolKind, Tag
 from .common import signature_of, variable_kind
 
 _KEYWORD_NAMES = frozenset({"None", "True", "False"})  # Name nodes in libcst, constants in ast
-_REF_PRIORITY = {SymbolKind.CALL: 0, SymbolKind.ATTRIBUTE: 1, SymbolKind.NAME: 2}
+_REF_PRIORITY: dict[str, int] = {SymbolKind.CALL: 0, SymbolKind.ATTRIBUTE: 1, SymbolKind.NAME: 2}
 _STUB_BODY = cst.SimpleStatementSuite((cst.Expr(cst.Ellipsis()),))
 _DefNode = cst.FunctionDef | cst.ClassDef
 
@@ -180,7 +180,9 @@ class Collector(cst.CSTVisitor):
         stub = node.with_changes(
             decorators=(), leading_lines=(), lines_after_decorators=(), body=_STUB_BODY
         )
-        expected = ast.ClassDef if isinstance(node, cst.ClassDef) else ast.FunctionDef
+        expected: type[ast.AST] = (
+            ast.ClassDef if isinstance(node, cst.ClassDef) else ast.FunctionDef
+        )
         if isinstance(node, cst.FunctionDef) and node.asynchronous is not None:
             expected = ast.AsyncFunctionDef
         sig = _normalised(self._module.code_for_node(stub), expected)
@@ -281,7 +283,7 @@ class Collector(cst.CSTVisitor):
         def add(line: int, name: str, target: str | None, kind: str) -> None:
             key = (line, name, target)
             old = refs.get(key)
-            if old is None or _REF_PRIORITY[kind] < _REF_PRIORITY[old]:  # type: ignore[index]
+            if old is None or _REF_PRIORITY[kind] < _REF_PRIORITY[old]:
                 refs[key] = kind
 
         for node in self._names:
@@ -291,11 +293,11 @@ class Collector(cst.CSTVisitor):
                 name = target.rpartition(".")[2] if target else ident(node.value)
                 kind = SymbolKind.CALL if node in self._called else SymbolKind.NAME
                 add(self._spans[node][0], name, target, kind)
-        for node in self._attributes:
-            value = self.resolve_attribute(node)
-            kind = SymbolKind.CALL if node in self._called else SymbolKind.ATTRIBUTE
+        for attribute in self._attributes:
+            value = self.resolve_attribute(attribute)
+            kind = SymbolKind.CALL if attribute in self._called else SymbolKind.ATTRIBUTE
             target = ident(value.qname) if value.qname else None
-            add(self._spans[node.attr][0], ident(node.attr.value), target, kind)
+            add(self._spans[attribute.attr][0], ident(attribute.attr.value), target, kind)
         return [
             Tag(self.path, line, line, name, REF, kind, "", None, None, target)
             for (line, name, target), kind in refs.items()

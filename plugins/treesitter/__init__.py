@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable, Iterable
 from functools import cache
+from typing import TYPE_CHECKING, TypeVar
 
 from repomapper.hookspecs import hookimpl
 from repomapper.index import RepoIndex
@@ -30,7 +32,10 @@ from .languages import (
 
 # the parsing, extraction and resolution modules are imported when a file is first asked for:
 # a repository with no file of these languages never loads them
+if TYPE_CHECKING:
+    from .parsing import Parsed
 
+T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 NAME = "treesitter"
@@ -101,7 +106,9 @@ def backend_info() -> BackendInfo:
     return _backend_info()
 
 
-def _collected(source: SourceFile, key: str, collect) -> list | None:
+def _collected(
+    source: SourceFile, key: str, collect: Callable[[Parsed], Iterable[T]]
+) -> list[T] | None:
     """What ``collect`` finds in the file, parsed once for both hooks (the parse and each
     result live in the file's memo, :meth:`SourceFile.memo`)."""
     from .parsing import parse

@@ -159,10 +159,10 @@ def collect_tags(parsed: Parsed) -> list[Tag]:
             ok = valid[name] = _valid_name(name)
         if not ok:
             continue
-        key = (node.start_point[0] + 1, name)
-        seen = refs.get(key)
-        if seen is None or _REF_PRIORITY.get(kind, 9) < _REF_PRIORITY.get(seen, 9):
-            refs[key] = kind
+        at = (node.start_point[0] + 1, name)
+        known = refs.get(at)
+        if known is None or _REF_PRIORITY.get(kind, 9) < _REF_PRIORITY.get(known, 9):
+            refs[at] = kind
     tags.update(
         Tag(path, line, line, name, REF, kind, "", None, None)
         for (line, name), kind in refs.items()

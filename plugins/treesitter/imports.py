@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from repomapper.model import Import
 
@@ -12,18 +12,21 @@ from .extract import MAX_START_DEPTH
 from .parsing import PLACEHOLDER, Parsed
 from .snippets import node_text, string_value
 
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
 Handler = Callable[[Any, bytes, str], list[Import]]
 
 
-def _line(node: Any) -> int:
+def _line(node: Node) -> int:
     return node.start_point[0] + 1
 
 
-def _text(node: Any, data: bytes) -> str:
+def _text(node: Node, data: bytes) -> str:
     return node_text(node, data, 2048).strip()
 
 
-def _dotted(node: Any, data: bytes) -> str:
+def _dotted(node: Node, data: bytes) -> str:
     return "".join(_text(node, data).split())
 
 
@@ -57,13 +60,13 @@ def _es_names(clause: Any, data: bytes) -> tuple[list[str], list[str | None], st
     return names, aliases, alias
 
 
-def _spec_name(node: Any, data: bytes) -> str:
+def _spec_name(node: Node, data: bytes) -> str:
     if node.type == "string":
         return string_value(node, data) or ""
     return _text(node, data)
 
 
-def _es_import(node: Any, data: bytes, path: str) -> list[Import]:
+def _es_import(node: Node, data: bytes, path: str) -> list[Import]:
     source_node = node.child_by_field_name("source")
     names: list[str] = []
     aliases: list[str | None] = []
@@ -87,7 +90,7 @@ def _es_record(
     names: list[str],
     aliases: list[str | None],
     alias: str | None,
-    node: Any,
+    node: Node,
 ) -> Import:
     """The import record of an ES/CommonJS statement: relative when its specifier starts with
     a dot."""
@@ -96,7 +99,7 @@ def _es_record(
     )
 
 
-def _es_export(node: Any, data: bytes, path: str) -> list[Import]:
+def _es_export(node: Node, data: bytes, path: str) -> list[Import]:
     source = string_value(node.child_by_field_name("source"), data)
     if not source:
         return []
@@ -124,7 +127,7 @@ def _first_string_argument(call: Any, data: bytes) -> str | None:
     return string_value(first, data)
 
 
-def _require(node: Any, data: bytes, path: str) -> list[Import]:
+def _require(node: Node, data: bytes, path: str) -> list[Import]:
     source = _first_string_argument(node, data)
     if not source:
         return []
@@ -149,7 +152,7 @@ def _require(node: Any, data: bytes, path: str) -> list[Import]:
     return [_es_record(path, source, names, aliases, alias, node)]
 
 
-def _dynamic(node: Any, data: bytes, path: str) -> list[Import]:
+def _dynamic(node: Node, data: bytes, path: str) -> list[Import]:
     source = _first_string_argument(node, data)
     if not source:
         return []
@@ -159,7 +162,7 @@ def _dynamic(node: Any, data: bytes, path: str) -> list[Import]:
 # -- Go -----------------------------------------------------------------------------------------
 
 
-def _go(node: Any, data: bytes, path: str) -> list[Import]:
+def _go(node: Node, data: bytes, path: str) -> list[Import]:
     source = string_value(node.child_by_field_name("path"), data)
     if not source:
         return []
@@ -173,7 +176,7 @@ def _go(node: Any, data: bytes, path: str) -> list[Import]:
 _RUST_LOCAL = ("crate", "self", "super")
 
 
-def _rust_use(node: Any, data: bytes, path: str) -> list[Import]:
+def _rust_use(node: Node, data: bytes, path: str) -> list[Import]:
     argument = node.child_by_field_name("argument")
     if argument is None:
         return []
@@ -224,14 +227,14 @@ def _rust_use(node: Any, data: bytes, path: str) -> list[Import]:
     ]
 
 
-def _rust_mod(node: Any, data: bytes, path: str) -> list[Import]:
+def _rust_mod(node: Node, data: bytes, path: str) -> list[Import]:
     name = node.child_by_field_name("name")
     if name is None or node.child_by_field_name("body") is not None:
         return []
     return [Import(path, _text(name, data), (), True, _line(node))]
 
 
-def _rust_extern(node: Any, data: bytes, path: str) -> list[Import]:
+def _rust_extern(node: Node, data: bytes, path: str) -> list[Import]:
     name = node.child_by_field_name("name")
     alias = node.child_by_field_name("alias")
     if name is None:
@@ -253,7 +256,7 @@ def _rust_extern(node: Any, data: bytes, path: str) -> list[Import]:
 # -- Java, C#, PHP ------------------------------------------------------------------------------
 
 
-def _java(node: Any, data: bytes, path: str) -> list[Import]:
+def _java(node: Node, data: bytes, path: str) -> list[Import]:
     target = [c for c in node.named_children if c.type in ("scoped_identifier", "identifier")]
     if not target:
         return []
@@ -261,7 +264,7 @@ def _java(node: Any, data: bytes, path: str) -> list[Import]:
     return [Import(path, _dotted(target[0], data), ("*",) if wildcard else (), False, _line(node))]
 
 
-def _csharp(node: Any, data: bytes, path: str) -> list[Import]:
+def _csharp(node: Node, data: bytes, path: str) -> list[Import]:
     alias_node = node.child_by_field_name("name")
     targets = [
         c
@@ -275,7 +278,7 @@ def _csharp(node: Any, data: bytes, path: str) -> list[Import]:
     return [Import(path, _dotted(targets[-1], data), (), False, _line(node), 0, (), alias)]
 
 
-def _php_use(node: Any, data: bytes, path: str) -> list[Import]:
+def _php_use(node: Node, data: bytes, path: str) -> list[Import]:
     group = node.child_by_field_name("body")
     prefix = next((c for c in node.named_children if c.type == "namespace_name"), None)
     found: list[Import] = []
@@ -312,7 +315,7 @@ def _php_clause(clause: Any, data: bytes) -> tuple[str, str | None]:
     return target, (_text(alias_node, data) if alias_node is not None else None)
 
 
-def _php_require(node: Any, data: bytes, path: str) -> list[Import]:
+def _php_require(node: Node, data: bytes, path: str) -> list[Import]:
     if node.named_child_count == 0:
         return []
     arg = node.named_children[0]
@@ -339,7 +342,7 @@ def _php_require(node: Any, data: bytes, path: str) -> list[Import]:
 # -- Ruby, C/C++ --------------------------------------------------------------------------------
 
 
-def _ruby_require(node: Any, data: bytes, path: str) -> list[Import]:
+def _ruby_require(node: Node, data: bytes, path: str) -> list[Import]:
     method = node.child_by_field_name("method")
     source = _first_string_argument(node, data)
     if method is None or not source:
@@ -348,7 +351,7 @@ def _ruby_require(node: Any, data: bytes, path: str) -> list[Import]:
     return [Import(path, source, (), relative, _line(node))]
 
 
-def _c_include(node: Any, data: bytes, path: str) -> list[Import]:
+def _c_include(node: Node, data: bytes, path: str) -> list[Import]:
     target = node.child_by_field_name("path")
     if target is None or target.type not in ("string_literal", "system_lib_string"):
         return []
@@ -371,7 +374,7 @@ _COMPUTED = frozenset(
 )
 
 
-def _path(node: Any, data: bytes, path: str) -> list[Import]:
+def _path(node: Node, data: bytes, path: str) -> list[Import]:
     """``@import.path`` on the node naming what is imported (a string literal or a dotted name);
     a path computed at run time (a shell expansion, an interpolation) is not an import we can
     follow."""
@@ -384,7 +387,7 @@ def _path(node: Any, data: bytes, path: str) -> list[Import]:
     return [Import(path, source, (), source.startswith("."), _line(node))]
 
 
-def _scala(node: Any, data: bytes, path: str) -> list[Import]:
+def _scala(node: Node, data: bytes, path: str) -> list[Import]:
     """``import a.b.C`` and ``import a.b.{C, D => E}``."""
     parts: list[str] = []
     names: list[str] = []

@@ -19,6 +19,11 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
 from pathlib import Path, PurePosixPath
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tree_sitter import Language, Query
 
 log = logging.getLogger(__name__)
 
@@ -554,9 +559,9 @@ class Grammar:
     """A loaded language with its compiled queries (compiled once per process)."""
 
     spec: LanguageSpec
-    language: object  # tree_sitter.Language
-    tags_query: object  # tree_sitter.Query
-    imports_query: object | None
+    language: Language
+    tags_query: Query
+    imports_query: Query | None
 
 
 _lock = threading.Lock()
@@ -624,17 +629,18 @@ def _read_query(name: str) -> str:
         return ""
 
 
-def compile_query(ts: object, language: object, text: str, label: str) -> object | None:
+def compile_query(ts: ModuleType, language: Language, text: str, label: str) -> Query | None:
     """Compile ``text``; if the grammar rejects some patterns (a grammar version whose node names
     differ), drop just those with a warning and keep the rest in their original order."""
+    query: type[Query] = ts.Query
     try:
-        return ts.Query(language, text)  # type: ignore[attr-defined]
+        return query(language, text)
     except Exception as exc:
         first_error = exc
     kept: list[str] = []
     for pattern in split_patterns(text):
         try:
-            ts.Query(language, pattern)  # type: ignore[attr-defined]
+            query(language, pattern)
         except Exception:
             continue
         kept.append(pattern)
@@ -648,7 +654,7 @@ def compile_query(ts: object, language: object, text: str, label: str) -> object
     if not kept:
         return None
     try:
-        return ts.Query(language, "\n".join(kept))  # type: ignore[attr-defined]
+        return query(language, "\n".join(kept))
     except Exception:
         return None
 

@@ -24,6 +24,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from repomapper.index import RepoIndex
 from repomapper.model import Import
@@ -275,7 +276,7 @@ def load_tsconfig(root: Path, rel_path: str) -> TsPaths | None:
     )
 
 
-def _read_jsonc(root: Path, rel_path: str) -> dict | None:
+def _read_jsonc(root: Path, rel_path: str) -> dict[str, Any] | None:
     try:
         with open(root / rel_path, "rb") as fh:
             raw = fh.read(_MAX_CONFIG_BYTES)

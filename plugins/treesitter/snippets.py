@@ -7,7 +7,10 @@ bounded breadth-first frontier, never recursing.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 #: Bytes of declaration text looked at for a signature; the rest cannot fit in one anyway.
 _MAX_HEADER_BYTES = 4096
@@ -75,12 +78,12 @@ _DIRECTIVE = re.compile(
 )
 
 
-def node_text(node: Any, data: bytes, limit: int | None = None) -> str:
+def node_text(node: Node, data: bytes, limit: int | None = None) -> str:
     end = node.end_byte if limit is None else min(node.end_byte, node.start_byte + limit)
     return data[node.start_byte : end].decode("utf-8", errors="replace")
 
 
-def string_value(node: Any, data: bytes) -> str | None:
+def string_value(node: Node | None, data: bytes) -> str | None:
     """The content of a string literal node without its quotes (``None`` if interpolated)."""
     if node is None:
         return None
@@ -94,7 +97,7 @@ def string_value(node: Any, data: bytes) -> str | None:
     return text
 
 
-def effective_end_row(node: Any) -> int:
+def effective_end_row(node: Node) -> int:
     """The last row holding text of ``node`` (a node ending at column 0 ends on the row before)."""
     row, col = node.end_point
     start_row = node.start_point[0]
@@ -103,7 +106,7 @@ def effective_end_row(node: Any) -> int:
     return row
 
 
-def declaration_wrapper(node: Any) -> Any:
+def declaration_wrapper(node: Node) -> Any:
     """The outermost node that stands for ``node`` alone: ``export const x = 1`` for the
     declarator ``x = 1``, but not a grouped ``const ( ... )`` holding several specs."""
     current = node
@@ -117,7 +120,7 @@ def declaration_wrapper(node: Any) -> Any:
     return current
 
 
-def _header_start(node: Any) -> int:
+def _header_start(node: Node) -> int:
     """Start byte of a declaration, skipping leading decorators, attributes and comments."""
     start = node.start_byte
     for child in node.children:
@@ -131,7 +134,7 @@ def _header_start(node: Any) -> int:
     return start
 
 
-def _body_start(node: Any) -> int | None:
+def _body_start(node: Node) -> int | None:
     """Start byte of the body of ``node``: its ``body`` field, else the earliest body-like node
     or ``{`` token within three levels (bounded breadth-first)."""
     # a comment between the header and the body (Ruby) ends the header too
@@ -203,7 +206,7 @@ def signature(def_node: Any, kind: str, data: bytes, wrapper: Any = None) -> str
     return text or None  # (the core cuts long signatures)
 
 
-def docstring(node: Any, data: bytes) -> str | None:
+def docstring(node: Node, data: bytes) -> str | None:
     """The comment block immediately above a declaration (JSDoc, ``//`` or ``#`` lines), reduced
     cleaned of comment markers. ``node`` is the declaration's :func:`declaration_wrapper`."""
     # A declaration that opens its parent's body (Ruby's body_statement) takes the parent's comment.
