@@ -53,6 +53,7 @@ def backend_info() -> BackendInfo:
     which conformance checks apply. Set ``available=False`` with a ``detail`` when a runtime
     dependency is missing; the core then reports the files it would have handled.
     """
+    raise NotImplementedError  # a specification: plugins implement it
 
 
 @hookspec(firstresult=True)

@@ -70,7 +70,9 @@ def map_digest(
     return h.hexdigest()
 
 
-def hash_files(h, root: Path, extractor: Extractor, entries: Sequence[FileEntry]) -> None:
+def hash_files(
+    h: hashlib._Hash, root: Path, extractor: Extractor, entries: Sequence[FileEntry]
+) -> None:
     """Feed each file's path, content digest and backends to ``h`` (its mtime and size stand in
     for the content of a file that could not be read)."""
     extractor.prepare(root, entries)

@@ -57,7 +57,7 @@ class RankedRepository:
     #: every mapped file, best first, with its score and the reasons for it
     files: Sequence[RankedFile]
     #: (file, identifier, score) by their rank in the reference graph, best first
-    definitions: tuple[tuple[str, str, float], ...]
+    definitions: Sequence[tuple[str, str, float]]
     #: per file, its identifiers in the order of ``definitions``
     by_file: Mapping[str, list[tuple[str, float]]]
     #: task evidence per (file, identifier)

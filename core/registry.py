@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import os
@@ -57,6 +58,11 @@ def _env_modules() -> tuple[tuple[str, str], ...]:
         elif item.strip():
             log.warning("%s: %r is not name=module; ignored", ENV_PLUGINS, item.strip())
     return tuple(out)
+
+
+def _given(obj: Any) -> Any:
+    """A plugin object given as it is (what loading it gives)."""
+    return obj
 
 
 def _describe_failure(exc: BaseException) -> str:
@@ -129,7 +135,7 @@ class PluginSet:
         for name, module in BUILTIN_PLUGINS:
             if name not in blocked:
                 self._register(
-                    name, lambda module=module: importlib.import_module(module), "built-in plugin"
+                    name, functools.partial(importlib.import_module, module), "built-in plugin"
                 )
         if self.config.load_entry_points:
             self._load_entry_points(blocked)
@@ -137,12 +143,12 @@ class PluginSet:
             if name not in blocked and self.pm.get_plugin(name) is None:
                 self._register(
                     name,
-                    lambda module=module: importlib.import_module(module),
+                    functools.partial(importlib.import_module, module),
                     f"plugin module {module}",
                 )
         for name, obj in self.config.extra:
             if name not in blocked:
-                self._register(name, lambda obj=obj: obj, "plugin")
+                self._register(name, functools.partial(_given, obj), "plugin")
         self._check_hook_names()
         self._infos: dict[str, BackendInfo] | None = None
         self._route_cache: dict[tuple[str, str], tuple[str, ...]] = {}

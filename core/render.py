@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import re
 from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
@@ -221,7 +221,7 @@ MAX_SKIPS = 64
 
 
 def fill_budget(
-    items: Sequence[Item],
+    items: Iterable[Item],
     render: Callable[[Sequence[Item]], str],
     count: Callable[[str], int],
     budget: int,

@@ -12,6 +12,7 @@ import logging
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal, overload
 
 from .cache import TagCache
@@ -32,7 +33,7 @@ from .stages import rank as rank_stage
 from .stages import render as render_stage
 from .state import RepositoryState, StateOptions
 from .timings import StageTimer
-from .tokens import TokenCounter
+from .tokens import MapCounter
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -61,7 +62,7 @@ class RepoMap:
         *,
         cache_dir: str | os.PathLike[str] | None = None,
         use_cache: bool = True,
-        token_counter: TokenCounter | Callable[[str], int] | None = None,
+        token_counter: MapCounter | Callable[[str], int] | None = None,
         plugins: PluginSet | None = None,
         python_backend: str = "ast",
         include: Sequence[str] = (),
@@ -103,7 +104,7 @@ class RepoMap:
 
     # -- the state's parts, read through the facade --------------------------------------------
     @property
-    def root(self):
+    def root(self) -> Path:
         return self.state.root
 
     @property
@@ -111,7 +112,7 @@ class RepoMap:
         return self.state.cache
 
     @property
-    def counter(self) -> TokenCounter:
+    def counter(self) -> MapCounter:
         return self.state.counter
 
     @property
@@ -246,7 +247,7 @@ class RepoMap:
         self,
         chat_files: Sequence[str | os.PathLike[str]] = (),
         mentioned_idents: Iterable[str] = (),
-    ) -> nx.MultiDiGraph:
+    ) -> nx.MultiDiGraph[str]:
         """The explicit dependency graph of the repository (networkx), for inspection.
 
         Ranking computes the same PageRank on a factored form of this graph (see

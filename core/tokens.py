@@ -168,9 +168,13 @@ def default_counter() -> TokenCounter | _Cl100kCounter:
     return _shared_cl100k() or ESTIMATE
 
 
+#: what counts a map's tokens: a caller's counter or the built-in exact one
+MapCounter = TokenCounter | _Cl100kCounter
+
+
 def as_counter(
-    counter: TokenCounter | Callable[[str], int] | None,
-) -> TokenCounter | _Cl100kCounter:
+    counter: MapCounter | Callable[[str], int] | None,
+) -> MapCounter:
     """Accept an embedding application's counter: a TokenCounter or any ``str -> int`` callable."""
     if counter is None:
         return default_counter()

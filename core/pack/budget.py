@@ -7,6 +7,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .content import MODES, render
 from .models import ASTContext, FileContent
@@ -20,7 +21,7 @@ log = logging.getLogger(__name__)
 class Filled:
     files: tuple[FileContent, ...]
     tokens: int
-    omitted: tuple[dict, ...]
+    omitted: tuple[dict[str, Any], ...]
     #: symbol id -> "body" or "signature", for the files included
     shown: dict[str, str]
 
@@ -40,7 +41,7 @@ def fill(
 ) -> Filled:
     remaining = budget
     files: list[FileContent] = []
-    omitted: list[dict] = []
+    omitted: list[dict[str, Any]] = []
     shown: dict[str, str] = {}
     for c in order(cands):
         try:

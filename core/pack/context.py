@@ -31,7 +31,7 @@ def build_ast_context(
     rm: RepoMap, entries: Sequence[FileEntry], git_sha: str, file_set: str
 ) -> ASTContext:
     """Extract every file (full tags, from the tag cache where it can) and resolve imports."""
-    full: dict[str, FileExtraction] = rm.extract(entries, full=True)  # type: ignore[assignment]
+    full: dict[str, FileExtraction] = rm.extract(entries, full=True)
     mapped = {p: ex for p, ex in full.items() if ex.plugin is not None}
     index = RepoIndex(rm.root, mapped)
     referrers: dict[str, set[str]] = defaultdict(set)
@@ -91,7 +91,9 @@ def parsed_file(
     imports = []
     for imp in ex.imports:
         try:
-            _, targets = rm.plugins.call_first("resolve_import", [ex.plugin], imp=imp, index=index)
+            _, targets = rm.plugins.call_first(
+                "resolve_import", [str(ex.plugin)], imp=imp, index=index
+            )
         except Exception as exc:  # a faulty backend costs this import, not the run
             log.warning("%s: resolving %r failed: %s", path, imp.source, exc)
             targets = ()

@@ -160,13 +160,19 @@ class DependencyGraph:
                 seen.add(key)
                 edges[src_id].append(_Edge(to, kind, path, line))
         self._edges[path] = dict(edges)
-        for src in sorted(edges):
-            for e in edges[src]:
-                self._rev[e.to].append((src, e))
+        for origin in sorted(edges):
+            for e in edges[origin]:
+                self._rev[e.to].append((origin, e))
         return self._edges[path]
 
     def _choose(
-        self, candidates: list[str], name: str, ref_kind: str, parsed: ParsedFile, imported, own
+        self,
+        candidates: list[str],
+        name: str,
+        ref_kind: str,
+        parsed: ParsedFile,
+        imported: _Imports,
+        own: set[str],
     ) -> list[str]:
         paths, symbols = self._path_of, self.symbols
         named = imported.names.get(name)

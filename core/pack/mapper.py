@@ -11,7 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..discover import check_root
+from ..cache import TagCache
+from ..discover import FileEntry, check_root
 from ..model import Diagnostic
 from ..registry import PluginSet
 from ..repomap import RepoMap, summarise
@@ -149,7 +150,7 @@ class RepoMapper:
         return own
 
     # -- the AST context -------------------------------------------------------------------------
-    def _state(self):
+    def _state(self) -> tuple[list[FileEntry], list[Diagnostic], str, str | None, str]:
         entries, diags, _ = self.repomap.collect(None)
         if not self._owns_repomap and self._own:
             # a RepoMap given to us maps our own output too: leave it out of the AST context
@@ -193,7 +194,9 @@ class RepoMapper:
         self._ctx = ctx
         return ctx, diags, date
 
-    def _keep(self, ctx: ASTContext, cache, key: str, diags: list[Diagnostic]) -> None:
+    def _keep(
+        self, ctx: ASTContext, cache: TagCache | None, key: str, diags: list[Diagnostic]
+    ) -> None:
         """Store a context just built in the tag cache, and in the file the caller named."""
         if cache is not None:
             persist.store_cached(cache, key, ctx)
@@ -222,7 +225,7 @@ class RepoMapper:
     ) -> ASTContext:
         return await asyncio.to_thread(self.refresh_ast_context_sync, repo_path)
 
-    def _check_repo(self, repo_path) -> None:
+    def _check_repo(self, repo_path: str | os.PathLike[str] | None) -> None:
         if repo_path is not None and Path(repo_path).resolve() != self.root:
             raise PackError(f"{repo_path} is not this mapper's repository ({self.root})")
 
@@ -367,7 +370,9 @@ class RepoMapper:
         atomic_write(path, dumps(pack.to_dict()))
         return path
 
-    def _why_empty(self, ctx, selection, filled, budget) -> Diagnostic:
+    def _why_empty(
+        self, ctx: ASTContext, selection: Selection, filled: Filled, budget: int
+    ) -> Diagnostic:
         if not ctx.files and not selection.candidates:
             return Diagnostic(
                 "nothing_to_map", "no file of the repository could be mapped", severity="error"

@@ -51,7 +51,7 @@ def cache_key(state: str, file_set: str, backends: Iterable[str]) -> str:
     return CACHE_PREFIX + h.hexdigest()
 
 
-def _encode_file(pf: ParsedFile) -> list:
+def _encode_file(pf: ParsedFile) -> list[Any]:
     return [
         pf.language,
         [
@@ -78,7 +78,7 @@ def _encode_file(pf: ParsedFile) -> list:
     ]
 
 
-def _decode_file(path: str, row: list) -> ParsedFile:
+def _decode_file(path: str, row: list[Any]) -> ParsedFile:
     language, symbols, imports, exports, line_count, refs, digest = row
     return ParsedFile(
         path,

@@ -9,9 +9,10 @@ context file (the AST context lives in the tag cache)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 class PackError(ValueError):
@@ -44,7 +45,7 @@ class PackSettings:
     ) -> PackSettings:
         env = os.environ if env is None else env
 
-        def pick(arg, name: str, conv, default):
+        def pick(arg: Any, name: str, conv: Callable[[str], Any], default: Any) -> Any:
             if arg is not None:
                 value = arg
             elif env.get(name, "").strip():
@@ -81,7 +82,7 @@ class PackSettings:
             )
         return s
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         # where files go is left out: a pack is the same wherever it is written
         return {
             "ast_cache_ttl": self.ast_cache_ttl,

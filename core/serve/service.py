@@ -19,7 +19,7 @@ from ..contract.request import ContractError, parse_request
 from ..contract.run import map_with
 from ..discover import stat_entry
 from ..graph import identifier_multiplier
-from ..model import REF, Tag
+from ..model import REF, Diagnostic, Tag
 from ..registry import PluginConfig, PluginSet
 from ..stages import RepositoryTables, current_tables, warm_up
 from ..state import RepositoryState, StateOptions
@@ -394,7 +394,7 @@ class Service:
                 for p, names in items[:limit]
             ]
 
-        def counted(rows) -> list[dict[str, Any]]:
+        def counted(rows: Mapping[str, int]) -> list[dict[str, Any]]:
             return [
                 {"path": p, "count": n}
                 for p, n in sorted(rows.items(), key=lambda x: (-x[1], x[0]))[:limit]
@@ -404,8 +404,8 @@ class Service:
         for rows in (uses, used_by):
             for p, names in rows.items():
                 neighbours[p] = neighbours.get(p, 0.0) + sum(names.values())
-        for rows in (forward.get(rel, {}), backward.get(rel, {})):
-            for p, n in rows.items():
+        for counts in (forward.get(rel, {}), backward.get(rel, {})):
+            for p, n in counts.items():
                 neighbours[p] = neighbours.get(p, 0.0) + math.sqrt(n)
         totals = {
             "imports": len(forward.get(rel, {})),
@@ -431,7 +431,7 @@ class Service:
         return out
 
     def context_pack(
-        self, root: Path, task_id: str, task: str, targets: list, role: str, budget: int
+        self, root: Path, task_id: str, task: str, targets: list[str], role: str, budget: int
     ) -> dict[str, Any]:
         """The context pack of a task (not written to a file: the answer is the pack)."""
         from ..pack import PackError, RepoMapper
@@ -476,7 +476,7 @@ class Service:
         found = stat_entry(idx.root, rel, idx.max_file_size)
         why = (
             found.message
-            if hasattr(found, "message")
+            if isinstance(found, Diagnostic)
             else "not listed by discovery (ignored by .gitignore?)"
         )
         if rel in idx.entries:
@@ -513,7 +513,8 @@ def _fuzzy(name: str, names: Iterable[str]) -> list[str]:
 
 def _symbol(t: Tag, idx: RepositoryTables) -> dict[str, Any]:
     doc = t.docstring
-    truncated = doc is not None and len(doc) > DOCSTRING_CHARS
+    if doc is not None and len(doc) > DOCSTRING_CHARS:
+        doc = doc[:DOCSTRING_CHARS] + "…"
     return {
         "path": t.file_path,
         "line": t.start_line,
@@ -523,7 +524,7 @@ def _symbol(t: Tag, idx: RepositoryTables) -> dict[str, Any]:
         "kind": str(t.symbol_kind),
         "scope": t.scope,
         "signature": t.signature,
-        "docstring": (doc[:DOCSTRING_CHARS] + "…") if truncated else doc,
+        "docstring": doc,
         "language": idx.files[t.file_path].language if t.file_path in idx.files else None,
     }
 

@@ -3,6 +3,8 @@ depends on changed, else ranked (:mod:`.ranking`) and rendered (:mod:`.rendering
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..memo import map_digest, replay
 from ..model import Diagnostic, MapResult
 from ..settings import MapSettings
@@ -58,7 +60,7 @@ def _replayed(settings: MapSettings, state: RepositoryState, digest: str) -> Map
     return state.unsaved_maps.get(digest) or replay(state.cache, digest)
 
 
-def _tokenizer_preload(state: RepositoryState, quiet: bool):
+def _tokenizer_preload(state: RepositoryState, quiet: bool) -> Callable[[int], None] | None:
     """Told how many files are to be extracted: the tokenizer then loads on a thread while the
     call ranks (and before the summaries arrive: the memory its loading frees is reused by
     them, a lower peak). Not when counts are remembered and no file the stored ranking puts near

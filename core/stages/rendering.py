@@ -167,7 +167,9 @@ def _explain(
     """Never a silent empty map: say why there is nothing, or why less than expected."""
     if not ranked.entries:
         unlisted = sorted(
-            d.path for d in diags if d.code == "unreadable" and (d.path or "").endswith("/")
+            d.path
+            for d in diags
+            if d.code == "unreadable" and d.path is not None and d.path.endswith("/")
         )
         if unlisted:
             return [

@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..tokens import TokenCounter, _Cl100kCounter
+from ..tokens import MapCounter, _Cl100kCounter
 
 if TYPE_CHECKING:
     from ..cache import TagCache
@@ -27,7 +27,7 @@ class CountMemo:
     Only the built-in exact counter is remembered (a caller's counter is always asked: it may
     count differently from run to run)."""
 
-    def __init__(self, counter: TokenCounter, cache: Callable[[], TagCache], use_cache: bool):
+    def __init__(self, counter: MapCounter, cache: Callable[[], TagCache], use_cache: bool):
         self.counter = counter
         self._cache = cache
         self._use_cache = use_cache
@@ -57,7 +57,8 @@ class CountMemo:
 
     def counting(self) -> tuple[Callable[[str], int], dict[bytes, int]]:
         """The count function a render uses, and the dict of the counts it makes."""
-        counter, fresh = self.counter, {}  # type: tuple[TokenCounter, dict[bytes, int]]
+        counter = self.counter
+        fresh: dict[bytes, int] = {}
         if not self.remembers:
             return counter.count, fresh
         if len(self._known) > MAX_KNOWN_COUNTS:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import snapshot
@@ -31,7 +32,7 @@ class GraphStates:
 
     def __init__(
         self,
-        root,
+        root: Path,
         cache: Callable[[], TagCache],
         use_cache: bool,
         resolve_imports: ImportResolver,

@@ -34,7 +34,7 @@ from ..relevance import LexicalIndex
 from ..render import SourceLines
 from ..settings import ALL_FILES, Selection
 from ..timings import StageTimer
-from ..tokens import TokenCounter, as_counter
+from ..tokens import MapCounter, as_counter
 from ..watch import Watcher
 from .counts import CountMemo
 from .graphs import GraphStates
@@ -61,7 +61,7 @@ class StateOptions:
     progress: ProgressFn | None = None
     #: seconds per plugin hook call; None: the plugins' limits
     plugin_timeout: float | None = None
-    token_counter: TokenCounter | Callable[[str], int] | None = None
+    token_counter: MapCounter | Callable[[str], int] | None = None
     #: honour ``.gitignore`` files: None, as git does (inside a git work tree only); True also
     #: outside one; False never (files git ignores are listed too)
     gitignore: bool | None = None
@@ -349,7 +349,11 @@ class RepositoryState:
         them."""
         extractor = self.extractor()
         extractor.prepare(self.root, entries)
-        result: dict[str, FileExtraction] = extractor.run(self.root, entries, full=True)
+        result = {
+            p: ex
+            for p, ex in extractor.run(self.root, entries, full=True).items()
+            if isinstance(ex, FileExtraction)
+        }
         self.last_stats = dict(extractor.stats)
         return result
 

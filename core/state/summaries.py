@@ -48,7 +48,8 @@ class Summaries:
             for e, k in zip(entries, keys, strict=True)
             if (row := rows.get(e.path)) is None or row[0] != k
         ]
-        fresh = extractor.run(root, changed, misses=misses, deferred=deferred) if changed else {}
+        got = extractor.run(root, changed, misses=misses, deferred=deferred) if changed else {}
+        fresh = {p: fs for p, fs in got.items() if isinstance(fs, FileSymbols)}
         if changed:
             self.last_stats = {**extractor.stats, "reused": len(entries) - len(changed)}
         else:
