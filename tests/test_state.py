@@ -191,3 +191,20 @@ def test_a_dropped_state_is_freed_at_once(pyrepo, tmp_path):
         assert ref() is None
     finally:
         gc.enable()
+
+
+def test_the_tools_do_not_rank_again_what_a_map_ranked(pyrepo, tmp_path):
+    """The tools read the symbol table and the import edges, which do not depend on the chat
+    files and mentions a map was ranked with: a tool call after a map keeps its graph state."""
+    from repomapper.settings import ALL_FILES
+
+    svc = Service(pyrepo, ServiceOptions(cache_dir=str(tmp_path / "c"), watch=False))
+    try:
+        svc.call("repo_map", {"token_budget": 500, "mentioned_idents": ["Catalog"]})
+        (state,) = svc._states.values()
+        ranked = state.graphs.get(ALL_FILES)
+        assert ranked is not None and "Catalog" in ranked.boosts[2]
+        assert svc.call("find_symbol", {"name": "Catalog"}).data["total"] == 1
+        assert state.graphs.get(ALL_FILES) is ranked
+    finally:
+        svc.close()

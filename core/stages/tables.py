@@ -80,7 +80,20 @@ def current_tables(state: RepositoryState, selection: Selection = ALL_FILES) -> 
     stored = state.graphs.peek(selection, files.extractor, files.all_entries)
     summaries = state.summarise(files.extractor, files.all_entries, deferred=stored is not None)
     mapped = {p: fs for p, fs in summaries.items() if fs.plugin is not None}
-    graph = graph_state(state, files, mapped, frozenset(), frozenset(), selection, stored)
+    # the tables do not depend on the chat files and mentions a map ranked with: the graph
+    # state keeps the ones it has (changing them would rank again for nothing)
+    kept = state.graphs.get(selection)
+    _, mentioned_files, mentioned_idents = kept.boosts if kept is not None else ((), (), ())
+    files = files._replace(chat=kept.boosts[0]) if kept is not None else files
+    graph = graph_state(
+        state,
+        files,
+        mapped,
+        frozenset(mentioned_files),
+        frozenset(mentioned_idents),
+        selection,
+        stored,
+    )
     entries = {e.path: e for e in files.entries}
     return RepositoryTables(
         state.root,
