@@ -17,6 +17,7 @@ import logging
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Protocol
 
@@ -68,6 +69,33 @@ class StateInputs:
         return self.chat, self.mentioned_files, self.mentioned_idents
 
 
+class Rankings:
+    """A state's factored graph and both rankings, computed when first read: a reader that
+    needs only the symbol table and the import edges (the MCP tools) never ranks, and a state
+    updated again before anyone read its rankings never computes them."""
+
+    __slots__ = ("_compute", "_values")
+
+    def __init__(
+        self,
+        compute: Callable[[], tuple[FactoredGraph, Mapping[str, float], Ranking]] | None = None,
+        values: tuple[FactoredGraph, Mapping[str, float], Ranking] | None = None,
+    ):
+        self._compute = compute
+        self._values = values
+
+    def get(self) -> tuple[FactoredGraph, Mapping[str, float], Ranking]:
+        if self._values is None:
+            if self._compute is None:
+                raise ValueError("rankings with neither values nor a way to compute them")
+            self._values, self._compute = self._compute(), None
+        return self._values
+
+    @property
+    def computed(self) -> bool:
+        return self._values is not None
+
+
 @dataclass(frozen=True)
 class GraphState:
     """Everything ranking derives from the mapped files, for one set of chat files and mentions."""
@@ -80,15 +108,28 @@ class GraphState:
     imports: Mapping[str, Counter[str]]
     blocks: FactorBlocks
     definitions: DefinitionIndex
-    graph: FactoredGraph
-    #: the task-free PageRank of files (personalized by chat files and mentions)
-    prior: Mapping[str, float]
-    ranking: Ranking
-    #: per file, its identifiers in the order of ``ranking.definitions``
-    by_file: Mapping[str, list[tuple[str, float]]]
+    rankings: Rankings
     #: how the state was arrived at: "built" or "updated" (with how many changed files)
     how: str = "built"
     context: object = None
+
+    @property
+    def graph(self) -> FactoredGraph:
+        return self.rankings.get()[0]
+
+    @property
+    def prior(self) -> Mapping[str, float]:
+        """The task-free PageRank of files (personalized by chat files and mentions)."""
+        return self.rankings.get()[1]
+
+    @property
+    def ranking(self) -> Ranking:
+        return self.rankings.get()[2]
+
+    @cached_property
+    def by_file(self) -> Mapping[str, list[tuple[str, float]]]:
+        """Per file, its identifiers in the order of ``ranking.definitions``."""
+        return ByFile(self.ranking)
 
 
 class ByFile(Mapping[str, list[tuple[str, float]]]):
@@ -222,9 +263,12 @@ def _ranked(
     chat, mentioned_f, mentioned_i = inputs.boosts()
     # a stored state's imports stay layered: their values are made only when read
     ordered = imports if isinstance(imports, Layered) else {p: imports[p] for p in sorted(imports)}
-    graph = blocks.factored(files, ordered, definitions)
-    prior = pagerank(graph, personalization(files, chat, mentioned_f, mentioned_i))
-    ranking = rank_definitions(graph, table, prior, mentioned_i)
+
+    def compute() -> tuple[FactoredGraph, Mapping[str, float], Ranking]:
+        graph = blocks.factored(files, ordered, definitions)
+        prior = pagerank(graph, personalization(files, chat, mentioned_f, mentioned_i))
+        return graph, prior, rank_definitions(graph, table, prior, mentioned_i)
+
     return GraphState(
         files,
         inputs.boosts(),
@@ -233,10 +277,7 @@ def _ranked(
         ordered,
         blocks,
         definitions,
-        graph,
-        prior,
-        ranking,
-        ByFile(ranking),
+        Rankings(compute),
         how,
         inputs.context,
     )

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..cache import CacheKey
 from ..definitions import DefinitionIndex, RowsAt, _Arrays, _names, _starts
-from ..graphstate import ByFile, GraphState, StateInputs
+from ..graphstate import GraphState, Rankings, StateInputs
 from ..index import RepoIndex
 from ..layered import Layered
 from ..model import FileSymbols
@@ -74,10 +74,7 @@ def _state(
         imports=imports,
         blocks=blocks,
         definitions=definitions,
-        graph=graph,
-        prior=prior,
-        ranking=ranking,
-        by_file=ByFile(ranking),
+        rankings=Rankings(values=(graph, prior, ranking)),
         how="stored",
         context=inputs.context,
     )
