@@ -498,6 +498,7 @@ def _map_json(
         "clone_path": str(root.absolute()),
         "token_budget": tokens,
         "include_globs": list(include),
+        "exclude_globs": list(exclude),
         "chat_files": [str(c) for c in chat],
         "mentioned_files": [str(f) for f in mention_file],
         "mentioned_idents": list(mention_ident),
@@ -511,7 +512,6 @@ def _map_json(
             MapOptions(
                 cache_dir=cache_dir,
                 use_cache=not no_cache,
-                exclude=tuple(exclude),
                 max_file_size=max_file_size,
                 jobs=jobs,
                 gitignore=gitignore,

@@ -72,6 +72,7 @@ class MapRequest:
     clone_path: str
     token_budget: int = DEFAULT_TOKEN_BUDGET
     include_globs: tuple[str, ...] = ()
+    exclude_globs: tuple[str, ...] = ()
     languages: tuple[str, ...] = ()
     task: str | None = None
     chat_files: tuple[str, ...] = ()
@@ -85,6 +86,7 @@ class MapRequest:
             "clone_path": self.clone_path,
             "token_budget": self.token_budget,
             "include_globs": list(self.include_globs),
+            "exclude_globs": list(self.exclude_globs),
             "languages": list(self.languages),
             "task": self.task,
             "chat_files": list(self.chat_files),
@@ -98,6 +100,7 @@ REQUEST_KEYS = (
     "clone_path",
     "token_budget",
     "include_globs",
+    "exclude_globs",
     "languages",
     "task",
     "chat_files",
@@ -174,7 +177,8 @@ def check_glob(glob: Any, field: str = "include_globs") -> str:
         )
     if glob.startswith("!"):
         raise invalid(
-            f"{field}: glob {glob!r} starts with '!' (negation is not supported in include_globs)",
+            f"{field}: glob {glob!r} starts with '!' (negation is not supported: "
+            "use exclude_globs to leave files out)",
             field,
             glob,
         )
@@ -196,6 +200,12 @@ def check_glob(glob: Any, field: str = "include_globs") -> str:
         raise invalid(f"{field}: glob {glob!r} leads out of the repository ('..')", field, glob)
     while glob.startswith("./"):
         glob = glob[2:]
+    from ..discover import GlobError, compile_globs
+
+    try:  # what the map will compile: a glob pathspec reads as no rule at all is refused here
+        compile_globs([glob], field)
+    except GlobError as exc:
+        raise invalid(str(exc), field, glob) from None
     return glob
 
 
@@ -285,6 +295,7 @@ def parse_request(
         clone_path = default_root
     clone_path = check_clone_path(clone_path)
     globs = _str_list(data, "include_globs", MAX_GLOBS)
+    excluded = _str_list(data, "exclude_globs", MAX_GLOBS)
     languages = _str_list(data, "languages", 64)
     for lang in languages:
         if not _LANGUAGE_RE.fullmatch(lang):
@@ -300,6 +311,7 @@ def parse_request(
         clone_path=clone_path,
         token_budget=_int(data, "token_budget", DEFAULT_TOKEN_BUDGET, 1, MAX_TOKEN_BUDGET),
         include_globs=tuple(check_glob(g) for g in globs),
+        exclude_globs=tuple(check_glob(g, "exclude_globs") for g in excluded),
         languages=languages,
         task=task or None,
         chat_files=_str_list(data, "chat_files"),

@@ -69,6 +69,19 @@ REQUEST_SCHEMA: dict[str, Any] = {
             "'**/*.go', 'src/**/*.py', '[ab]*.py'. Safe alphabet: letters, digits and "
             "* ? [ ] ! . , - _ / + @ = ~ ('!' only in '[!...]').",
         },
+        "exclude_globs": {
+            "type": "array",
+            "maxItems": MAX_GLOBS,
+            "default": [],
+            "items": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_GLOB_LENGTH,
+                "pattern": f"^[{GLOB_ALPHABET}]+$",
+            },
+            "description": "Leave out files matching any of these globs (same syntax as include_globs), "
+            "even when include_globs matches them: 'tests/**', '*_test.go', 'vendor/'.",
+        },
         "languages": {
             "type": "array",
             "maxItems": 64,

@@ -1,0 +1,105 @@
+"""Every surface says what it does (issue 25, "Surfaces that say one thing and do another"):
+the CLI (text and json), the library and the MCP tools refuse the same bad input the same way,
+and say the same things about a run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from repomapper.cli import main
+from repomapper.contract import run_map
+from repomapper.discover import GlobError
+from repomapper.repomap import RepoMap
+from repomapper.serve.service import Service, ServiceOptions
+from tests.conftest import write_tree
+
+TREE = {
+    "pkg/a.py": "def alpha():\n    return 1\n",
+    "pkg/b.py": "from pkg.a import alpha\n\n\ndef beta():\n    return alpha()\n",
+    "tests/test_a.py": "from pkg.a import alpha\n\n\ndef test_alpha():\n    assert alpha()\n",
+}
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return write_tree(tmp_path / "repo", TREE)
+
+
+@pytest.fixture
+def run():
+    runner = CliRunner()
+
+    def invoke(*args):
+        return runner.invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+    return invoke
+
+
+@pytest.fixture
+def service():
+    s = Service(None, ServiceOptions(use_cache=False, watch=False, warm_up=False))
+    yield s
+    s.close()
+
+
+# -- 1. an invalid glob is refused on every surface ------------------------------------------
+
+BAD_GLOBS = ["[", "src/[ab", "[]"]
+
+
+@pytest.mark.parametrize("glob", BAD_GLOBS)
+@pytest.mark.parametrize("option", ["--include", "--exclude"])
+def test_cli_text_refuses_an_invalid_glob(run, repo, option, glob):
+    r = run("map", repo, "--include", "**/*.py", option, glob)
+    assert r.exit_code == 2, r.stderr
+    assert r.stdout == ""
+    [line] = r.stderr.splitlines()
+    assert line.startswith(f"repomapper: error: invalid {option} pattern {glob!r}")
+
+
+@pytest.mark.parametrize("glob", BAD_GLOBS)
+@pytest.mark.parametrize("option", ["--include", "--exclude"])
+def test_cli_json_refuses_an_invalid_glob(run, repo, option, glob):
+    r = run("map", repo, option, glob, "--format", "json")
+    assert r.exit_code == 2, r.stderr
+    env = json.loads(r.stdout)
+    assert env["outcome"] == "error"
+    assert env["reason"]["code"] == "invalid_input"
+    assert (
+        env["reason"]["field"]
+        == {"--include": "include_globs", "--exclude": "exclude_globs"}[option]
+    )
+    assert env["reason"]["value"] == glob
+
+
+@pytest.mark.parametrize("glob", BAD_GLOBS)
+@pytest.mark.parametrize("key", ["include", "exclude"])
+def test_library_refuses_an_invalid_glob(repo, key, glob):
+    rm = RepoMap(repo, use_cache=False, **{key: [glob]})
+    try:
+        with pytest.raises(GlobError, match=f"invalid --{key} pattern"):
+            rm.map()
+    finally:
+        rm.close()
+    env = run_map({"clone_path": str(repo), f"{key}_globs": [glob]})
+    assert env.outcome == "error" and env.reason.code == "invalid_input"
+    assert env.reason.field == f"{key}_globs"
+
+
+@pytest.mark.parametrize("glob", BAD_GLOBS)
+@pytest.mark.parametrize("key", ["include_globs", "exclude_globs"])
+def test_mcp_refuses_an_invalid_glob(service, repo, key, glob):
+    result = service.call("repo_map", {"clone_path": str(repo), key: [glob]})
+    assert result.is_error
+    assert result.data["reason"]["code"] == "invalid_input"
+    assert result.data["reason"]["field"] == key
+
+
+def test_a_valid_exclude_still_excludes(run, repo):
+    r = run("map", repo, "--include", "**/*.py", "--exclude", "tests/", "--format", "json")
+    assert r.exit_code == 0, r.stderr
+    paths = {f["path"] for f in json.loads(r.stdout)["ranked_files"]}
+    assert paths == {"pkg/a.py", "pkg/b.py"}
