@@ -75,9 +75,6 @@ def _err(line: str) -> None:
 
 
 def _setup_logging(verbose: int) -> None:
-    _VERBOSE[0] = verbose
-    level = logging.WARNING if verbose == 1 else logging.DEBUG if verbose > 1 else logging.ERROR
-    _HANDLER.setLevel(level)
     _HANDLER.hold = False  # map, tags, imports and graph hold warnings (see _hold_warnings)
     _HANDLER.held, _HANDLER.printed = [], []
     click.get_current_context().call_on_close(_HANDLER.print_held)
@@ -86,8 +83,33 @@ def _setup_logging(verbose: int) -> None:
         root.addHandler(_HANDLER)
     if root.level > logging.WARNING or root.level == logging.NOTSET:
         root.setLevel(logging.WARNING)  # warnings must still reach the diagnostics
+    _set_verbosity(verbose)
+
+
+def _set_verbosity(verbose: int) -> None:
+    _VERBOSE[0] = verbose
+    level = logging.WARNING if verbose == 1 else logging.DEBUG if verbose > 1 else logging.ERROR
+    _HANDLER.setLevel(level)
     if verbose > 1:
-        root.setLevel(logging.DEBUG)
+        logging.getLogger().setLevel(logging.DEBUG)
+
+
+def _more_verbose(ctx: click.Context, param: click.Parameter, value: int) -> None:
+    """A command's own ``-v`` counts together with the group's (``repomapper -v map -v`` is
+    ``-vv``): the closing line's "-v for the list" works after the command name too."""
+    if value:
+        _set_verbosity(_VERBOSE[0] + value)
+
+
+def verbose_option(f):
+    return click.option(
+        "-v",
+        "--verbose",
+        count=True,
+        expose_value=False,
+        callback=_more_verbose,
+        help="Show warnings and every diagnostic (-v) or debug output (-vv) on stderr.",
+    )(f)
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> None:
@@ -316,6 +338,7 @@ def main(verbose: int) -> None:
 
 
 @main.command("map")
+@verbose_option
 @click.argument("root", default=".", type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--tokens", "-t", default=1024, show_default=True, type=int, help="Token budget (a hard cap)."
@@ -639,6 +662,7 @@ def _emit_records(
 
 
 @main.command("tags")
+@verbose_option
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
@@ -656,6 +680,7 @@ def tags_command(
 
 
 @main.command("imports")
+@verbose_option
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
@@ -673,6 +698,7 @@ def imports_command(
 
 
 @main.command("plugins")
+@verbose_option
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
@@ -724,6 +750,7 @@ def plugins_command(fmt, python_backend, no_entry_points, block) -> None:
 
 
 @main.command("mcp")
+@verbose_option
 @click.argument("root", required=False, type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--no-watch", is_flag=True, help="Do not watch the tree; re-list it on every call instead."
@@ -772,6 +799,7 @@ def mcp_command(
 
 
 @main.command("graph")
+@verbose_option
 @click.argument("root", default=".", type=click.Path(path_type=Path, readable=False))
 @task_options("A task description: ranks as `map --task` does; the page shows why files rank.")
 @click.option(
@@ -902,6 +930,7 @@ def graph_command(
 
 
 @main.command("pack")
+@verbose_option
 @click.argument("root", type=click.Path(path_type=Path))
 @click.option("--task-id", required=True, metavar="ID", help="The task id: the pack's file name.")
 @task_options("The task description.")

@@ -103,3 +103,34 @@ def test_a_valid_exclude_still_excludes(run, repo):
     assert r.exit_code == 0, r.stderr
     paths = {f["path"] for f in json.loads(r.stdout)["ranked_files"]}
     assert paths == {"pkg/a.py", "pkg/b.py"}
+
+
+# -- 2. "-v for the list": -v after the command name too --------------------------------------
+
+
+def test_v_after_the_command_is_the_groups_v(run, repo):
+    (repo / "README.md").write_text("# read me\n")
+    quiet = run("map", repo)
+    assert quiet.exit_code == 0 and quiet.stderr.rstrip().endswith("-v for the list")
+    after = run("map", repo, "-v")
+    before = run("-v", "map", repo)
+    assert after.exit_code == 0, after.stderr
+    assert after.stderr == before.stderr and after.stdout == before.stdout
+    assert "[no_backend]" in after.stderr and "  README.md" in after.stderr
+    assert "-v for the list" not in after.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("tags", "{repo}/pkg"),
+        ("imports", "{repo}/pkg"),
+        ("graph", "{repo}", "--format", "json"),
+        ("pack", "{repo}", "--task-id", "t1", "--task", "alpha"),
+        ("plugins",),
+    ],
+)
+def test_every_command_takes_v(run, repo, args):
+    r = run(*(a.format(repo=repo) for a in args), "--verbose", "-v")
+    assert r.exit_code == 0, r.stderr
+    assert "No such option" not in r.stderr
