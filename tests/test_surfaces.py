@@ -134,3 +134,71 @@ def test_every_command_takes_v(run, repo, args):
     r = run(*(a.format(repo=repo) for a in args), "--verbose", "-v")
     assert r.exit_code == 0, r.stderr
     assert "No such option" not in r.stderr
+
+
+# -- 3. the CLI's own words, one line, an envelope for every refused input, Ctrl-C is 130 ------
+
+
+@pytest.mark.parametrize(
+    ("args", "field", "words"),
+    [
+        (("--tokens", "0"), "token_budget", "--tokens must be"),
+        (("--tokens", "many"), "token_budget", "'many' is not a valid integer"),
+        (("--jobs", "0"), None, "--jobs must be at least 1"),
+        (("--max-file-size", "0"), None, "--max-file-size must be at least 1"),
+    ],
+)
+def test_json_usage_errors_print_the_envelope(run, repo, args, field, words):
+    r = run("map", repo, "--format", "json", *args)
+    assert r.exit_code == 2
+    env = json.loads(r.stdout)
+    assert env["outcome"] == "error" and env["reason"]["code"] == "invalid_input"
+    assert env["reason"].get("field") == field
+    assert words in env["reason"]["message"]
+
+
+def test_json_errors_name_the_arguments_as_the_cli_does(run, tmp_path):
+    missing = tmp_path / "nowhere"
+    r = run("map", missing, "--format", "json")
+    assert r.exit_code == 2
+    reason = json.loads(r.stdout)["reason"]
+    assert reason["field"] == "clone_path"  # the contract's field, for programs
+    assert reason["message"] == f"ROOT {str(missing)!r} does not exist"  # the CLI's words
+    assert r.stderr.splitlines() == [
+        f"repomapper: error: [invalid_input] ROOT {str(missing)!r} does not exist"
+    ]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_an_empty_directory_is_one_line(run, tmp_path, fmt):
+    (tmp_path / "empty").mkdir()
+    r = run("map", tmp_path / "empty", "--format", fmt)
+    assert r.exit_code == 1
+    [line] = r.stderr.splitlines()
+    assert "[no_files_matched]" in line and "-v for the list" not in line
+
+
+def _interrupt(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize(
+    ("patched", "args"),
+    [
+        ("repomapper.cli._plugin_set", ("map", "{repo}")),
+        ("repomapper.cli._plugin_set", ("map", "{repo}", "--format", "json")),
+        ("repomapper.cli._plugin_set", ("graph", "{repo}", "--format", "json")),
+        ("repomapper.cli._plugin_set", ("tags", "{repo}")),
+        ("repomapper.cli._plugin_set", ("imports", "{repo}")),
+        ("repomapper.cli._plugin_set", ("plugins",)),
+        (
+            "repomapper.pack.RepoMapper.generate_context_pack_sync",
+            ("pack", "{repo}", "--task-id", "t", "--task", "x"),
+        ),
+    ],
+)
+def test_ctrl_c_exits_130_with_one_line(run, repo, monkeypatch, patched, args):
+    monkeypatch.setattr(patched, _interrupt)
+    r = run(*(a.format(repo=repo) for a in args))
+    assert r.exit_code == 130
+    assert r.stderr.splitlines() == ["repomapper: interrupted"]
