@@ -202,3 +202,59 @@ def test_ctrl_c_exits_130_with_one_line(run, repo, monkeypatch, patched, args):
     r = run(*(a.format(repo=repo) for a in args))
     assert r.exit_code == 130
     assert r.stderr.splitlines() == ["repomapper: interrupted"]
+
+
+# -- 4. exclude_globs, one default budget, token_budget in context_pack ------------------------
+
+
+def test_repo_map_excludes(service, repo):
+    spec = service.specs["repo_map"].input_schema["properties"]
+    assert spec["exclude_globs"]["type"] == "array"
+    result = service.call("repo_map", {"clone_path": str(repo), "exclude_globs": ["tests/**"]})
+    assert not result.is_error, result.data
+    assert {f["path"] for f in result.data["ranked_files"]} == {"pkg/a.py", "pkg/b.py"}
+    both = service.call(
+        "repo_map",
+        {"clone_path": str(repo), "include_globs": ["*.py"], "exclude_globs": ["b.py"]},
+    )
+    assert {f["path"] for f in both.data["ranked_files"]} == {"pkg/a.py", "tests/test_a.py"}
+
+
+def test_one_default_budget_everywhere(service, repo, run):
+    from repomapper.settings import DEFAULT_MAP_TOKENS
+
+    spec = service.specs["repo_map"].input_schema["properties"]["token_budget"]
+    assert spec["default"] == DEFAULT_MAP_TOKENS
+    assert service.call("repo_map", {"clone_path": str(repo)}).data["token_budget"] == (
+        DEFAULT_MAP_TOKENS
+    )
+    assert run_map({"clone_path": str(repo)}).token_budget == DEFAULT_MAP_TOKENS
+    cli = json.loads(run("map", repo, "--format", "json").stdout)
+    assert cli["token_budget"] == DEFAULT_MAP_TOKENS
+    rm = RepoMap(repo, use_cache=False)
+    try:
+        assert rm.map().budget == DEFAULT_MAP_TOKENS
+    finally:
+        rm.close()
+
+
+def _pack(service, repo, **budget):
+    args = {"clone_path": str(repo), "task_id": "t1", "task": "alpha", **budget}
+    return service.call("context_pack", args)
+
+
+def test_context_pack_takes_token_budget(service, repo):
+    props = service.specs["context_pack"].input_schema["properties"]
+    assert props["token_budget"]["default"] == 32_000
+    assert props["budget"]["deprecated"] is True and "default" not in props["budget"]
+    new = _pack(service, repo, token_budget=40)
+    assert not new.is_error, new.data
+    assert new.data["metadata"]["budget"] == 40
+    old = _pack(service, repo, budget=40)  # the deprecated name still works
+    assert not old.is_error and old.data["metadata"]["budget"] == 40
+    assert old.data == new.data
+    assert _pack(service, repo, budget=40, token_budget=40).data == new.data
+    assert _pack(service, repo).data["metadata"]["budget"] == 32_000
+    clash = _pack(service, repo, budget=40, token_budget=50)
+    assert clash.is_error and clash.data["error"]["code"] == "invalid_input"
+    assert clash.data["error"]["field"] == "budget"

@@ -15,7 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-DEFAULT_TOKEN_BUDGET = 1500
+from ..settings import DEFAULT_MAP_TOKENS
+
+#: the map's default budget: one default on every surface (``--tokens``, ``RepoMap``, MCP)
+DEFAULT_TOKEN_BUDGET = DEFAULT_MAP_TOKENS
 MAX_TOKEN_BUDGET = 200_000
 DEFAULT_MAX_RANKED = 50
 MAX_RANKED_LIMIT = 10_000
