@@ -258,3 +258,30 @@ def test_context_pack_takes_token_budget(service, repo):
     clash = _pack(service, repo, budget=40, token_budget=50)
     assert clash.is_error and clash.data["error"]["code"] == "invalid_input"
     assert clash.data["error"]["field"] == "budget"
+
+
+# -- 5. a plugin left out is said by map, even when the map is replayed from the cache --------
+
+LEFT_OUT = {
+    "misspelled": "tests.misbehaving_plugin.misspelled",
+    "exits_on_import": "tests.misbehaving_plugin.exits_on_import",
+}
+
+
+@pytest.mark.parametrize("mode", sorted(LEFT_OUT))
+def test_map_says_a_plugin_was_left_out(run, repo, monkeypatch, tmp_path, mode):
+    cache = tmp_path / "cache"
+    # first a map without the plugin: stored in the cache, with nothing to say about plugins
+    clean = run("map", repo, "--cache-dir", cache)
+    assert clean.exit_code == 0 and "plugin_load_error" not in clean.stderr
+    monkeypatch.setenv("REPOMAPPER_PLUGINS", f"foo={LEFT_OUT[mode]}")
+    for _ in range(2):  # computed, then replayed: both say it
+        text = run("map", repo, "--cache-dir", cache)
+        assert text.exit_code == 0, text.stderr
+        assert "repomapper: warning: [plugin_load_error] plugin foo left out" in text.stderr
+        env = json.loads(run("map", repo, "--cache-dir", cache, "--format", "json").stdout)
+        [diag] = [d for d in env["diagnostics"] if d["code"] == "plugin_load_error"]
+        assert diag["severity"] == "warning" and "plugin foo left out" in diag["message"]
+    monkeypatch.delenv("REPOMAPPER_PLUGINS")
+    again = run("map", repo, "--cache-dir", cache)  # and once it is gone, nothing is said
+    assert again.exit_code == 0 and "plugin_load_error" not in again.stderr
