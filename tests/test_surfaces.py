@@ -285,3 +285,42 @@ def test_map_says_a_plugin_was_left_out(run, repo, monkeypatch, tmp_path, mode):
     monkeypatch.delenv("REPOMAPPER_PLUGINS")
     again = run("map", repo, "--cache-dir", cache)  # and once it is gone, nothing is said
     assert again.exit_code == 0 and "plugin_load_error" not in again.stderr
+
+
+# -- 6. tool input schemas a single-type function-calling dialect can read ---------------------
+
+
+def _types(schema, where="$"):
+    """Every ``type`` value in a JSON schema, with where it is."""
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "type":
+                yield where, value
+            elif key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+                for name, sub in value.items():
+                    yield from _types(sub, f"{where}.{key}.{name}")
+            else:
+                yield from _types(value, f"{where}.{key}")
+    elif isinstance(schema, list):
+        for i, sub in enumerate(schema):
+            yield from _types(sub, f"{where}[{i}]")
+
+
+@pytest.mark.parametrize("root_given", [False, True])
+def test_every_tool_input_schema_has_single_types(root_given):
+    from repomapper.serve.tools import tool_specs
+
+    for spec in tool_specs(root_given):
+        found = list(_types(spec.input_schema))
+        assert found, spec.name
+        for where, kind in found:
+            assert isinstance(kind, str) and kind != "null", (spec.name, where, kind)
+
+
+def test_null_is_still_accepted_where_it_was(service, repo):
+    with_null = service.call("repo_map", {"clone_path": str(repo), "task": None})
+    left_out = service.call("repo_map", {"clone_path": str(repo)})
+    assert not with_null.is_error, with_null.data
+    assert with_null.data == left_out.data
+    found = service.call("find_symbol", {"clone_path": str(repo), "name": "alpha", "kind": None})
+    assert not found.is_error and found.data["results"]
