@@ -324,3 +324,78 @@ def test_null_is_still_accepted_where_it_was(service, repo):
     assert with_null.data == left_out.data
     found = service.call("find_symbol", {"clone_path": str(repo), "name": "alpha", "kind": None})
     assert not found.is_error and found.data["results"]
+
+
+# -- 7. a pack's trimmed code files each method under its own class ----------------------------
+
+CONFIG_PY = '''"""Configuration."""
+
+import os
+
+
+class ConfigAttribute:
+    """Forward an attribute to the config."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        return obj.config[self.name]
+
+
+class Config(dict):
+    """A dict with helpers to load values."""
+
+    def from_prefixed_env(self, prefix="APP"):
+        """Load values from environment variables starting with prefix."""
+        for key in sorted(os.environ):
+            if key.startswith(prefix):
+                self[key[len(prefix) + 1 :]] = os.environ[key]
+        return True
+
+    def from_mapping(self, mapping=None, **kwargs):
+        """Load values from a mapping."""
+        mappings = dict(mapping or {})
+        mappings.update(kwargs)
+        for key, value in mappings.items():
+            self[key] = value
+        return True
+'''
+APP_PY = """from pkg.config import ConfigAttribute
+
+
+class App:
+    debug = ConfigAttribute("DEBUG")
+
+    def load(self, cfg):
+        cfg.from_prefixed_env("APP")
+        cfg.from_mapping(debug=True)
+        return cfg
+"""
+
+
+def _class_of_each_method(code: str) -> dict[str, str]:
+    """method name -> the class header last seen above it (indentation tells a method)."""
+    found, current = {}, ""
+    for line in code.splitlines():
+        if line.startswith("class "):
+            current = line.split("(")[0].split(":")[0].removeprefix("class ")
+        elif line.startswith("    def "):
+            found[line.split("(")[0].removeprefix("    def ")] = current
+    return found
+
+
+@pytest.mark.parametrize("budget", [100, 120])
+def test_pack_files_methods_under_their_own_class(run, tmp_path, budget):
+    repo = write_tree(tmp_path / "p", {"pkg/config.py": CONFIG_PY, "pkg/app.py": APP_PY})
+    args = ("pack", repo, "--task-id", "t", "--target", "pkg/app.py", "--budget", budget)
+    task = ("--task", "App.load reads from_prefixed_env and from_mapping")
+    r = run(*args, *task)
+    assert r.exit_code == 0, r.stderr
+    [config] = [f for f in json.loads(r.stdout)["files"] if f["path"] == "pkg/config.py"]
+    assert config["mode"] == "signatures"  # trimmed: the case where headers are picked
+    methods = _class_of_each_method(config["content"])
+    assert methods["from_prefixed_env"] == methods["from_mapping"] == "Config", config["content"]
+    markdown = run(*args, *task, "--format", "markdown").stdout
+    section = markdown[markdown.index("pkg/config.py (") :]
+    assert _class_of_each_method(section)["from_mapping"] == "Config"
