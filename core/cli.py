@@ -1108,7 +1108,11 @@ def conformance_command(ctx: click.Context) -> None:
     # imported on use: the suite pulls in hypothesis, which a map run should not pay for
     from .conformance.cli import conformance_command as real
 
-    real.main(args=list(ctx.args), prog_name="repomapper conformance", standalone_mode=True)
+    # invoked in this process's click run, not a second one (its own main would turn Ctrl-C
+    # into "Aborted!" and exit 1): usage errors, exit codes and Ctrl-C are handled as for
+    # every other command
+    with real.make_context("conformance", list(ctx.args), parent=ctx.parent) as sub:
+        real.invoke(sub)
 
 
 def run() -> None:

@@ -195,6 +195,7 @@ def _interrupt(*args, **kwargs):
             "repomapper.pack.RepoMapper.generate_context_pack_sync",
             ("pack", "{repo}", "--task-id", "t", "--task", "x"),
         ),
+        ("repomapper.conformance.cli.run_all", ("conformance", "--plugin", "python_ast")),
     ],
 )
 def test_ctrl_c_exits_130_with_one_line(run, repo, monkeypatch, patched, args):
