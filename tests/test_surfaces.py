@@ -60,6 +60,15 @@ def test_cli_text_refuses_an_invalid_glob(run, repo, option, glob):
     assert line.startswith(f"repomapper: error: invalid {option} pattern {glob!r}")
 
 
+@pytest.mark.parametrize("option", ["--include", "--exclude"])
+def test_graph_refuses_an_invalid_glob(run, repo, option):
+    r = run("graph", repo, "--format", "json", option, "[")
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.splitlines() == [
+        f"repomapper: error: invalid {option} pattern '[': it has an unclosed '['"
+    ]
+
+
 @pytest.mark.parametrize("glob", BAD_GLOBS)
 @pytest.mark.parametrize("option", ["--include", "--exclude"])
 def test_cli_json_refuses_an_invalid_glob(run, repo, option, glob):
