@@ -6,6 +6,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -53,6 +54,8 @@ class _StderrHandler(logging.Handler):
     def print_held(self) -> None:
         """Print the held warnings that no line of the command already said."""
         held, self.held = self.held, []
+        if isinstance(sys.exc_info()[1], KeyboardInterrupt):
+            return  # (run as the context closes) an interrupted run says one line: _Main's
         for record in held:
             line = self.format(record)
             if not any(line in said or record.getMessage() in said for said in self.printed):
@@ -75,9 +78,7 @@ def _err(line: str) -> None:
 
 
 def _setup_logging(verbose: int) -> None:
-    _VERBOSE[0] = verbose
-    level = logging.WARNING if verbose == 1 else logging.DEBUG if verbose > 1 else logging.ERROR
-    _HANDLER.setLevel(level)
+    _json_usage_errors.clear()
     _HANDLER.hold = False  # map, tags, imports and graph hold warnings (see _hold_warnings)
     _HANDLER.held, _HANDLER.printed = [], []
     click.get_current_context().call_on_close(_HANDLER.print_held)
@@ -86,11 +87,42 @@ def _setup_logging(verbose: int) -> None:
         root.addHandler(_HANDLER)
     if root.level > logging.WARNING or root.level == logging.NOTSET:
         root.setLevel(logging.WARNING)  # warnings must still reach the diagnostics
+    _set_verbosity(verbose)
+
+
+def _set_verbosity(verbose: int) -> None:
+    _VERBOSE[0] = verbose
+    level = logging.WARNING if verbose == 1 else logging.DEBUG if verbose > 1 else logging.ERROR
+    _HANDLER.setLevel(level)
     if verbose > 1:
-        root.setLevel(logging.DEBUG)
+        logging.getLogger().setLevel(logging.DEBUG)
+
+
+def _more_verbose(ctx: click.Context, param: click.Parameter, value: int) -> None:
+    """A command's own ``-v`` counts together with the group's (``repomapper -v map -v`` is
+    ``-vv``): the closing line's "-v for the list" works after the command name too."""
+    if value:
+        _set_verbosity(_VERBOSE[0] + value)
+
+
+def verbose_option(f):
+    return click.option(
+        "-v",
+        "--verbose",
+        count=True,
+        expose_value=False,
+        callback=_more_verbose,
+        help="Show warnings and every diagnostic (-v) or debug output (-vv) on stderr.",
+    )(f)
+
+
+#: set by ``map --format json``: a refused input is also an envelope on stdout
+_json_usage_errors: list[bool] = []
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> None:
+    if _json_usage_errors and code == EXIT_USAGE:
+        _echo_invalid(message)
     _err(f"error: {message}")
     sys.exit(code)
 
@@ -273,7 +305,7 @@ _SKIPPED_BEFORE_EXTRACTION = 3
 _LISTING_REASONS = {"ignored": "ignored", "skipped_folder": "in skipped folders"}
 
 
-def _coverage_line(result, said_more: bool, listing=None) -> str:
+def _coverage_line(result, said_more: bool, listing=None) -> str | None:
     """``mapped 120 of 150 files; 20 without a backend, 10 over the size limit; -v for the list``."""
     from .contract.envelope import diagnostic_file_count
 
@@ -295,6 +327,8 @@ def _coverage_line(result, said_more: bool, listing=None) -> str:
         if found:
             bound = "at least " if any(x.at_least for x in found) else ""
             parts.append(f"{bound}{sum(x.count for x in found):,} {label}")
+    if not parts and not mapped and not result.files_total + before:
+        return None  # nothing was listed: the diagnostic that says why is the one line
     line = f"mapped {mapped} of {result.files_total + before} files"
     if result.map:
         line += f" ({result.files_covered} shown within {result.budget} tokens)"
@@ -305,7 +339,22 @@ def _coverage_line(result, said_more: bool, listing=None) -> str:
     return line
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
+
+
+class _Main(click.Group):
+    """The ``repomapper`` group: Ctrl-C in any command is one line and exit 130 (click's own
+    handling says "Aborted!" and exits 1, the code that means "nothing could be mapped")."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            _err("interrupted")
+            sys.exit(EXIT_INTERRUPTED)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="repomapper")
 @click.option(
     "-v", "--verbose", count=True, help="Show warnings (-v) or debug output (-vv) on stderr."
@@ -315,7 +364,34 @@ def main(verbose: int) -> None:
     _setup_logging(verbose)
 
 
-@main.command("map")
+class _MapCommand(click.Command):
+    """``map``: with ``--format json`` a usage error click finds (a bad choice, a number that is
+    not one) still prints the envelope on stdout, as every other invalid input does."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        wants_json = "--format=json" in args or any(
+            a == "--format" and b == "json" for a, b in zip(args, args[1:], strict=False)
+        )
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            if wants_json:
+                param = getattr(exc, "param", None)
+                name = param.name if param is not None and param.name else None
+                _echo_invalid(exc.format_message(), _FIELDS.get(name, name) if name else None)
+            raise
+
+
+def _echo_invalid(message: str, field: str | None = None, value: object = None) -> None:
+    """The repo.map envelope of an invalid input the command line refused itself."""
+    from .contract import envelope
+
+    reason = envelope.Reason("invalid_input", message, field, value)
+    click.echo(envelope.error(reason).to_json())
+
+
+@main.command("map", cls=_MapCommand)
+@verbose_option
 @click.argument("root", default=".", type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--tokens", "-t", default=1024, show_default=True, type=int, help="Token budget (a hard cap)."
@@ -383,7 +459,12 @@ def map_command(
     from .timings import StageTimer
 
     _hold_warnings()
-    _check_numbers(tokens=(tokens, 1), jobs=(jobs, 1), max_file_size=(max_file_size, 1))
+    if fmt == "json":
+        _json_usage_errors.append(True)
+        # the request's own checks word the rest (token_budget is --tokens: see _cli_words)
+        _check_numbers(jobs=(jobs, 1), max_file_size=(max_file_size, 1))
+    else:
+        _check_numbers(tokens=(tokens, 1), jobs=(jobs, 1), max_file_size=(max_file_size, 1))
     jobs = _cap_jobs(jobs)
     started = time.perf_counter()
     task = _task_text(task, task_file)
@@ -451,7 +532,9 @@ def map_command(
         lines += [f"info: [left_out] {describe_left_out(x)}" for x in listing.left_out]
     for line in lines:
         _err(line)
-    _err(_coverage_line(result, bool(lines), listing))
+    coverage = _coverage_line(result, bool(lines), listing)
+    if coverage is not None:
+        _err(coverage)
     if timings:
         _print_timings(time.perf_counter() - started, timer, rm.last_stats)
     if not result.map:
@@ -498,6 +581,7 @@ def _map_json(
         "clone_path": str(root.absolute()),
         "token_budget": tokens,
         "include_globs": list(include),
+        "exclude_globs": list(exclude),
         "chat_files": [str(c) for c in chat],
         "mentioned_files": [str(f) for f in mention_file],
         "mentioned_idents": list(mention_ident),
@@ -511,7 +595,6 @@ def _map_json(
             MapOptions(
                 cache_dir=cache_dir,
                 use_cache=not no_cache,
-                exclude=tuple(exclude),
                 max_file_size=max_file_size,
                 jobs=jobs,
                 gitignore=gitignore,
@@ -522,15 +605,47 @@ def _map_json(
         )
     finally:
         progress.close()
+    answer = _cli_words(answer)
     click.echo(answer.to_json())
     if answer.outcome == "error":
         _err(f"error: [{answer.reason.code}] {answer.reason.message}")
         sys.exit(EXIT_USAGE if answer.reason.code == "invalid_input" else EXIT_NOTHING_MAPPED)
-    for line in _summary(answer.diagnostics):
+    said = answer.reason.code if answer.outcome == "empty" and answer.reason else None
+    # an empty answer's reason line says what its diagnostic of the same code says
+    for line in _summary([d for d in answer.diagnostics if d.code != said]):
         _err(line)
     if answer.outcome == "empty":
         _err(f"empty: [{answer.reason.code}] {answer.reason.message}")
         sys.exit(EXIT_NOTHING_MAPPED)
+
+
+#: the request's fields as the command line calls them (``map --format json`` words its
+#: answers for the person who typed the options, not for an MCP client)
+_CLI_NAMES = {
+    "clone_path": "ROOT",
+    "include_globs": "--include",
+    "exclude_globs": "--exclude",
+    "token_budget": "--tokens",
+}
+#: the request field an option of ``map`` stands for
+_FIELDS = {
+    "root": "clone_path",
+    "include": "include_globs",
+    "exclude": "exclude_globs",
+    "tokens": "token_budget",
+}
+_CLI_NAME_RE = re.compile(r"\b(" + "|".join(_CLI_NAMES) + r")\b")
+
+
+def _cli_words(answer):
+    """``answer`` with its reason's message naming the command line's options (``ROOT '/x'
+    does not exist``, ``--tokens must be ...``); ``reason.field`` stays the request's, and so
+    does the rest of the envelope (``next`` is the contract's advice, the same everywhere)."""
+    reason = answer.reason
+    if reason is None:
+        return answer
+    message = _CLI_NAME_RE.sub(lambda m: _CLI_NAMES[m.group(1)], reason.message)
+    return replace(answer, reason=replace(reason, message=message))
 
 
 def _extract_paths(
@@ -639,6 +754,7 @@ def _emit_records(
 
 
 @main.command("tags")
+@verbose_option
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
@@ -656,6 +772,7 @@ def tags_command(
 
 
 @main.command("imports")
+@verbose_option
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
@@ -673,6 +790,7 @@ def imports_command(
 
 
 @main.command("plugins")
+@verbose_option
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
@@ -724,6 +842,7 @@ def plugins_command(fmt, python_backend, no_entry_points, block) -> None:
 
 
 @main.command("mcp")
+@verbose_option
 @click.argument("root", required=False, type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--no-watch", is_flag=True, help="Do not watch the tree; re-list it on every call instead."
@@ -772,6 +891,7 @@ def mcp_command(
 
 
 @main.command("graph")
+@verbose_option
 @click.argument("root", default=".", type=click.Path(path_type=Path, readable=False))
 @task_options("A task description: ranks as `map --task` does; the page shows why files rank.")
 @click.option(
@@ -902,6 +1022,7 @@ def graph_command(
 
 
 @main.command("pack")
+@verbose_option
 @click.argument("root", type=click.Path(path_type=Path))
 @click.option("--task-id", required=True, metavar="ID", help="The task id: the pack's file name.")
 @task_options("The task description.")
@@ -987,7 +1108,11 @@ def conformance_command(ctx: click.Context) -> None:
     # imported on use: the suite pulls in hypothesis, which a map run should not pay for
     from .conformance.cli import conformance_command as real
 
-    real.main(args=list(ctx.args), prog_name="repomapper conformance", standalone_mode=True)
+    # invoked in this process's click run, not a second one (its own main would turn Ctrl-C
+    # into "Aborted!" and exit 1): usage errors, exit codes and Ctrl-C are handled as for
+    # every other command
+    with real.make_context("conformance", list(ctx.args), parent=ctx.parent) as sub:
+        real.invoke(sub)
 
 
 def run() -> None:

@@ -88,7 +88,12 @@ class DiscoveryError(Exception):
 
 
 class GlobError(ValueError):
-    """An --include/--exclude pattern is not a valid glob."""
+    """An --include/--exclude pattern is not a valid glob; ``what`` names the option
+    (``--include`` or ``--exclude``) so each surface can name its own field."""
+
+    def __init__(self, message: str, what: str = "") -> None:
+        super().__init__(message)
+        self.what = what
 
 
 class FileEntry(NamedTuple):
@@ -146,16 +151,35 @@ def compile_globs(patterns: Sequence[str], what: str) -> pathspec.GitIgnoreSpec 
     for p in cleaned:
         if len(p) > MAX_GLOB_LENGTH:
             raise GlobError(
-                f"{what} pattern is too long ({len(p)} characters, limit {MAX_GLOB_LENGTH})"
+                f"{what} pattern is too long ({len(p)} characters, limit {MAX_GLOB_LENGTH})",
+                what,
             )
         if any(ord(c) < 32 for c in p):
-            raise GlobError(f"{what} pattern {p!r} contains control characters")
+            raise GlobError(f"{what} pattern {p!r} contains control characters", what)
     import pathspec  # (only for globs: a map of a git work tree without any never imports it)
 
     try:
-        return pathspec.GitIgnoreSpec.from_lines(cleaned)
+        spec = pathspec.GitIgnoreSpec.from_lines(cleaned)
     except Exception as exc:  # pathspec raises its own error types and re.error
-        raise GlobError(f"invalid {what} pattern: {exc}") from exc
+        raise GlobError(f"invalid {what} pattern: {exc}", what) from exc
+    # pathspec compiles a pattern it cannot read (an unclosed '[', '[]', a lone '/', a
+    # '#' comment) to a rule that matches nothing, without a word: an --exclude that
+    # excludes nothing, an --include that includes nothing. Such a pattern is refused.
+    for p, compiled in zip(cleaned, spec.patterns, strict=True):
+        if compiled.include is None:
+            raise GlobError(f"invalid {what} pattern {p!r}: {_unreadable(p)}", what)
+    return spec
+
+
+def _unreadable(pattern: str) -> str:
+    """Why pathspec reads ``pattern`` as no rule at all, in words."""
+    if pattern.startswith("#"):
+        return "a '#' starts a comment in gitignore syntax (write '\\#' for the character)"
+    if pattern.count("[") > pattern.count("]"):
+        return "it has an unclosed '['"
+    if "[]" in pattern:
+        return "it has an empty character class '[]'"
+    return "it is not a glob pathspec can read (it would match nothing)"
 
 
 def _cleaned(patterns: Sequence[str]) -> list[str]:

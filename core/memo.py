@@ -64,6 +64,10 @@ def map_digest(
         "mentioned_idents": sorted(set(settings.mentioned_idents)),
         "task": settings.task or "",
         "diagnostics": [d.to_dict() for d in diags],
+        # the plugins left out are said by the map (ranking adds their diagnostics after this
+        # digest is taken): a map stored before a broken plugin was installed, or after it was
+        # fixed, must not be replayed without the word, or with a stale one
+        "plugins_left_out": [d.to_dict() for d in state.plugins.load_diagnostics()],
     }
     h.update(json.dumps(inputs, sort_keys=True, default=str).encode())
     hash_files(h, state.root, extractor, entries)

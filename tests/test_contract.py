@@ -90,6 +90,7 @@ def test_request_validates_against_request_schema(pyrepo):
         "clone_path": str(pyrepo),
         "token_budget": 800,
         "include_globs": ["**/*.py"],
+        "exclude_globs": ["tests/"],
         "languages": ["python"],
         "task": "t",
         "chat_files": ["shop/cli.py"],

@@ -68,7 +68,7 @@ def test_tools_listed_and_each_answers(tmp_path, pyrepo):
         assert sorted(by_name) == sorted(TOOLS)
         rm = by_name["repo_map"].input_schema
         assert (
-            rm["properties"]["token_budget"]["default"] == 1500
+            rm["properties"]["token_budget"]["default"] == 1024
             and rm["properties"]["token_budget"]["minimum"] == 1
         )
         assert rm["additionalProperties"] is False and "clone_path" not in rm.get("required", [])

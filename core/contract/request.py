@@ -15,7 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-DEFAULT_TOKEN_BUDGET = 1500
+from ..settings import DEFAULT_MAP_TOKENS
+
+#: the map's default budget: one default on every surface (``--tokens``, ``RepoMap``, MCP)
+DEFAULT_TOKEN_BUDGET = DEFAULT_MAP_TOKENS
 MAX_TOKEN_BUDGET = 200_000
 DEFAULT_MAX_RANKED = 50
 MAX_RANKED_LIMIT = 10_000
@@ -72,6 +75,7 @@ class MapRequest:
     clone_path: str
     token_budget: int = DEFAULT_TOKEN_BUDGET
     include_globs: tuple[str, ...] = ()
+    exclude_globs: tuple[str, ...] = ()
     languages: tuple[str, ...] = ()
     task: str | None = None
     chat_files: tuple[str, ...] = ()
@@ -85,6 +89,7 @@ class MapRequest:
             "clone_path": self.clone_path,
             "token_budget": self.token_budget,
             "include_globs": list(self.include_globs),
+            "exclude_globs": list(self.exclude_globs),
             "languages": list(self.languages),
             "task": self.task,
             "chat_files": list(self.chat_files),
@@ -98,6 +103,7 @@ REQUEST_KEYS = (
     "clone_path",
     "token_budget",
     "include_globs",
+    "exclude_globs",
     "languages",
     "task",
     "chat_files",
@@ -174,7 +180,8 @@ def check_glob(glob: Any, field: str = "include_globs") -> str:
         )
     if glob.startswith("!"):
         raise invalid(
-            f"{field}: glob {glob!r} starts with '!' (negation is not supported in include_globs)",
+            f"{field}: glob {glob!r} starts with '!' (negation is not supported: "
+            "use exclude_globs to leave files out)",
             field,
             glob,
         )
@@ -197,6 +204,12 @@ def check_glob(glob: Any, field: str = "include_globs") -> str:
     relative: str = glob
     while relative.startswith("./"):
         relative = relative[2:]
+    from ..discover import GlobError, compile_globs
+
+    try:  # what the map will compile: a glob pathspec reads as no rule at all is refused here
+        compile_globs([relative], field)
+    except GlobError as exc:
+        raise invalid(str(exc), field, relative) from None
     return relative
 
 
@@ -286,6 +299,7 @@ def parse_request(
         clone_path = default_root
     clone_path = check_clone_path(clone_path)
     globs = _str_list(data, "include_globs", MAX_GLOBS)
+    excluded = _str_list(data, "exclude_globs", MAX_GLOBS)
     languages = _str_list(data, "languages", 64)
     for lang in languages:
         if not _LANGUAGE_RE.fullmatch(lang):
@@ -301,6 +315,7 @@ def parse_request(
         clone_path=clone_path,
         token_budget=_int(data, "token_budget", DEFAULT_TOKEN_BUDGET, 1, MAX_TOKEN_BUDGET),
         include_globs=tuple(check_glob(g) for g in globs),
+        exclude_globs=tuple(check_glob(g, "exclude_globs") for g in excluded),
         languages=languages,
         task=task or None,
         chat_files=_str_list(data, "chat_files"),

@@ -91,17 +91,22 @@ def run_map(
         state.close()
 
 
+#: the request field a glob option stands for
+_GLOB_FIELDS = {"--include": "include_globs", "--exclude": "exclude_globs"}
+
+
 def _reason(exc: ContractError) -> Reason:
     return Reason(exc.code, exc.message, exc.field, exc.value, exc.suggestion, exc.install)
 
 
 def map_with(state: RepositoryState, req: MapRequest, exclude: tuple[str, ...] = ()) -> Envelope:
     """Answer ``req`` from a repository state of ``req.clone_path`` (the MCP server keeps them
-    warm); ``exclude`` adds globs the request cannot carry (the CLI's ``--exclude``)."""
+    warm); ``exclude`` adds globs to the request's ``exclude_globs`` (from the options)."""
     from ..settings import MapSettings, Selection
     from ..stages import map_repository
 
     counter_name = getattr(state.counter, "name", "")
+    exclude = tuple(req.exclude_globs) + tuple(g for g in exclude if g not in req.exclude_globs)
     try:
         selection = Selection(req.include_globs, exclude)
         if req.languages:
@@ -138,7 +143,9 @@ def map_with(state: RepositoryState, req: MapRequest, exclude: tuple[str, ...] =
             Reason(
                 "invalid_input",
                 str(exc),
-                "include_globs" if isinstance(exc, GlobError) else "clone_path",
+                _GLOB_FIELDS.get(exc.what, "include_globs")
+                if isinstance(exc, GlobError)
+                else "clone_path",
             ),
             token_budget=req.token_budget,
             tokenizer=counter_name,

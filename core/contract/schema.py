@@ -69,6 +69,19 @@ REQUEST_SCHEMA: dict[str, Any] = {
             "'**/*.go', 'src/**/*.py', '[ab]*.py'. Safe alphabet: letters, digits and "
             "* ? [ ] ! . , - _ / + @ = ~ ('!' only in '[!...]').",
         },
+        "exclude_globs": {
+            "type": "array",
+            "maxItems": MAX_GLOBS,
+            "default": [],
+            "items": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_GLOB_LENGTH,
+                "pattern": f"^[{GLOB_ALPHABET}]+$",
+            },
+            "description": "Leave out files matching any of these globs (same syntax as include_globs), "
+            "even when include_globs matches them: 'tests/**', '*_test.go', 'vendor/'.",
+        },
         "languages": {
             "type": "array",
             "maxItems": 64,
@@ -78,10 +91,12 @@ REQUEST_SCHEMA: dict[str, Any] = {
             "`repomapper plugins` lists them). Combines with include_globs (both apply).",
         },
         "task": {
-            "type": ["string", "null"],
+            # one type, not ["string", "null"]: single-type function-calling dialects cannot say
+            # a union; leave the key out for no task (null is still accepted as none)
+            "type": "string",
             "maxLength": MAX_TASK_LENGTH,
             "description": "The task in words (an issue, a traceback): the files and identifiers it names "
-            "steer the ranking.",
+            "steer the ranking. Leave it out for a task-free map.",
         },
         "chat_files": {
             **_STRINGS,

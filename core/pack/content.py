@@ -35,6 +35,20 @@ def _doc(lines: Sequence[str], s: SymbolInfo, after: int) -> range:
     return range(0)
 
 
+def _enclosing(symbols: Sequence[SymbolInfo], s: SymbolInfo) -> list[SymbolInfo]:
+    """The definitions ``s`` is nested in (its class, the class around that, ...): those its
+    scope names whose lines hold it."""
+    if not s.scope:
+        return []
+    return [
+        t
+        for t in symbols
+        if t is not s
+        and t.start_line <= s.start_line <= t.end_line
+        and (s.scope == t.qualified_name or s.scope.startswith(t.qualified_name + "."))
+    ]
+
+
 def spans_of(wanted: Iterable[int]) -> tuple[tuple[int, int], ...]:
     spans: list[list[int]] = []
     for n in sorted(set(wanted)):
@@ -66,13 +80,17 @@ def render(
             continue
         if mode == "outline" and sid in bodies:
             wanted.update(range(s.start_line, min(s.end_line, len(lines)) + 1))
+        elif mode == "signatures" and sid not in matter and sid not in bodies:
             continue
-        if mode == "signatures" and sid not in matter and sid not in bodies:
-            continue
-        head = _header(lines, s)
-        wanted.update(head)
-        if mode == "outline":
-            wanted.update(_doc(lines, s, head[-1]))
+        else:
+            head = _header(lines, s)
+            wanted.update(head)
+            if mode == "outline":
+                wanted.update(_doc(lines, s, head[-1]))
+        # a method shown without its class's header would read as a method of whatever class
+        # is shown above it: the headers of the symbols enclosing it come along
+        for outer in _enclosing(parsed.symbols, s):
+            wanted.update(_header(lines, outer))
     spans = spans_of(wanted)
     out: list[str] = []
     prev = 0

@@ -12,6 +12,8 @@ from ..contract.schema import request_schema
 from .paths import ToolError
 
 MAX_NAME_LENGTH = 200
+DEFAULT_PACK_BUDGET = 32_000
+MAX_PACK_BUDGET = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,12 +186,19 @@ def tool_specs(root_given: bool) -> list[ToolSpec]:
                         "default": "coding",
                         "description": "Who the pack is for.",
                     },
+                    "token_budget": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": MAX_PACK_BUDGET,
+                        "default": DEFAULT_PACK_BUDGET,
+                        "description": "Token budget of the code in the pack (named as repo_map's).",
+                    },
                     "budget": {
                         "type": "integer",
                         "minimum": 1,
-                        "maximum": 1_000_000,
-                        "default": 32_000,
-                        "description": "Token budget of the code in the pack.",
+                        "maximum": MAX_PACK_BUDGET,
+                        "deprecated": True,
+                        "description": "Deprecated: the old name of token_budget (still accepted).",
                     },
                 },
                 ["task_id", "task"],
@@ -292,7 +301,25 @@ def check_arguments(spec: ToolSpec, args: Mapping[str, Any] | None) -> dict[str,
                     value=value,
                 )
         out[key] = value
+    if spec.name == "context_pack":
+        _pack_budget(args, out)
     return out
+
+
+def _pack_budget(args: Mapping[str, Any], out: dict[str, Any]) -> None:
+    """``context_pack`` calls its budget ``token_budget``, as ``repo_map`` does; ``budget``, its
+    old name, is still accepted (the same value, or alone). The handler gets ``budget``."""
+    new, old = args.get("token_budget"), out.pop("budget", None)
+    if new is not None and old is not None and new != old:
+        raise ToolError(
+            "invalid_input",
+            f"token_budget ({new}) and budget ({old}) disagree: pass token_budget only "
+            "(budget is its deprecated old name)",
+            field="budget",
+            value=old,
+        )
+    budget = out.pop("token_budget")
+    out["budget"] = old if new is None and old is not None else budget
 
 
 __all__ = ["TOOL_NAMES", "ToolSpec", "check_arguments", "invalid", "tool_specs", "unknown_tool"]
