@@ -990,6 +990,9 @@ def conformance_command(ctx: click.Context) -> None:
     real.main(args=list(ctx.args), prog_name="repomapper conformance", standalone_mode=True)
 
 
+main.add_command(__import__("repomapper.cachecmd", fromlist=["cache"]).cache)
+
+
 def run() -> None:
     """The ``repomapper`` command as installed: :func:`main` in a process whose garbage collector
     suits a run over many long-lived objects (see :mod:`repomapper.gcpolicy`)."""
