@@ -219,9 +219,10 @@ def _meta(conn: sqlite3.Connection) -> dict[str, str]:
     return {k: v for k, v in conn.execute("SELECT key, value FROM meta") if isinstance(v, str)}
 
 
-def inspect(directory: Path, rows: bool = True) -> CacheInfo:
+def inspect(directory: Path, rows: bool = True, databases: bool = True) -> CacheInfo:
     """Everything in ``directory`` (read only; a missing directory is an empty cache). With
-    ``rows``, each database's rows are counted by kind."""
+    ``rows``, each database's rows are counted by kind; without ``databases``, none is opened
+    (sizes only; last uses from the files' times)."""
     info = CacheInfo(directory)
     if not directory.is_dir():
         return info
@@ -245,7 +246,7 @@ def inspect(directory: Path, rows: bool = True) -> CacheInfo:
             if name.endswith(".state.npz"):
                 repo.state_size = _sizes([path])
     info.content_size = _sizes(content)
-    if content and rows:
+    if content and rows and databases:
         try:
             with _open(directory / "content.sqlite3") as conn:
                 tables = _tables(conn)
@@ -260,7 +261,7 @@ def inspect(directory: Path, rows: bool = True) -> CacheInfo:
         repo.size = _sizes(repo.files)
         repo.last_used = max((_mtime(p) for p in repo.files), default=0.0)
         db = directory / f"{repo.name}.sqlite3"
-        if not db.exists():
+        if not databases or not db.exists():
             continue
         try:
             with _open(db) as conn:
@@ -342,13 +343,22 @@ def prune(
     """Remove repositories last used more than ``older_than`` seconds ago, then the least
     recently used ones until the directory fits ``max_size`` bytes; with ``repository`` (a
     cache database name, ``tags-<digest>``), that one. Leftovers go with any age or size prune.
+    Within the size bound, with nothing else asked and no leftovers, no database is opened.
     Content rows no remaining repository refers to go with their repositories, and, by age,
     those written before the cut. ``keep``: names never removed (the repository in use)."""
-    info = inspect(directory)
+    info = inspect(directory, rows=False, databases=False)
     report = PruneReport(directory, dry_run, size_before=info.total_size)
     report.size_after = report.size_before
     if not directory.is_dir():
         return report
+    if (
+        older_than is None
+        and repository is None
+        and not info.leftovers
+        and (max_size is None or info.total_size <= max_size)
+    ):
+        return report  # within its bound: the databases are not even opened
+    info = inspect(directory)
     victims: list[Repository] = []
     if repository is not None:
         victims = [r for r in info.repositories if r.name == repository]
@@ -382,7 +392,7 @@ def prune(
     gone = [k for r in report.removed for k in keys[r.name]]
     report.content_rows = _content_rows(directory, info, report, gone, older_than)
     if not dry_run:
-        report.size_after = inspect(directory, rows=False).total_size
+        report.size_after = inspect(directory, rows=False, databases=False).total_size
     return report
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -249,3 +250,31 @@ def test_sizes_and_the_bound_setting(monkeypatch):
     assert cachedir.configured_max_size() == cachedir.DEFAULT_MAX_SIZE
     code, out, _ = cli("prune", "--max-size", "lots")
     assert code == 2 and "not a size" in out + _
+
+
+def test_a_corrupt_repository_database_is_listed_and_pruned(two):
+    cache_dir, a, b = two
+    broken = cache_dir / "tags-0123456789abcdef0123.sqlite3"
+    broken.write_bytes(b"not a database" * 100)
+    code, out, _ = cli("info", "--cache-dir", str(cache_dir), "--format", "json")
+    [found] = [r for r in json.loads(out)["repositories"] if r["name"] == broken.stem]
+    assert found["error"].startswith("unreadable")
+    code, out, _ = cli("prune", "--cache-dir", str(cache_dir), "--repository", "/nowhere")
+    assert broken.exists()  # another repository's path
+    os.utime(broken, (time.time() - 30 * DAY, time.time() - 30 * DAY))
+    code, out, _ = cli("prune", "--cache-dir", str(cache_dir), "--older-than", "7")
+    assert not broken.exists() and a.exists() and b.exists()
+
+
+def test_prune_without_options_applies_the_configured_bound(two, monkeypatch):
+    cache_dir, a, b = two
+    monkeypatch.delenv(cachedir.ENV_MAX_SIZE)
+    code, out, _ = cli("prune", "--cache-dir", str(cache_dir))
+    assert code == 0 and "nothing to remove" in out and a.exists() and b.exists()
+    set_used(a, time.time() - DAY)
+    monkeypatch.setenv(cachedir.ENV_MAX_SIZE, str(cachedir.inspect(cache_dir).total_size - 1))
+    code, out, _ = cli("prune", "--cache-dir", str(cache_dir))
+    assert not a.exists() and b.exists()
+    monkeypatch.setenv(cachedir.ENV_MAX_SIZE, "off")
+    code, out, _ = cli("prune", "--cache-dir", str(cache_dir))
+    assert "no size bound configured" in out and b.exists()
