@@ -816,7 +816,7 @@ class SqliteTagCache(TagCache):
         db = Path(self.location)
         try:
             report = prune(db.parent, max_size=configured_max_size(), keep=(db.stem,))
-        except (sqlite3.Error, OSError) as exc:
+        except Exception as exc:  # the run that closes the cache has its result: keep it
             log.warning("cache size bound not applied to %s: %s", db.parent, exc)
             return
         for line in report.lines() if report.removed or report.content_rows else ():

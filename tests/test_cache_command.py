@@ -278,3 +278,28 @@ def test_prune_without_options_applies_the_configured_bound(two, monkeypatch):
     monkeypatch.setenv(cachedir.ENV_MAX_SIZE, "off")
     code, out, _ = cli("prune", "--cache-dir", str(cache_dir))
     assert "no size bound configured" in out and b.exists()
+
+
+def test_a_busy_content_database_keeps_its_rows_and_says_so(two):
+    cache_dir, a, b = two
+    writer = sqlite3.connect(cache_dir / CONTENT_DB, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another run is writing rows
+    try:
+        code, out, err = cli("prune", "--cache-dir", str(cache_dir), "--older-than", "0")
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert code == 0 and not a.exists() and not b.exists()
+    assert "skipped content rows: the content database is busy" in out
+    assert len(blob_keys(cache_dir)) == 4
+
+
+def test_a_failing_bound_never_fails_the_run_that_closes_the_cache(tmp_path, monkeypatch, caplog):
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setenv(cachedir.ENV_MAX_SIZE, "1")
+    monkeypatch.setattr(cachedir, "prune", broken)
+    db = fill(tmp_path / "a", tmp_path / "cache", {"a.py": "da"})
+    assert db.exists()
+    assert "cache size bound not applied" in caplog.text and "boom" in caplog.text
