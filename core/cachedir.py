@@ -372,10 +372,10 @@ def prune(
         for r in info.repositories:  # least recently used first
             if projected <= max_size:
                 break
-            if r not in victims and r.name not in keep:
+            if all(r.name != v.name for v in victims) and r.name not in keep:
                 victims.append(r)
                 projected -= r.size + _content_share(info, r)
-    victims = [r for r in victims if r.name not in keep]
+    victims = list({r.name: r for r in victims if r.name not in keep}.values())
     keys = _file_keys(directory, victims)  # read before the databases go
     if dry_run:
         report.removed = victims

@@ -303,3 +303,14 @@ def test_a_failing_bound_never_fails_the_run_that_closes_the_cache(tmp_path, mon
     db = fill(tmp_path / "a", tmp_path / "cache", {"a.py": "da"})
     assert db.exists()
     assert "cache size bound not applied" in caplog.text and "boom" in caplog.text
+
+
+def test_options_together_remove_each_repository_once(two, tmp_path):
+    cache_dir, a, b = two
+    code, out, _ = cli(
+        "prune", "--cache-dir", str(cache_dir), "--repository", str(tmp_path / "a"),
+        "--older-than", "0", "--max-size", "1", "--format", "json",
+    )  # fmt: skip
+    report = json.loads(out)
+    assert code == 0 and report["skipped"] == []
+    assert sorted(r["name"] for r in report["removed_repositories"]) == sorted([a.stem, b.stem])
