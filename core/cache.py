@@ -480,8 +480,10 @@ class SqliteTagCache(TagCache):
         """Stamp the repository's database with when it was last used (and which root it is
         for): ``repomapper cache`` lists and prunes repositories by these."""
         rows = [("used", repr(time.time()))]
-        if root is not None:
-            rows.append(("root", str(root)))
+        if root is not None:  # shown to people only: a name that is not UTF-8 is shown mended
+            rows.append(
+                ("root", str(root).encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+            )
         self.conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", rows)
 
     def _bound_due(self) -> bool:

@@ -314,3 +314,12 @@ def test_options_together_remove_each_repository_once(two, tmp_path):
     report = json.loads(out)
     assert code == 0 and report["skipped"] == []
     assert sorted(r["name"] for r in report["removed_repositories"]) == sorted([a.stem, b.stem])
+
+
+def test_a_root_whose_name_is_not_utf8_is_cached_and_listed(tmp_path):
+    root = tmp_path / os.fsdecode(b"caf\xe9")
+    db = fill(root, tmp_path / "cache", {"a.py": "da"})
+    assert db.exists()
+    code, out, _ = cli("info", "--cache-dir", str(tmp_path / "cache"), "--format", "json")
+    [repo] = json.loads(out)["repositories"]
+    assert repo["root"].endswith("caf\ufffd")
