@@ -7,7 +7,10 @@ a branch switch or a ``git stash`` finds unchanged files; a bounded number of ro
 oldest written leave first. Each repository has its own database (one per root) for the digest
 of each path with the mtime and size it was taken at (a warm run reads no file), memoised graph
 pages and the lexical index. Anything wrong with a database (corrupt, locked, read-only, disk
-full) turns the cache into an in-memory one with one warning; mapping goes on.
+full) turns the cache into an in-memory one with one warning; mapping goes on. Each repository's
+database records its root and when it was last used; :mod:`repomapper.cachedir` lists and prunes
+the directory by these, and a closing cache applies its size bound now and then (see
+:meth:`SqliteTagCache.close`).
 """
 
 from __future__ import annotations
@@ -458,7 +461,7 @@ class SqliteTagCache(TagCache):
     """The repository's database (``conn``: paths' digests, memoised graph pages, the lexical
     index) and the shared content database (``content``: rows by content, memoised maps)."""
 
-    def __init__(self, db_path: Path, content_path: Path | None = None):
+    def __init__(self, db_path: Path, content_path: Path | None = None, root: Path | None = None):
         super().__init__()
         self.location = str(db_path)
         self._fallen_back = False
@@ -471,6 +474,7 @@ class SqliteTagCache(TagCache):
         self.conn = _connect(db_path)
         try:
             _init_root(self.conn)
+            self._mark_used(root)
             self.content_location = str(content_path or db_path.with_name(CONTENT_DB))
             self.content = _connect(Path(self.content_location))
             try:
@@ -481,6 +485,39 @@ class SqliteTagCache(TagCache):
         except BaseException:
             self.conn.close()
             raise
+
+    def _mark_used(self, root: Path | None = None) -> None:
+        """Stamp the repository's database with when it was last used (and which root it is
+        for): ``repomapper cache`` lists and prunes repositories by these."""
+        rows = [("used", repr(time.time()))]
+        if root is not None:  # shown to people only: a name that is not UTF-8 is shown mended
+            rows.append(
+                ("root", str(root).encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+            )
+        self.conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", rows)
+
+    def _bound_due(self) -> bool:
+        """Whether this close checks the cache directory's size bound: at most once per
+        :data:`repomapper.cachedir.EVICT_INTERVAL` over every process (the time of the last
+        check is kept in the shared database; the first closer to find it old claims it)."""
+        from .cachedir import EVICT_INTERVAL, configured_max_size
+
+        if configured_max_size() is None:
+            return False
+        now = time.time()
+        with _transaction(self.content):
+            row = self.content.execute(
+                "SELECT value FROM meta WHERE key='bound_checked'"
+            ).fetchone()
+            try:
+                if row is not None and now - float(row[0]) < EVICT_INTERVAL:
+                    return False
+            except (TypeError, ValueError):
+                pass
+            self.content.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('bound_checked', ?)", (repr(now),)
+            )
+        return True
 
     def _fallback(self, exc: Exception) -> None:
         if not self._fallen_back:
@@ -753,7 +790,13 @@ class SqliteTagCache(TagCache):
             return False
 
     def close(self) -> None:
+        due = False
         if not self._fallen_back:
+            try:
+                self._mark_used()
+                due = self._bound_due()
+            except sqlite3.Error as exc:  # another run holds the lock: the next one checks
+                log.debug("cache use not recorded: %s", exc)
             if self._counted:  # the newest counts only
                 self._counted = False
                 with contextlib.suppress(sqlite3.Error), _transaction(self.conn):
@@ -777,6 +820,24 @@ class SqliteTagCache(TagCache):
                 with contextlib.suppress(sqlite3.Error):
                     self._reader.close()
                 self._reader = None
+        if due:
+            self._enforce_bound()
+
+    def _enforce_bound(self) -> None:
+        """Prune the cache directory to its size bound, least recently used repositories first
+        (never this one); once the connections are closed, so this database counts as idle."""
+        from .cachedir import configured_max_size, prune
+
+        db = Path(self.location)
+        try:
+            report = prune(db.parent, max_size=configured_max_size(), keep=(db.stem,))
+        except Exception as exc:  # the run that closes the cache has its result: keep it
+            log.warning("cache size bound not applied to %s: %s", db.parent, exc)
+            return
+        for line in report.lines() if report.removed or report.content_rows else ():
+            log.info("cache size bound: %s", line)
+        for skipped in report.skipped:
+            log.debug("cache size bound: skipped %s", skipped)
 
 
 @contextlib.contextmanager
@@ -803,7 +864,7 @@ def open_cache(root: Path, cache_dir: Path | None = None, enabled: bool = True) 
     moved: set[Path] = set()
     while True:
         try:
-            cache = SqliteTagCache(db, content)
+            cache = SqliteTagCache(db, content, root=root.resolve())
             cache.diagnostics.extend(notes)
             return cache
         except sqlite3.OperationalError as exc:  # locked, read-only, no such directory, ...

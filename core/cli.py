@@ -1115,6 +1115,9 @@ def conformance_command(ctx: click.Context) -> None:
         real.invoke(sub)
 
 
+main.add_command(__import__("repomapper.cachecmd", fromlist=["cache"]).cache)
+
+
 def run() -> None:
     """The ``repomapper`` command as installed: :func:`main` in a process whose garbage collector
     suits a run over many long-lived objects (see :mod:`repomapper.gcpolicy`)."""

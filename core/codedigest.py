@@ -47,6 +47,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "repomapper.__init__",
         "repomapper.backfill",
         "repomapper.cache",
+        "repomapper.cachedir",
         "repomapper.codedigest",
         "repomapper.discover",
         "repomapper.extract",
@@ -67,6 +68,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "repomapper.__init__",
         "repomapper.backfill",
         "repomapper.cache",
+        "repomapper.cachedir",
         "repomapper.codedigest",
         "repomapper.definitions",
         "repomapper.discover",
@@ -93,6 +95,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
     "lexical": (
         "repomapper.__init__",
         "repomapper.cache",
+        "repomapper.cachedir",
         "repomapper.codedigest",
         "repomapper.hookspecs",
         "repomapper.madeonread",
