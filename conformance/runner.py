@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -310,6 +310,39 @@ def _contained_check(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """What :func:`run_conformance` was asked to check, and how."""
+
+    plugin_set: PluginSet
+    plugin: str | None
+    language: str | None
+    examples: int
+    properties: bool
+    explicit: bool
+    overrides: tuple[Override, ...]
+
+
+@dataclass(slots=True)
+class _Findings:
+    """What the suite has found so far: the results, the problems in the order they were met,
+    the fixture languages some plugin covered and the corpora run."""
+
+    origins: list[str]
+    results: list[LanguageResult] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    covered: set[str] = field(default_factory=set)
+
+    def report(self, examples: int) -> ConformanceReport:
+        """The findings as the suite's report."""
+        return ConformanceReport(
+            results=tuple(self.results),
+            problems=tuple(self.problems),
+            examples=examples,
+            corpora=tuple(self.origins),
+        )
+
+
 def run_conformance(
     plugin_set: PluginSet,
     plugin: str | None = None,
@@ -326,104 +359,178 @@ def run_conformance(
     ``explicit`` (default: ``plugin is not None``) makes an unavailable plugin or one without
     fixtures a failure rather than a note.
     """
-    explicit = plugin is not None if explicit is None else explicit
-    corpora = corpora_for(fixtures_dir)
-    problems: list[Problem] = []
-    load_errors = dict(plugin_set.load_errors)
-    if plugin is not None:
-        if plugin not in plugin_set.infos:
-            why = (
-                f"failed to load: {load_errors[plugin]}"
-                if plugin in load_errors
-                else "no such plugin; registered: " + ", ".join(sorted(plugin_set.infos))
-            )
-            return ConformanceReport(problems=(Problem(plugin, why),), examples=examples)
-        names = [plugin]
-    else:
-        names = sorted(plugin_set.infos)
-        problems.extend(Problem(n, f"failed to load: {e}") for n, e in sorted(load_errors.items()))
-    results: list[LanguageResult] = []
-    covered: set[str] = set()
-    origins = [c.origin for c in corpora]
-    for name in names:
-        info = plugin_set.infos[name]
-        if not info.available:
-            detail = f": {info.detail}" if info.detail else ""
-            problems.append(Problem(name, f"unavailable{detail}; not checked", fatal=explicit))
-            continue
-        own = list(corpora)
-        try:
-            shipped = plugin_corpus(name, plugin_set.pm.get_plugin(name))
-        except Exception as exc:
-            problems.append(Problem(name, f"its conformance_fixtures is unusable: {exc}"))
-            shipped = None
-        if shipped is not None:
-            own.append(shipped)
-            origins.append(shipped.origin)
-        fallback_skipped: list[str] = []
-        plans = plan_for(name, info, own, language, fallback_skipped)
-        if fallback_skipped:
-            problems.append(
-                Problem(
-                    name,
-                    "fallback not checked on "
-                    + ", ".join(sorted(set(fallback_skipped)))
-                    + " (a dedicated backend serves them; see FALLBACK_LANGUAGES)",
-                    fatal=False,
-                )
-            )
-        covered.update(p.language for p in plans)
-        if not plans and fallback_skipped:
-            continue
-        if not plans:
-            if language is None:
-                problems.append(
-                    Problem(
-                        name,
-                        "no conformance fixtures cover its languages "
-                        f"({', '.join(info.languages) or 'none declared'}) or extensions "
-                        f"({', '.join(info.extensions + info.filenames) or 'none'}): only the "
-                        "properties were checked, on generated input; ship a corpus "
-                        "(conformance_fixtures) or pass --fixtures DIR for the accuracy checks",
-                        fatal=False,
-                    )
-                )
-                results.append(
-                    _contained_check(
-                        name,
-                        "*",
-                        (),
-                        functools.partial(
-                            check_properties_only, Subject(plugin_set, name), examples
-                        ),
-                    )
-                )
-            elif explicit:
-                problems.append(
-                    Problem(name, f"no fixtures for language {language!r} that it claims")
-                )
-            continue
-        subject = Subject(plugin_set, name)
-        for plan in plans:
-            log.info("conformance: %s on %s (%d files)", name, plan.language, len(plan.files))
-            results.append(
-                _contained_check(
-                    name,
-                    plan.language,
-                    tuple(f.rel_path for f in plan.files),
-                    functools.partial(
-                        check_language, subject, plan, examples, properties, overrides
-                    ),
-                )
-            )
-    if plugin is None:
-        problems.extend(_uncovered(corpora, covered, language))
-    # a second Python backend checked alongside the default finds nothing under --language go
-    if not results and not any(p.fatal for p in problems) and (plugin is None or explicit):
-        problems.append(Problem("*", "nothing was checked (no plugin and fixture matched)"))
-    return ConformanceReport(
-        results=tuple(results),
-        problems=tuple(problems),
-        examples=examples,
-        corpora=tuple(origins),
+    request = _Request(
+        plugin_set,
+        plugin,
+        language,
+        examples,
+        properties,
+        explicit=plugin is not None if explicit is None else explicit,
+        overrides=overrides,
     )
+    corpora = corpora_for(fixtures_dir)
+    unknown = _unknown_plugin(plugin_set, plugin)
+    if unknown is not None:
+        return ConformanceReport(problems=(unknown,), examples=examples)
+    found = _Findings(origins=[c.origin for c in corpora])
+    for name in _plugins_to_check(plugin_set, plugin, found):
+        _check_plugin(request, name, corpora, found)
+    if plugin is None:
+        found.problems.extend(_uncovered(corpora, found.covered, language))
+    _note_nothing_checked(request, found)
+    return found.report(examples)
+
+
+def _unknown_plugin(plugin_set: PluginSet, plugin: str | None) -> Problem | None:
+    """Why the plugin asked for by name cannot be checked at all (it failed to load, or there
+    is no such plugin), or None."""
+    if plugin is None or plugin in plugin_set.infos:
+        return None
+    load_errors = dict(plugin_set.load_errors)
+    why = (
+        f"failed to load: {load_errors[plugin]}"
+        if plugin in load_errors
+        else "no such plugin; registered: " + ", ".join(sorted(plugin_set.infos))
+    )
+    return Problem(plugin, why)
+
+
+def _plugins_to_check(plugin_set: PluginSet, plugin: str | None, found: _Findings) -> list[str]:
+    """The plugin asked for, or every registered plugin by name; with none asked for, each
+    plugin that failed to load is a problem."""
+    if plugin is not None:
+        return [plugin]
+    load_errors = dict(plugin_set.load_errors)
+    found.problems.extend(
+        Problem(n, f"failed to load: {e}") for n, e in sorted(load_errors.items())
+    )
+    return sorted(plugin_set.infos)
+
+
+def _check_plugin(
+    request: _Request, name: str, corpora: Sequence[Corpus], found: _Findings
+) -> None:
+    """Check one plugin: on the fixtures it claims in its corpora, or, when none cover its
+    languages, on generated input only; an unavailable plugin is not checked."""
+    info = request.plugin_set.infos[name]
+    if not info.available:
+        detail = f": {info.detail}" if info.detail else ""
+        found.problems.append(
+            Problem(name, f"unavailable{detail}; not checked", fatal=request.explicit)
+        )
+        return
+    own = _corpora_of(request.plugin_set, name, corpora, found)
+    plans, fallback_skipped = _plans_of(request, name, info, own, found)
+    found.covered.update(p.language for p in plans)
+    if plans:
+        _check_plans(request, name, plans, found)
+    elif not fallback_skipped:
+        _check_without_fixtures(request, name, info, found)
+
+
+def _corpora_of(
+    plugin_set: PluginSet, name: str, corpora: Sequence[Corpus], found: _Findings
+) -> list[Corpus]:
+    """The corpora ``name`` is run on: the shared ones and the one it ships, if any (recorded
+    among the corpora run); a shipped corpus that cannot be read is a problem."""
+    own = list(corpora)
+    try:
+        shipped = plugin_corpus(name, plugin_set.pm.get_plugin(name))
+    except Exception as exc:
+        found.problems.append(Problem(name, f"its conformance_fixtures is unusable: {exc}"))
+        shipped = None
+    if shipped is not None:
+        own.append(shipped)
+        found.origins.append(shipped.origin)
+    return own
+
+
+def _plans_of(
+    request: _Request,
+    name: str,
+    info: BackendInfo,
+    corpora: Sequence[Corpus],
+    found: _Findings,
+) -> tuple[list[Plan], bool]:
+    """What ``name`` is run on, and whether a fallback was held back from any language (a
+    note: a dedicated backend serves those)."""
+    fallback_skipped: list[str] = []
+    plans = plan_for(name, info, corpora, request.language, fallback_skipped)
+    if fallback_skipped:
+        found.problems.append(
+            Problem(
+                name,
+                "fallback not checked on "
+                + ", ".join(sorted(set(fallback_skipped)))
+                + " (a dedicated backend serves them; see FALLBACK_LANGUAGES)",
+                fatal=False,
+            )
+        )
+    return plans, bool(fallback_skipped)
+
+
+def _check_plans(request: _Request, name: str, plans: Sequence[Plan], found: _Findings) -> None:
+    """Check ``name`` on each language's fixtures, each pair in a child process."""
+    subject = Subject(request.plugin_set, name)
+    for plan in plans:
+        log.info("conformance: %s on %s (%d files)", name, plan.language, len(plan.files))
+        found.results.append(
+            _contained_check(
+                name,
+                plan.language,
+                tuple(f.rel_path for f in plan.files),
+                functools.partial(
+                    check_language,
+                    subject,
+                    plan,
+                    request.examples,
+                    request.properties,
+                    request.overrides,
+                ),
+            )
+        )
+
+
+def _check_without_fixtures(
+    request: _Request, name: str, info: BackendInfo, found: _Findings
+) -> None:
+    """A plugin no fixtures cover: with every language asked for, a note and its properties on
+    generated input; with one language asked for, a problem when the check is explicit."""
+    if request.language is None:
+        found.problems.append(
+            Problem(
+                name,
+                "no conformance fixtures cover its languages "
+                f"({', '.join(info.languages) or 'none declared'}) or extensions "
+                f"({', '.join(info.extensions + info.filenames) or 'none'}): only the "
+                "properties were checked, on generated input; ship a corpus "
+                "(conformance_fixtures) or pass --fixtures DIR for the accuracy checks",
+                fatal=False,
+            )
+        )
+        found.results.append(
+            _contained_check(
+                name,
+                "*",
+                (),
+                functools.partial(
+                    check_properties_only, Subject(request.plugin_set, name), request.examples
+                ),
+            )
+        )
+    elif request.explicit:
+        found.problems.append(
+            Problem(name, f"no fixtures for language {request.language!r} that it claims")
+        )
+
+
+def _note_nothing_checked(request: _Request, found: _Findings) -> None:
+    """A problem when nothing was checked and no fatal problem says why; none for a plugin
+    checked without being asked for (the CLI's second Python backend beside the default finds
+    nothing under ``--language go``)."""
+    if (
+        not found.results
+        and not any(p.fatal for p in found.problems)
+        and (request.plugin is None or request.explicit)
+    ):
+        found.problems.append(Problem("*", "nothing was checked (no plugin and fixture matched)"))

@@ -27,9 +27,9 @@ SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 def summarise(diags: Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
     """Per-file diagnostics of the common kinds become one diagnostic per kind listing paths,
-    and so does any other per-file code reported for more than MAX_LISTED_PATHS files (a tree
-    whose C files a grammar parses only in part, such as the Linux kernel's 27,000, would
-    otherwise give a line per file); the result is de-duplicated and sorted (errors first)."""
+    and so does any other per-file code reported for more than MAX_LISTED_PATHS files (a large
+    tree whose C files a grammar parses only in part would otherwise give a line per file); the
+    result is de-duplicated and sorted (errors first)."""
     grouped: dict[str, list[Diagnostic]] = defaultdict(list)
     per_file: dict[str, list[Diagnostic]] = defaultdict(list)
     out: list[Diagnostic] = []

@@ -3,9 +3,9 @@
 A map holds hundreds of thousands of long-lived objects (every file's summary, the symbol table,
 the graph blocks) and almost none of them form cycles: they are freed by reference counting.
 With CPython's defaults the collector walks them again every 700 allocations' worth of young
-objects and again in every older-generation pass, which on django costs about a quarter of a
-fresh process's run after an edit, and in the MCP server the SDK's own objects (pydantic models,
-about 60,000) added 0.8 s to a cold map. Objects that exist when a process has loaded its code
+objects and again in every older-generation pass, which is a sizeable share of a fresh process's
+run after an edit, and in the MCP server the SDK's own objects (its pydantic models) are walked
+again and again during a cold map. Objects that exist when a process has loaded its code
 are frozen (left out of every walk; they stay alive as they would anyway), and the youngest
 generation is collected every :data:`YOUNG_THRESHOLD` allocations instead of 700. Cycles are
 still found, only less often.

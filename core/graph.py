@@ -98,8 +98,8 @@ class SymbolTable:
                 if not scope and not data:
                     top.add(name)
             for name, data in all_data.items():
-                # most names have one definer or a few: a tuple (a 1-tuple is 48 bytes, a set
-                # 216; django has 28,000 such names); a set once there are more
+                # most names have one definer or a few: a tuple (a small tuple is a fraction
+                # of a set's size, and there is one per name); a set once there are more
                 found = defines.get(name)
                 if found is None:
                     defines[name] = (path,)
@@ -233,7 +233,7 @@ class SymbolTable:
             defined_in = self.defines.get(ident, ())
             refs = self.references.get(ident, {})
             found = {r: c for r, c in refs.items() if r not in defined_in}
-            if len(found) == len(refs):  # one dict less per name (django: 4 MB)
+            if len(found) == len(refs):  # one dict less per name no definer references
                 found = refs
             self._external[ident] = found
         return found

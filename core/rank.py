@@ -42,7 +42,7 @@ MENTIONED_BOOST = 10.0
 class RankedPairs(MadeOnRead[tuple[str, str, float]]):
     """(file, identifier, rank) for every ranked definition pair, best first. Kept as three
     lists and made into tuples as they are read: a map reads a few hundred of tens of thousands
-    (on django, making them all cost 7 ms of each call)."""
+    (making them all would cost every call a tuple per ranked pair)."""
 
     __slots__ = ("_files", "_idents", "_ranks")
 
@@ -131,8 +131,8 @@ def stable(x: float) -> float:
 @dataclass(frozen=True)
 class Coo:
     """A sparse matrix as coordinate arrays (duplicates add up), with the products ranking needs
-    in numpy alone: importing scipy's sparse package cost 80 ms of every fresh process, and a
-    product over these arrays is as fast as its CSR one (measured on django's graph)."""
+    in numpy alone: importing scipy's sparse package is a visible part of every fresh
+    process, and a product over these arrays is as fast as its CSR one (docs/benchmarks.md)."""
 
     rows: Any  # numpy int64 arrays, and float64 values
     cols: Any

@@ -1,10 +1,10 @@
 """A cached file summary's parts kept as the cache's JSON text and parsed when first read.
 
-A run that starts from a stored state (see :mod:`repomapper.snapshot`) reads the references of
-the changed files and the definitions of the files its map shows, a few dozen of thousands;
-parsing every row up front cost most of such a run (django: 56,000 definitions and 2,800
-reference summaries, 0.25 s). A row that turns out unreadable when it is parsed is logged and
-read as empty: it costs that file's part, never the run.
+A run that starts from a stored state (see :mod:`repomapper.snapshot`) reads the references of the
+changed files and the definitions of the files its map shows, a few dozen of thousands; parsing
+every row up front (every file's definitions and reference summary) cost most of such a run. A row
+that turns out unreadable when it is parsed is logged and read as empty: it costs that file's part,
+never the run.
 """
 
 from __future__ import annotations
@@ -176,10 +176,10 @@ _FETCHING = threading.RLock()
 
 
 class Deferred:
-    """A cached row's texts (definitions, reference summary, imports) read from the cache
-    when one is first needed: a run that updates a stored state reads a few files' rows
-    (django: 11 MB of text not read; 108 MB at 20,000 files). A row gone from the cache
-    meanwhile (evicted by another process) is logged and read as empty."""
+    """A cached row's texts (definitions, reference summary, imports) read from the cache when
+    one is first needed: a run that updates a stored state reads a few files' rows, and the
+    texts of all the others, most of the cache on a large tree, are never read. A row gone from
+    the cache meanwhile (evicted by another process) is logged and read as empty."""
 
     __slots__ = ("path", "_fetch", "_texts")
 

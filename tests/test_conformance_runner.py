@@ -212,3 +212,115 @@ def test_malformed_output_fails_without_breaking_the_suite():
     assert result.check("definitions").status == PASS  # the well-formed part is still scored
     failed = {p.name: p.message for p in result.properties if not p.passed}
     assert failed == {"well_formed": "extract_tags returned a str, not a Tag"}
+
+
+# Each step of run_conformance, through the problems it reports and their order.
+
+
+def _alone(name, plugin):
+    """A plugin set holding ``plugin`` as ``name`` and no built-in (so that checking "every"
+    plugin is quick)."""
+    builtins = tuple(PluginSet(PluginConfig(load_entry_points=False)).infos)
+    plugin_set = PluginSet(PluginConfig(load_entry_points=False, blocked=(*builtins, name)))
+    plugin_set.pm.unblock(name)
+    plugin_set.pm.register(plugin, name=name)
+    return plugin_set
+
+
+def _cobol_plugin(available=True, **attributes):
+    class Cobol(BrokenPythonPlugin):
+        @hookimpl
+        def backend_info(self):
+            return BackendInfo(
+                "cobol",
+                "1",
+                ("cobol",),
+                (".cbl",),
+                ("definitions",),
+                available=available,
+                detail="" if available else "no cobc found",
+            )
+
+    plugin = Cobol(())
+    for key, value in attributes.items():
+        setattr(plugin, key, value)
+    return plugin
+
+
+def _problems(report):
+    return [(p.plugin, p.message, p.fatal) for p in report.problems]
+
+
+def test_a_plugin_that_failed_to_load_is_a_failure_asked_for_or_not():
+    plugin_set = _alone("cobol", _cobol_plugin())
+    plugin_set.load_errors.append(("ghost", "ImportError: no module named ghost"))
+    asked = run_conformance(plugin_set, "ghost")
+    assert _problems(asked) == [
+        ("ghost", "failed to load: ImportError: no module named ghost", True)
+    ]
+    assert asked.results == () and not asked.ok
+    every = run_conformance(plugin_set, examples=0, properties=False)
+    assert _problems(every)[0] == (
+        "ghost",
+        "failed to load: ImportError: no module named ghost",
+        True,
+    )
+    assert [r.plugin for r in every.results] == ["cobol"]  # the others are still checked
+
+
+def test_an_unavailable_plugin_is_not_checked_and_fails_only_when_explicit():
+    plugin_set = _alone("cobol", _cobol_plugin(available=False))
+    message = "unavailable: no cobc found; not checked"
+    assert _problems(run_conformance(plugin_set, "cobol")) == [("cobol", message, True)]
+    quiet = run_conformance(plugin_set, "cobol", explicit=False)
+    assert _problems(quiet) == [("cobol", message, False)] and quiet.results == ()
+
+
+def test_an_unusable_shipped_corpus_is_a_problem_and_the_shared_corpora_still_run(tmp_path):
+    plugin_set = _alone("cobol", _cobol_plugin(conformance_fixtures=str(tmp_path / "none")))
+    report = run_conformance(plugin_set, "cobol", examples=0)
+    [(plugin, message, fatal), note] = _problems(report)
+    assert plugin == "cobol" and fatal
+    assert message.startswith("its conformance_fixtures is unusable: ")
+    assert "not a fixture corpus" in message
+    assert note[1].startswith("no conformance fixtures cover its languages (cobol)")
+    assert [r.language for r in report.results] == ["cobol (properties only)"]
+    assert str(tmp_path) not in "".join(report.corpora)  # not recorded as a corpus run
+
+
+def test_no_fixtures_for_the_language_asked_for_fails_only_when_explicit():
+    plugin_set = _alone("cobol", _cobol_plugin())
+    explicit = run_conformance(plugin_set, "cobol", language="python", examples=0)
+    assert _problems(explicit) == [
+        ("cobol", "no fixtures for language 'python' that it claims", True)
+    ]
+    assert explicit.results == ()
+    quiet = run_conformance(plugin_set, "cobol", language="python", explicit=False)
+    assert _problems(quiet) == [] and quiet.results == ()
+
+
+def test_nothing_checked_is_a_failure_after_the_uncovered_languages():
+    report = run_conformance(_alone("cobol", _cobol_plugin()), language="python", examples=0)
+    assert _problems(report) == [
+        (
+            "*",
+            "skipped (no installed backend claims their fixtures; install the grammar, "
+            "see `repomapper plugins`): python",
+            False,
+        ),
+        ("*", "nothing was checked (no plugin and fixture matched)", True),
+    ]
+    assert not report.ok
+
+
+def test_a_fallback_held_back_from_a_language_is_a_note():
+    plugin_set = PluginSet(PluginConfig(load_entry_points=False))
+    if not plugin_set.infos["ctags"].available:
+        pytest.skip("Universal Ctags is not installed")
+    report = run_conformance(plugin_set, "ctags", language="java", properties=False)
+    assert _problems(report)[0] == (
+        "ctags",
+        "fallback not checked on java (a dedicated backend serves them; see FALLBACK_LANGUAGES)",
+        False,
+    )
+    assert report.results == ()

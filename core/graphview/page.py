@@ -101,7 +101,7 @@ def initial_collapsed(
     shares collapsed (what *Collapse all* gives), to be expanded by hand.
     """
     if group_by == "directory":
-        # below the directories every file shares (django/ in django), as the page's Collapse all
+        # below the directories every file shares (pkg/ when all are in it), as Collapse all
         prefix = _common_dir(paths)
         cut = len(prefix) + 1 if prefix else 0
         return sorted(

@@ -1,13 +1,13 @@
 """Idle extraction workers kept between runs by a long-lived owner.
 
 A :class:`~repomapper.RepoMap` reused for many maps (an embedding application, the MCP server)
-extracts one or two files after each edit. Forking a worker for them costs more than extracting
-them once the parent holds the repository's state (on django 12-30 ms of fork, start-up and
-exit against 6 ms of parsing), so the owner keeps the workers a run leaves idle and the next run
-starts with them. A worker runs the code it was forked with: workers are kept for one runner
-key (the root, the plugin set, what the run asks for, the limits, the environment) and stopped
-when a run asks for another. Only a worker that answered its last task is kept; one that crashed, hung or was
-interrupted is killed by the supervisor as before.
+extracts one or two files after each edit. Forking a worker for them costs more than extracting them
+once the parent holds the repository's state (the fork, start-up and exit of a process that large
+outweigh parsing a file or two), so the owner keeps the workers a run leaves idle and the next run
+starts with them. A worker runs the code it was forked with: workers are kept for one runner key
+(the root, the plugin set, what the run asks for, the limits, the environment) and stopped when a
+run asks for another. Only a worker that answered its last task is kept; one that crashed, hung or
+was interrupted is killed by the supervisor as before.
 
 A worker is tied to its parent by the kernel (``PR_SET_PDEATHSIG``, see :mod:`.lifeline`), and
 the tie is to the thread that forked it: a worker forked on a short-lived thread (a server's

@@ -35,7 +35,7 @@ def write(
     """Write the state's arrays (an ``.npz`` archive) to ``out``, with the content keys of its
     files (``keys``, every mapped file's) and of the files that are not mapped (``context``).
     Each array is written as soon as it is made, so the lists it is gathered from are gone
-    before the next is made (at 20,000 files they were most of a cold run's peak). ValueError
+    before the next is made (on a large tree they were most of a cold run's peak). ValueError
     when a name holds a NUL character (the format's separator): what was written is then
     incomplete, and the caller discards it (see :meth:`repomapper.cache.TagCache.write_state`)."""
     import zipfile

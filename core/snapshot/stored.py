@@ -109,8 +109,9 @@ class Stored:
         return self.name_objects[ids]
 
     def name_at(self, name: object) -> int | None:
-        """The position of ``name`` among the sorted names (found by bisection: a dict of every
-        name costs more than the few an update looks up; 1.3 s for the Linux kernel's)."""
+        """The position of ``name`` among the sorted names (found by bisection: on a large
+        tree, building a dict of every name costs far more than the few lookups an update
+        makes)."""
         if not isinstance(name, str):
             return None
         i = bisect_left(self.names, name)
@@ -131,8 +132,8 @@ class Stored:
 def decode(data: bytes | memoryview | BinaryIO) -> Stored | None:
     """The stored state's arrays (bytes, or a binary file read from where it is), or None when
     they cannot be read. A file on disk is mapped rather than read: its arrays are views of the
-    file (read-only), paged in as they are read (the Linux kernel's 524 MB state cost a second
-    to read whole)."""
+    file (read-only), paged in as they are read (a large tree's state read whole costs more
+    than the pages a run touches)."""
     import numpy as np
 
     try:
