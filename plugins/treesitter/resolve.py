@@ -2,11 +2,14 @@
 
 * TypeScript/JavaScript: relative specifiers with extension and ``index`` probing (a ``.js``
   specifier may name a ``.ts`` file, as in TypeScript ESM code); bare specifiers through the
-  nearest ``tsconfig.json``/``jsconfig.json`` ``baseUrl`` and ``paths``; packages resolve to
+  nearest ``tsconfig.json``/``jsconfig.json`` ``baseUrl`` and ``paths``, then the repository's
+  own packages by their ``package.json`` name (:mod:`.workspaces`); other packages resolve to
   nothing.
 * Go: the import path minus the module path of the nearest ``go.mod``, as a package directory
   (all its non-test ``.go`` files); ``vendor/`` too.
-* Rust (``mod x;``, ``use crate::/self::/super::``), Java (package paths), C/C++ (``#include``),
+* C/C++ ``#include``: the includer's folder and the repository's include roots
+  (:mod:`.includes`).
+* Rust (``mod x;``, ``use crate::/self::/super::``), Java (package paths),
   Ruby (``require_relative``, ``require`` under ``lib/``) and PHP (``require``, PSR-4-like
   ``use``) by path; C# ``using`` names namespaces, not files.
 
@@ -173,13 +176,15 @@ def _resolve_ecma(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str
     if spec.startswith("/") or ":" in spec:  # absolute paths, node:fs, URLs
         return []
     config = _tsconfig_for(cache, posixpath.dirname(imp.file_path))
-    if config is None:
-        return []
-    for target in ts_path_candidates(config, spec):
-        hit = probe_ts(index, "_", target)  # "_" sits in the root: target is root-relative
-        if hit is not None:
-            return [hit]
-    return []
+    if config is not None:
+        for target in ts_path_candidates(config, spec):
+            hit = probe_ts(index, "_", target)  # "_" sits in the root: target is root-relative
+            if hit is not None:
+                return [hit]
+    from .workspaces import resolve_package
+
+    hit = resolve_package(index, spec, lambda target: probe_ts(index, "_", target))
+    return [hit] if hit is not None else []
 
 
 def ts_path_candidates(config: TsPaths, spec: str) -> list[str]:
@@ -494,11 +499,9 @@ def _resolve_java(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str
 
 
 def _resolve_c(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str]:
-    if imp.is_relative:
-        hit = index.resolve_relative_path(imp.file_path, imp.source)
-        if hit is not None:
-            return [hit]
-    return _closest(imp.file_path, cache.files_ending_with(imp.source))
+    from .includes import resolve_include
+
+    return resolve_include(imp, index)
 
 
 def _resolve_ruby(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str]:
