@@ -233,3 +233,31 @@ def test_export_conditions_prefer_source_and_fall_back_in_order(tmp_path):
     }
     index = index_of(tmp_path, files)
     assert resolved(index, "app/a.js") == {"x": ["pkgs/x/src/entry.ts"]}
+
+
+def test_subpath_imports_use_the_nearest_package_json(tmp_path):
+    files = {
+        "package.json": manifest(name="root", imports={"#config": "./wrong.js"}),
+        "pkgs/app/package.json": manifest(
+            name="app",
+            imports={
+                "#config": {"node": "./src/config.node.js", "default": "./src/config.js"},
+                "#internal/*": "./src/internal/*.js",
+                "#dep": "lodash",  # a package, not a file
+            },
+        ),
+        "pkgs/app/src/config.js": "",
+        "pkgs/app/src/config.node.js": "",
+        "pkgs/app/src/internal/db.ts": "",
+        "pkgs/app/src/deep/main.js": (
+            'import config from "#config";\nimport db from "#internal/db";\n'
+            'import dep from "#dep";\nimport none from "#none";\n'
+        ),
+    }
+    index = index_of(tmp_path, files)
+    assert resolved(index, "pkgs/app/src/deep/main.js") == {
+        "#config": ["pkgs/app/src/config.js"],  # "default" before "node"
+        "#internal/db": ["pkgs/app/src/internal/db.ts"],
+        "#dep": [],
+        "#none": [],
+    }

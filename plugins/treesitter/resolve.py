@@ -181,9 +181,15 @@ def _resolve_ecma(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str
             hit = probe_ts(index, "_", target)  # "_" sits in the root: target is root-relative
             if hit is not None:
                 return [hit]
-    from .workspaces import resolve_package
+    from .workspaces import resolve_package, resolve_private_import
 
-    hit = resolve_package(index, spec, lambda target: probe_ts(index, "_", target))
+    def probe(target: str) -> str | None:
+        return probe_ts(index, "_", target)
+
+    if spec.startswith("#"):
+        hit = resolve_private_import(index, imp.file_path, spec, probe)
+    else:
+        hit = resolve_package(index, spec, probe)
     return [hit] if hit is not None else []
 
 

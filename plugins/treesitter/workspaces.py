@@ -1,6 +1,7 @@
 """JavaScript/TypeScript packages of the repository itself (a monorepo's workspaces), imported by
 name: ``import { x } from "@scope/core"`` from ``packages/app`` means the file that the
-``package.json`` named ``@scope/core`` exports.
+``package.json`` named ``@scope/core`` exports; ``import x from "#config"`` means the target of
+``#config`` in the ``imports`` map of the importer's nearest ``package.json``.
 
 The entry is read as Node and TypeScript read it: ``exports`` (a string, an object of
 conditions, or an object of subpaths with ``"."`` and ``"./sub/*"`` patterns; arrays as
@@ -38,20 +39,34 @@ _DECLARATION = (".d.ts", ".d.mts", ".d.cts")
 class Package:
     """A workspace package: its folder (repository-relative) and the fields that locate files."""
 
-    name: str
+    name: str  # "" for a package.json without one
     directory: str
     exports: Any
     fields: tuple[tuple[str, str], ...]  # (field, target) for source, module, main, types
+    imports: Any = None  # the "imports" map of ``#name`` specifiers
+
+
+@dataclass(frozen=True, slots=True)
+class Packages:
+    """The repository's ``package.json`` files: by package name (the shallowest one when
+    fixtures repeat a name) and by folder."""
+
+    by_name: dict[str, Package]
+    by_dir: dict[str, Package]
 
 
 def workspace_packages(index: RepoIndex) -> dict[str, Package]:
-    """Package name -> the package, for every ``package.json`` with a name (the shallowest one
-    when fixtures repeat a name)."""
+    """Package name -> the package, for every ``package.json`` with a name."""
+    return _packages(index).by_name
+
+
+def _packages(index: RepoIndex) -> Packages:
     return index.derived(("treesitter", "workspace_packages"), _read_packages)
 
 
-def _read_packages(index: RepoIndex) -> dict[str, Package]:
-    found: dict[str, Package] = {}
+def _read_packages(index: RepoIndex) -> Packages:
+    by_name: dict[str, Package] = {}
+    by_dir: dict[str, Package] = {}
     manifests = sorted(
         (f for f in index.files if posixpath.basename(f) == "package.json"),
         key=lambda f: (f.count("/"), f),
@@ -60,16 +75,40 @@ def _read_packages(index: RepoIndex) -> dict[str, Package]:
         if "node_modules" in manifest.split("/"):
             continue
         data = _read_manifest(index, manifest)
-        name = data.get("name") if data else None
-        if not isinstance(name, str) or not name or name in found:
+        if data is None:
             continue
+        name = data.get("name") if isinstance(data.get("name"), str) else ""
         fields = tuple(
             (key, data[key])
             for key in ("source", "module", "main", "types", "typings")
             if isinstance(data.get(key), str)
         )
-        found[name] = Package(name, posixpath.dirname(manifest), data.get("exports"), fields)
-    return found
+        directory = posixpath.dirname(manifest)
+        package = Package(name, directory, data.get("exports"), fields, data.get("imports"))
+        by_dir[directory] = package
+        if name and name not in by_name:
+            by_name[name] = package
+    return Packages(by_name, by_dir)
+
+
+def resolve_private_import(
+    index: RepoIndex, importer: str, spec: str, probe: Callable[[str], str | None]
+) -> str | None:
+    """A ``#name`` specifier through the ``imports`` map of the importer's nearest
+    ``package.json`` (Node's subpath imports), or ``None``."""
+    by_dir = _packages(index).by_dir
+    d: str | None = posixpath.dirname(importer)
+    while d is not None and d not in by_dir:
+        d = posixpath.dirname(d) if d else None
+    if d is None:
+        return None
+    package = by_dir[d]
+    for target in _export_targets(package.imports, spec, "#"):
+        if target.startswith("."):
+            hit = _probe_target(package.directory, target, probe)
+            if hit is not None:
+                return hit
+    return None
 
 
 def _read_manifest(index: RepoIndex, rel_path: str) -> dict | None:
@@ -120,13 +159,14 @@ def resolve_package(index: RepoIndex, spec: str, probe: Callable[[str], str | No
     return None
 
 
-def _export_targets(exports: Any, key: str) -> Iterator[str]:
-    """The targets ``exports`` gives for subpath ``key`` (``"."`` or ``"./x"``), best first."""
+def _export_targets(exports: Any, key: str, marker: str = ".") -> Iterator[str]:
+    """The targets ``exports`` gives for subpath ``key`` (``"."`` or ``"./x"``; ``"#x"`` in an
+    ``imports`` map, whose keys start with ``marker`` ``#``), best first."""
     if exports is None:
         return
-    is_map = isinstance(exports, dict) and any(k.startswith(".") for k in exports)
+    is_map = isinstance(exports, dict) and any(k.startswith(marker) for k in exports)
     if not is_map:  # a string, an array or an object of conditions: the "." entry
-        if key == ".":
+        if key == "." and marker == ".":
             yield from _leaves(exports)
         return
     if key in exports:
