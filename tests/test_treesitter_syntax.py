@@ -148,3 +148,33 @@ def test_syntax_error_places_are_counted_from_the_outermost_error_node():
     assert errors.places == 2 and errors.first_line == 1
     assert 0 < errors.share(len(parsed.data)) < 0.5
     assert backend.extract_tags(SourceFile.from_text("two.js", "function ok() {}\nlet b = ;\n"))
+
+
+#: The shape of a zod declaration file (written here): a ``declare class`` whose methods have no
+#: bodies, and a variance annotation the grammar does not know.
+DECLARATIONS = (
+    "export declare class ZodType<Output = any, in out Input = Output> {\n"
+    "    readonly _type: Output;\n"
+    "    parse(data: unknown): Output;\n"
+    "    safeParse(data: unknown): SafeParseReturnType<Input, Output>;\n"
+    "    static create(): ZodType;\n"
+    "    #check(): void;\n"
+    "}\n"
+    "export declare class Impl {\n"
+    "    run(a: string): void;\n"
+    "    run(a: number): void;\n"
+    "}\n"
+)
+
+
+@pytest.mark.parametrize("path", ["types.d.ts", "types.d.cts", "types.ts", "view.tsx"])
+def test_bodyless_class_methods_are_definitions(plugins, path):
+    ex = extract_source(plugins, SourceFile.from_text(path, DECLARATIONS))
+    defs = [(t.qualified_name, t.symbol_kind, t.start_line) for t in ex.tags if t.is_def]
+    for name, line in [("parse", 3), ("safeParse", 4), ("create", 5), ("#check", 6)]:
+        assert (f"ZodType.{name}", "method", line) in defs
+    assert [d for d in defs if d[0] == "Impl.run"] == [
+        ("Impl.run", "method", 9),
+        ("Impl.run", "method", 10),
+    ]
+    assert codes(ex) == [("parse_partial", "info")]  # only the variance annotation
