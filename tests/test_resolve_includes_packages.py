@@ -261,3 +261,52 @@ def test_subpath_imports_use_the_nearest_package_json(tmp_path):
         "#dep": [],
         "#none": [],
     }
+
+
+# -- Rust workspace crates ------------------------------------------------------------------------
+
+CARGO = {
+    "Cargo.toml": '[workspace]\nmembers = ["crates/*"]\n',
+    "crates/core-lib/Cargo.toml": '[package]\nname = "core-lib"\nversion = "0.1.0"\n',
+    "crates/core-lib/src/lib.rs": "pub mod parser;\npub struct Config;\n",
+    "crates/core-lib/src/parser/mod.rs": "pub mod lexer;\n",
+    "crates/core-lib/src/parser/lexer.rs": "pub struct Token;\n",
+    "crates/core-lib/tests/parse.rs": "use core_lib::parser;\n",
+    "crates/other/Cargo.toml": (
+        '[package]\nname = "other"\nversion = "0.1.0"\n[lib]\nname = "renamed"\npath = "lib/root.rs"\n'
+    ),
+    "crates/other/lib/root.rs": "pub fn x() {}\n",
+    "crates/broken/Cargo.toml": "[package\nname = ",
+    "crates/cli/Cargo.toml": '[package]\nname = "cli"\nversion = "0.1.0"\n',
+    "crates/cli/src/main.rs": (
+        "use core_lib::parser::lexer::Token;\n"
+        "use core_lib::Config;\n"
+        "use core_lib::{parser, Config as C};\n"
+        "use renamed::x;\n"
+        "use serde::Deserialize;\n"
+        "extern crate core_lib;\n"
+    ),
+}
+
+
+def test_rust_crates_of_the_workspace_resolve_by_name(tmp_path):
+    pytest.importorskip("tree_sitter_rust")
+    index = index_of(tmp_path, CARGO)
+    lib = "crates/core-lib/src/lib.rs"
+    main = "crates/cli/src/main.rs"
+    source = SourceFile(index.root, main, (index.root / main).read_bytes())
+    assert {
+        (imp.line_number, imp.source, imp.names): backend.resolve_import(imp, index)
+        for imp in backend.extract_imports(source)
+    } == {
+        (1, "core_lib::parser::lexer", ("Token",)): ["crates/core-lib/src/parser/lexer.rs"],
+        (2, "core_lib", ("Config",)): [lib],
+        (3, "core_lib", ("parser", "Config")): [lib, "crates/core-lib/src/parser/mod.rs"],
+        (4, "renamed", ("x",)): ["crates/other/lib/root.rs"],  # [lib] name and path
+        (5, "serde", ("Deserialize",)): [],  # a dependency
+        (6, "core_lib", ()): [lib],
+    }
+    # an integration test uses its own crate by name
+    assert resolved(index, "crates/core-lib/tests/parse.rs") == {
+        "core_lib": ["crates/core-lib/src/parser/mod.rs"]
+    }

@@ -9,7 +9,9 @@
   (all its non-test ``.go`` files); ``vendor/`` too.
 * C/C++ ``#include``: the includer's folder and the repository's include roots
   (:mod:`.includes`).
-* Rust (``mod x;``, ``use crate::/self::/super::``), Java (package paths),
+* Rust: ``mod x;``, ``use crate::/self::/super::``, and the workspace's other crates by
+  name (:mod:`.cargo`).
+* Java (package paths),
   Ruby (``require_relative``, ``require`` under ``lib/``) and PHP (``require``, PSR-4-like
   ``use``) by path; C# ``using`` names namespaces, not files.
 
@@ -433,8 +435,12 @@ def _rust_module_dir(path: str) -> str:
     return posixpath.join(directory, name[:-3]) if directory else name[:-3]
 
 
-def _rust_module_files(index: RepoIndex, module_dir: str, crate_dir: str | None) -> list[str]:
+def _rust_module_files(
+    index: RepoIndex, module_dir: str, crate_dir: str | None, crate_root: str | None = None
+) -> list[str]:
     if module_dir == crate_dir:
+        if crate_root is not None:  # another crate of the workspace: its library root
+            return [crate_root]
         names = [posixpath.join(module_dir, r) if module_dir else r for r in _CRATE_ROOTS]
     else:
         names = [f"{module_dir}.rs", posixpath.join(module_dir, "mod.rs")]
@@ -453,6 +459,7 @@ def _rust_crate_dir(index: RepoIndex, path: str) -> str | None:
 def _resolve_rust(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str]:
     importer = imp.file_path
     crate_dir = _rust_crate_dir(index, importer)
+    crate_root: str | None = None
     segments = imp.source.split("::")
     if imp.is_relative and len(segments) == 1 and segments[0] not in ("crate", "self", "super"):
         # ``mod name;``
@@ -471,8 +478,14 @@ def _resolve_rust(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str
             base = posixpath.dirname(base)
             i += 1
         rest = segments[i:]
-    else:
-        return []  # another crate
+    else:  # another crate: one of the workspace's, or a dependency (not in the repository)
+        from .cargo import workspace_crates
+
+        crate_root = workspace_crates(index).get(segments[0])
+        if crate_root is None:
+            return []
+        crate_dir = base = posixpath.dirname(crate_root)
+        rest = segments[1:]
     found: set[str] = set()
     tails = [rest + [n] for n in imp.names if n not in ("*", "self")] or [rest]
     if "*" in imp.names or "self" in imp.names:
@@ -481,7 +494,7 @@ def _resolve_rust(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str
         for k in range(len(tail), -1, -1):
             module_dir = posixpath.join(base, *tail[:k]) if (base or tail[:k]) else ""
             module_dir = module_dir.strip("/")
-            files = _rust_module_files(index, module_dir, crate_dir)
+            files = _rust_module_files(index, module_dir, crate_dir, crate_root)
             if files:
                 found.update(files)
                 break
