@@ -556,12 +556,6 @@ def _package_files(index: RepoIndex, directory: str, exts: Sequence[str]) -> lis
     )
 
 
-def _system_header(spec: str) -> bool:
-    from ..treesitter.includes import SYSTEM_HEADERS  # (the list needs no tree-sitter)
-
-    return spec in SYSTEM_HEADERS
-
-
 def _path_forms(spec: str) -> list[str]:
     """``spec`` as written, then as a path: ``a::b`` -> ``a/b``; ``a.b.C.m`` -> ``a/b/C/m``,
     ``a/b/C`` (a static import or nested class lives in the file of an outer name)."""
@@ -588,8 +582,6 @@ def resolve(imp: Import, index: RepoIndex, language: str, exts: Sequence[str]) -
             base = spec[: -len(wildcard)]
             directory = base.replace("::", "/") if "::" in base else base.replace(".", "/")
             return _package_files(index, directory.strip("/"), exts) if directory else []
-    if language in _PATH_FIRST and _system_header(spec):
-        return []  # ``<string.h>`` is the system's, not a namesake somewhere in the tree
     for form in _path_forms(spec):
         if form.startswith("../") or form == "..":
             continue
