@@ -38,7 +38,16 @@ from .isolation.supervisor import (
     null_tracker,
 )
 from .isolation.validate import Lines, validate_imports, validate_tags
-from .model import Diagnostic, FileExtraction, FileSymbols, Import, SourceFile, Tag, tag_sort_key
+from .model import (
+    Diagnostic,
+    FileExtraction,
+    FileSymbols,
+    Import,
+    SourceFile,
+    Tag,
+    import_sort_key,
+    tag_sort_key,
+)
 from .registry import PluginSet
 from .rowtext import RowTags
 
@@ -189,6 +198,7 @@ def _extract_source(
                 getattr(record, "code", None) or "backend_warning",
                 _record_message(record, source.path),
                 source.path,
+                _record_severity(record),
             )
         )
     if plugin is None:
@@ -215,7 +225,7 @@ def _extract_source(
     if "references" not in infos[plugin].capabilities and needs_backfill(tag_list):
         tag_list += backfill_references(source.path, source.data.decode("utf-8", "replace"))
     tag_list = _canonical(tag_list)
-    import_list = sorted(set(imports or ()), key=_import_order)
+    import_list = sorted(set(imports or ()), key=import_sort_key)
     language = infos[plugin].language_for(source.path)
     return FileExtraction(
         source.path, tuple(tag_list), tuple(import_list), plugin, language, _unique(diags)
@@ -293,14 +303,15 @@ def _record_message(record: logging.LogRecord, path: str) -> str:
     return msg[len(prefix) :] if msg.startswith(prefix) else msg
 
 
+def _record_severity(record: logging.LogRecord) -> str:
+    """A backend's warning is a ``warning`` diagnostic unless it says ``severity="info"`` (or
+    ``"error"``) in its ``extra``: an expected, harmless condition worth recording."""
+    severity = getattr(record, "severity", None)
+    return severity if severity in ("info", "error") else "warning"
+
+
 def _unique(diags: list[Diagnostic]) -> tuple[Diagnostic, ...]:
     return tuple(dict.fromkeys(diags))
-
-
-def _import_order(
-    i: Import,
-) -> tuple[int, str, tuple[str, ...], int, tuple[str | None, ...], str]:
-    return (i.line_number, i.source, i.names, i.level, i.aliases, i.alias or "")
 
 
 def read_source(root: Path, entry: FileEntry) -> tuple[SourceFile | None, FileExtraction | None]:

@@ -396,6 +396,26 @@ def tag_sort_key(t: Tag) -> tuple[int, str, str, int, str, str, str, str, str]:
     )
 
 
+def import_sort_key(
+    i: Import,
+) -> tuple[int, str, tuple[str, ...], int, tuple[str, ...], tuple[bool, ...], str, bool, bool]:
+    """The canonical order of a file's imports (deterministic output). Every field takes part, so
+    two different imports never tie; ``None`` (an unrenamed name, no module alias) sorts as ``""``,
+    since a file may import the same name renamed and not on one line
+    (``export{a as b}from"m";export{a}from"m"``)."""
+    return (
+        i.line_number,
+        i.source,
+        i.names,
+        i.level,
+        tuple(a or "" for a in i.aliases),
+        tuple(a is None for a in i.aliases),
+        i.alias or "",
+        i.alias is None,
+        i.is_relative,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Reason:
     """One piece of evidence behind a rank: which signal, what matched, how much it weighed.

@@ -2,11 +2,20 @@
 
 A task that is not about tests rarely needs a test file first, and never an example or a vendored
 copy of a library; those files still rank, below the code they exercise.
+
+Tests are recognised by each language's own conventions (:data:`CONVENTIONS`, by extension):
+``*_test.go`` and Go's test helpers (``testhelpers.go``, ``integrationtest_builder.go``, folders
+such as ``htesting/``), ``FooTest.java``/``FooIT.java`` and Gradle's ``src/integrationTest/``,
+``FooTests.cs`` and ``Foo.Tests/`` projects, ``*_spec.rb``, ``*.test.ts``/``*.spec.js`` and
+``__tests__/``, ``foo_unittest.cc``; and by the folders every language uses (``tests/``,
+``testdata/``, ``testing/``, ``spec/``, ``fixtures/``).
 """
 
 from __future__ import annotations
 
 import posixpath
+import re
+from dataclasses import dataclass
 
 CODE = "code"
 TEST = "test"
@@ -14,11 +23,36 @@ EXAMPLE = "example"
 DOCS = "docs"
 VENDORED = "vendored"
 
+#: Folder names (lower case) that hold tests, test data or test support in any language.
 _TEST_DIRS = frozenset(
-    {"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "test_data", "fixtures"}
+    {
+        "test",
+        "tests",
+        "testing",
+        "__tests__",
+        "__mocks__",
+        "__fixtures__",
+        "__snapshots__",
+        "spec",
+        "specs",
+        "testdata",
+        "test_data",
+        "fixtures",
+        "e2e",
+        "testutil",
+        "testutils",
+        "unittests",
+        "integrationtests",
+    }
 )
+#: A folder is a test folder when one of its words (split at ``_ - .`` and camel case) is one of
+#: these: ``integration_tests/``, ``Foo.Tests/``, ``test-utils/``.
+_TEST_DIR_WORDS = frozenset({"test", "tests", "testing", "testdata", "testutil", "testutils"})
+#: Source sets of Gradle and Kotlin Multiplatform (``src/test``, ``src/androidTest``,
+#: ``src/jvmTest``, ``src/testFixtures``, ``src/integrationTest``), compared case-sensitively.
+_SOURCE_SET = re.compile(r"^(?:[a-z][a-zA-Z]*Test|test[A-Z][a-zA-Z]*)$")
 _EXAMPLE_DIRS = frozenset(
-    {"example", "examples", "sample", "samples", "demo", "demos", "benchmarks", "bench"}
+    {"example", "examples", "sample", "samples", "demo", "demos", "benchmarks", "bench", "benches"}
 )
 _DOC_DIRS = frozenset({"doc", "docs", "documentation"})
 _VENDOR_DIRS = frozenset(
@@ -34,18 +68,149 @@ _VENDOR_DIRS = frozenset(
     }
 )
 
+#: Stems (lower case) that are tests or test support whatever the language.
+_TEST_STEMS = frozenset({"conftest", "tests", "test"})
+#: Lower-case stem prefixes and suffixes of test files in every language.
+_TEST_PREFIXES = ("test_",)
+_TEST_SUFFIXES = ("_test", "_tests", ".test", ".spec", "_spec")
+#: Words of a stem that make it a test file in every language (``test_util``, ``setupTests``).
+_COMMON_WORDS = frozenset({"test", "tests"})
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+@dataclass(frozen=True, slots=True)
+class NamingConvention:
+    """How one language family names its tests, beyond what every language does."""
+
+    name: str
+    extensions: tuple[str, ...]
+    #: stem words (lower case, split at ``_ - .`` and camel case) that mark test code or support
+    words: frozenset[str] = frozenset()
+    #: case-sensitive stem suffixes of a test class (``FooTest``), each after a lower-case letter
+    #: or digit, and the part before them is the module tested
+    class_suffixes: tuple[str, ...] = ()
+    #: more lower-case stem suffixes (``_unittest``), the part before them is the module tested
+    suffixes: tuple[str, ...] = ()
+    #: more whole stems (lower case) of test support (``spec_helper``)
+    stems: frozenset[str] = frozenset()
+    #: more folder names (lower case) of test support (Go's ``mocks/``)
+    dirs: frozenset[str] = frozenset()
+
+
+_JVM_CLASSES = ("Tests", "Test", "TestCase", "ITCase", "IT")
+_SPEC_CLASSES = ("Spec", "Specs", "Suite")
+
+CONVENTIONS: tuple[NamingConvention, ...] = (
+    # test_*.py and *_test.py only: ``flask/testing.py`` is an API for users' tests, code
+    NamingConvention("python", (".py", ".pyi")),
+    NamingConvention(
+        "go",
+        (".go",),
+        words=frozenset(
+            {
+                "testing",
+                "testutil",
+                "testutils",
+                "testhelper",
+                "testhelpers",
+                "integrationtest",
+                "testenv",
+                "mock",
+                "mocks",
+            }
+        ),
+        dirs=frozenset({"mock", "mocks", "fake", "fakes", "testenv"}),
+    ),
+    NamingConvention("rust", (".rs",), words=frozenset({"testing", "testutil", "testutils"})),
+    NamingConvention(
+        "c/c++",
+        (".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".ipp", ".m", ".mm"),
+        words=frozenset({"unittest", "unittests", "testutil", "testutils", "gtest", "mock"}),
+        suffixes=("_unittest", "_unittests", "-test", "-tests"),
+    ),
+    NamingConvention(
+        "javascript/typescript",
+        (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".vue", ".svelte"),
+        words=frozenset({"testutils", "testhelpers"}),
+        suffixes=("-test", "-spec", ".e2e", ".cy", ".test-d"),
+        dirs=frozenset({"cypress"}),
+    ),
+    NamingConvention("java", (".java",), class_suffixes=_JVM_CLASSES),
+    NamingConvention(
+        "kotlin/scala/groovy",
+        (".kt", ".kts", ".scala", ".sc", ".groovy"),
+        class_suffixes=_JVM_CLASSES + _SPEC_CLASSES,
+    ),
+    NamingConvention("c#", (".cs", ".fs", ".vb"), class_suffixes=("Tests", "Test", "Fixture")),
+    NamingConvention("php", (".php",), class_suffixes=("Test", "TestCase")),
+    NamingConvention("swift", (".swift",), class_suffixes=("Tests", "Test", "Spec")),
+    NamingConvention(
+        "ruby",
+        (".rb", ".rake"),
+        stems=frozenset({"spec_helper", "rails_helper", "test_helper"}),
+    ),
+    NamingConvention("haskell", (".hs",), class_suffixes=("Spec", "Test", "Tests")),
+    NamingConvention("elixir", (".ex", ".exs"), stems=frozenset({"test_helper"})),
+    NamingConvention("lua", (".lua",)),
+)
+_BY_EXTENSION = {ext: c for c in CONVENTIONS for ext in c.extensions}
+_NONE = NamingConvention("other", ())
+
+
+def convention_for(path: str) -> NamingConvention:
+    """The test naming conventions of ``path``'s language (by extension)."""
+    return _BY_EXTENSION.get(posixpath.splitext(path)[1].lower(), _NONE)
+
+
+def _words(text: str) -> list[str]:
+    """``integrationtest_builder`` -> integrationtest, builder; ``setupTests`` -> setup, tests;
+    ``Foo.UnitTests`` -> foo, unit, tests (lower case)."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def _is_test_dir(original: str, convention: NamingConvention) -> bool:
+    name = original.lower()
+    if name in _TEST_DIRS or name in convention.dirs:
+        return True
+    if _SOURCE_SET.match(original):
+        return True
+    # Go's per-package test support: ``htesting``, ``apitesting``, ``envtesting``
+    if name.endswith("testing") and name.isalnum():
+        return True
+    return any(w in _TEST_DIR_WORDS for w in _words(original))
+
+
+def _class_suffix(stem: str, convention: NamingConvention) -> str | None:
+    """The test-class suffix ``stem`` ends with (``Test`` in ``FooTest``), or ``None``."""
+    for suffix in convention.class_suffixes:
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            before = stem[-len(suffix) - 1]
+            if before.islower() or before.isdigit():
+                return suffix
+    return None
+
+
+def _is_test_name(name: str, convention: NamingConvention) -> bool:
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    lower = stem.lower()
+    if lower in _TEST_STEMS or lower in convention.stems:
+        return True
+    if lower.startswith(_TEST_PREFIXES) or lower.endswith(_TEST_SUFFIXES + convention.suffixes):
+        return True
+    if _class_suffix(stem, convention) is not None:
+        return True
+    words = _words(stem)
+    return any(w in _COMMON_WORDS or w in convention.words for w in words)
+
 
 def file_role(path: str) -> str:
-    parts = path.lower().split("/")
-    dirs, name = parts[:-1], parts[-1]
-    stem = name.rsplit(".", 1)[0]
+    original = path.split("/")
+    dirs = path.lower().split("/")[:-1]
     if any(d in _VENDOR_DIRS for d in dirs):
         return VENDORED
-    if (
-        any(d in _TEST_DIRS for d in dirs)
-        or stem.startswith("test_")
-        or stem.endswith(("_test", "_tests", ".test", ".spec", "_spec"))
-        or stem in ("conftest", "tests", "test")
+    convention = convention_for(path)
+    if _is_test_name(original[-1], convention) or any(
+        _is_test_dir(d, convention) for d in original[:-1]
     ):
         return TEST
     if any(d in _EXAMPLE_DIRS for d in dirs):
@@ -56,12 +221,17 @@ def file_role(path: str) -> str:
 
 
 def tested_stem(path: str) -> str | None:
-    """The stem of the module a test file is named after (``tests/test_fields.py`` -> ``fields``)."""
+    """The stem of the module a test file is named after: ``tests/test_fields.py`` -> ``fields``,
+    ``FooTest.java`` -> ``Foo``, ``parser_unittest.cc`` -> ``parser``, ``app.spec.ts`` -> ``app``."""
     stem = posixpath.basename(path).rsplit(".", 1)[0]
-    for prefix in ("test_",):
-        if stem.startswith(prefix) and len(stem) > len(prefix):
+    convention = convention_for(path)
+    for prefix in _TEST_PREFIXES:
+        if stem.lower().startswith(prefix) and len(stem) > len(prefix):
             return stem[len(prefix) :]
-    for suffix in ("_test", "_tests", ".test", ".spec", "_spec"):
-        if stem.endswith(suffix) and len(stem) > len(suffix):
+    for suffix in _TEST_SUFFIXES + convention.suffixes:
+        if stem.lower().endswith(suffix) and len(stem) > len(suffix):
             return stem[: -len(suffix)]
+    suffix = _class_suffix(stem, convention)
+    if suffix is not None:
+        return stem[: -len(suffix)]
     return None

@@ -123,7 +123,45 @@ def _collected(
 def extract_tags(source: SourceFile) -> list[Tag] | None:
     from .extract import collect_tags
 
-    return _collected(source, "tags", collect_tags)
+    tags = _collected(source, "tags", collect_tags)
+    if tags is not None:
+        _report_syntax_errors(source, tags)
+    return tags
+
+
+#: Error nodes covering at least this share of a file make its extraction a ``parse_error``.
+MOSTLY_ERRORS = 0.5
+
+
+def _report_syntax_errors(source: SourceFile, tags: list[Tag]) -> None:
+    """Say what a file's syntax errors cost. tree-sitter recovers around an error, so a file
+    whose grammar lags the language (a TypeScript variance annotation, a Flow type in a ``.js``
+    file) usually keeps nearly all its definitions: that is ``parse_partial``, an info. Only a file
+    from which nothing came out, or that is mostly error nodes, is a ``parse_error`` warning."""
+    from .parsing import parse, syntax_errors
+
+    parsed = parse(source)
+    errors = syntax_errors(parsed) if parsed is not None else None
+    if errors is None or parsed is None:
+        return
+    definitions = sum(1 for t in tags if t.is_def)
+    where = f"{errors.places} syntax error(s), the first at line {errors.first_line}"
+    if not tags or errors.share(len(parsed.data)) >= MOSTLY_ERRORS:
+        log.warning(
+            "%s: %s; %d definition(s) extracted from what parsed",
+            source.path,
+            where,
+            definitions,
+            extra={"code": "parse_error", "path": source.path},
+        )
+    else:
+        log.warning(
+            "%s: %s; the rest parsed (%d definition(s) extracted)",
+            source.path,
+            where,
+            definitions,
+            extra={"code": "parse_partial", "path": source.path, "severity": "info"},
+        )
 
 
 @hookimpl

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from repomapper.model import Import
+from repomapper.model import Import, import_sort_key
 
 from .extract import MAX_START_DEPTH
 from .parsing import PLACEHOLDER, Parsed
@@ -439,14 +439,4 @@ def collect_imports(parsed: Parsed) -> list[Import]:
                 continue
             for node in nodes:
                 found.update(handler(node, parsed.data, parsed.path))
-    return sorted(
-        found,
-        key=lambda i: (
-            i.line_number,
-            i.source,
-            i.names,
-            tuple(a or "" for a in i.aliases),
-            i.alias or "",
-            i.is_relative,
-        ),
-    )
+    return sorted(found, key=import_sort_key)

@@ -70,8 +70,8 @@ _ASCII_MASK = bytes(range(128)) + PLACEHOLDER.encode() * 128
 
 def parse(source: SourceFile) -> Parsed | None:
     """The parse of ``source``; ``None`` if no usable grammar claims it (so the next backend is
-    asked). Syntax errors are tolerated: the tree then holds error nodes and a warning is logged.
-    Parsed once per file: later calls with the same ``source`` return the same :class:`Parsed`."""
+    asked). Syntax errors are tolerated: the tree then holds error nodes (see
+    :func:`syntax_errors`; ``extract_tags`` reports them). Parsed once per file: later calls with the same ``source`` return the same :class:`Parsed`."""
     return source.memo(("treesitter", "parse"), lambda: _parse(source))
 
 
@@ -96,10 +96,38 @@ def _parse(source: SourceFile) -> Parsed | None:
     if spec.ascii_only and not data.isascii():
         data = data.translate(_ASCII_MASK)
     tree = _parser(grammar).parse(data)
-    if tree.root_node.has_error:
-        log.warning(
-            "%s: syntax errors; extracting what parsed",
-            source.path,
-            extra={"code": "parse_error", "path": source.path},
-        )
     return Parsed(source.path, data, grammar, tree)
+
+
+@dataclass(frozen=True, slots=True)
+class SyntaxErrors:
+    """Where a tree's parser gave up: error and missing nodes (the outermost of each nest)."""
+
+    places: int
+    error_bytes: int  # bytes inside error nodes
+    first_line: int  # 1-based line of the first place
+
+    def share(self, size: int) -> float:
+        """The share of a file of ``size`` bytes that sits inside error nodes."""
+        return self.error_bytes / size if size else 0.0
+
+
+def syntax_errors(parsed: Parsed) -> SyntaxErrors | None:
+    """The tree's syntax errors, or ``None`` when it parsed cleanly. Only subtrees that hold an
+    error are walked (``has_error``), with a stack rather than recursion."""
+    root = parsed.tree.root_node
+    if not root.has_error:
+        return None
+    places = error_bytes = 0
+    first: int | None = None
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            places += 1
+            error_bytes += node.end_byte - node.start_byte
+            row = node.start_point[0] + 1
+            first = row if first is None else min(first, row)
+            continue
+        stack.extend(c for c in node.children if c.has_error or c.is_missing)
+    return SyntaxErrors(places, error_bytes, first or 1)

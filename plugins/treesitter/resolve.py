@@ -2,11 +2,16 @@
 
 * TypeScript/JavaScript: relative specifiers with extension and ``index`` probing (a ``.js``
   specifier may name a ``.ts`` file, as in TypeScript ESM code); bare specifiers through the
-  nearest ``tsconfig.json``/``jsconfig.json`` ``baseUrl`` and ``paths``; packages resolve to
+  nearest ``tsconfig.json``/``jsconfig.json`` ``baseUrl`` and ``paths``, then the repository's
+  own packages by their ``package.json`` name (:mod:`.workspaces`); other packages resolve to
   nothing.
 * Go: the import path minus the module path of the nearest ``go.mod``, as a package directory
   (all its non-test ``.go`` files); ``vendor/`` too.
-* Rust (``mod x;``, ``use crate::/self::/super::``), Java (package paths), C/C++ (``#include``),
+* C/C++ ``#include``: the includer's folder and the repository's include roots
+  (:mod:`.includes`).
+* Rust: ``mod x;``, ``use crate::/self::/super::``, and the workspace's other crates by
+  name (:mod:`.cargo`).
+* Java (package paths),
   Ruby (``require_relative``, ``require`` under ``lib/``) and PHP (``require``, PSR-4-like
   ``use``) by path; C# ``using`` names namespaces, not files.
 
@@ -174,13 +179,21 @@ def _resolve_ecma(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str
     if spec.startswith("/") or ":" in spec:  # absolute paths, node:fs, URLs
         return []
     config = _tsconfig_for(cache, posixpath.dirname(imp.file_path))
-    if config is None:
-        return []
-    for target in ts_path_candidates(config, spec):
-        hit = probe_ts(index, "_", target)  # "_" sits in the root: target is root-relative
-        if hit is not None:
-            return [hit]
-    return []
+    if config is not None:
+        for target in ts_path_candidates(config, spec):
+            hit = probe_ts(index, "_", target)  # "_" sits in the root: target is root-relative
+            if hit is not None:
+                return [hit]
+    from .workspaces import resolve_package, resolve_private_import
+
+    def probe(target: str) -> str | None:
+        return probe_ts(index, "_", target)
+
+    if spec.startswith("#"):
+        hit = resolve_private_import(index, imp.file_path, spec, probe)
+    else:
+        hit = resolve_package(index, spec, probe)
+    return [hit] if hit is not None else []
 
 
 def ts_path_candidates(config: TsPaths, spec: str) -> list[str]:
@@ -423,8 +436,12 @@ def _rust_module_dir(path: str) -> str:
     return posixpath.join(directory, name[:-3]) if directory else name[:-3]
 
 
-def _rust_module_files(index: RepoIndex, module_dir: str, crate_dir: str | None) -> list[str]:
+def _rust_module_files(
+    index: RepoIndex, module_dir: str, crate_dir: str | None, crate_root: str | None = None
+) -> list[str]:
     if module_dir == crate_dir:
+        if crate_root is not None:  # another crate of the workspace: its library root
+            return [crate_root]
         names = [posixpath.join(module_dir, r) if module_dir else r for r in _CRATE_ROOTS]
     else:
         names = [f"{module_dir}.rs", posixpath.join(module_dir, "mod.rs")]
@@ -443,6 +460,7 @@ def _rust_crate_dir(index: RepoIndex, path: str) -> str | None:
 def _resolve_rust(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str]:
     importer = imp.file_path
     crate_dir = _rust_crate_dir(index, importer)
+    crate_root: str | None = None
     segments = imp.source.split("::")
     if imp.is_relative and len(segments) == 1 and segments[0] not in ("crate", "self", "super"):
         # ``mod name;``
@@ -461,8 +479,14 @@ def _resolve_rust(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str
             base = posixpath.dirname(base)
             i += 1
         rest = segments[i:]
-    else:
-        return []  # another crate
+    else:  # another crate: one of the workspace's, or a dependency (not in the repository)
+        from .cargo import workspace_crates
+
+        crate_root = workspace_crates(index).get(segments[0])
+        if crate_root is None:
+            return []
+        crate_dir = base = posixpath.dirname(crate_root)
+        rest = segments[1:]
     found: set[str] = set()
     tails = [rest + [n] for n in imp.names if n not in ("*", "self")] or [rest]
     if "*" in imp.names or "self" in imp.names:
@@ -471,7 +495,7 @@ def _resolve_rust(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str
         for k in range(len(tail), -1, -1):
             module_dir = posixpath.join(base, *tail[:k]) if (base or tail[:k]) else ""
             module_dir = module_dir.strip("/")
-            files = _rust_module_files(index, module_dir, crate_dir)
+            files = _rust_module_files(index, module_dir, crate_dir, crate_root)
             if files:
                 found.update(files)
                 break
@@ -495,11 +519,9 @@ def _resolve_java(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str
 
 
 def _resolve_c(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str]:
-    if imp.is_relative:
-        hit = index.resolve_relative_path(imp.file_path, imp.source)
-        if hit is not None:
-            return [hit]
-    return _closest(imp.file_path, cache.files_ending_with(imp.source))
+    from .includes import resolve_include
+
+    return resolve_include(imp, index)
 
 
 def _resolve_ruby(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str]:

@@ -12,6 +12,10 @@
 (function_signature name: (identifier) @name) @definition.function
 (abstract_method_signature name: (property_identifier) @name) @definition.method
 (interface_body (method_signature name: (property_identifier) @name) @definition.method)
+; body-less methods: a `declare class` in a .d.ts, overload signatures before an implementation
+(class_body
+  (method_signature
+    name: [(property_identifier) (private_property_identifier)] @name) @definition.method)
 (type_alias_declaration
   value: (object_type (method_signature name: (property_identifier) @name) @definition.method))
 (public_field_definition

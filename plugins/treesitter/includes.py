@@ -1,0 +1,119 @@
+"""C and C++ ``#include`` resolved as a compiler's search path would, without the build files.
+
+* ``#include "x.h"``: the including file's folder, then its ancestors (a project compiled with
+  ``-Isrc`` writes ``#include "module/x.h"`` from ``src/other/y.c``), then the repository's
+  include roots, nearest first; last, a file whose path ends with the written one, nearest to
+  the includer (layouts a build file spells out, such as ``-Ideps/lua/src``).
+* ``#include <x.h>``: the include roots, then the same last resort; never for a C or POSIX
+  standard header (``src/compat/string.h`` is not ``<string.h>``) or a C++ one (``<vector>``).
+
+The include roots are the repository's root, every folder named ``include`` (or ``inc``), and
+every folder named ``src``, ``lib`` or ``source`` that holds headers directly.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import defaultdict
+
+from repomapper.index import RepoIndex
+from repomapper.model import Import
+
+#: Folder names that compilers are pointed at with ``-I`` by convention.
+INCLUDE_DIR_NAMES = frozenset({"include", "inc"})
+SOURCE_DIR_NAMES = frozenset({"src", "lib", "source"})
+HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".h++", ".inc", ".inl", ".ipp", ".tcc")
+
+#: The C standard library's and POSIX's headers: ``<name>`` always means the system's.
+_SYSTEM_HEADER_NAMES = """
+    assert.h complex.h ctype.h errno.h fenv.h float.h inttypes.h iso646.h limits.h locale.h
+    math.h setjmp.h signal.h stdalign.h stdarg.h stdatomic.h stdbool.h stddef.h stdint.h stdio.h
+    stdlib.h stdnoreturn.h string.h tgmath.h threads.h time.h uchar.h wchar.h wctype.h aio.h
+    arpa/inet.h cpio.h dirent.h dlfcn.h fcntl.h fnmatch.h glob.h grp.h iconv.h langinfo.h
+    libgen.h monetary.h mqueue.h netdb.h net/if.h netinet/in.h netinet/tcp.h nl_types.h poll.h
+    pthread.h pwd.h regex.h sched.h search.h semaphore.h spawn.h strings.h sys/ipc.h sys/mman.h
+    sys/msg.h sys/resource.h sys/select.h sys/sem.h sys/shm.h sys/socket.h sys/stat.h
+    sys/statvfs.h sys/time.h sys/times.h sys/types.h sys/uio.h sys/un.h sys/utsname.h sys/wait.h
+    syslog.h tar.h termios.h ulimit.h unistd.h utime.h utmpx.h wordexp.h malloc.h memory.h
+    windows.h"""
+SYSTEM_HEADERS = frozenset(_SYSTEM_HEADER_NAMES.split())
+
+
+def include_roots(index: RepoIndex) -> tuple[str, ...]:
+    """The repository's include roots (``""`` is the root), computed once per index."""
+    return index.derived(("treesitter", "c_include_roots"), _include_roots)
+
+
+def _include_roots(index: RepoIndex) -> tuple[str, ...]:
+    roots = {""}
+    for directory, files in index.by_dir.items():
+        name = posixpath.basename(directory)
+        if name in INCLUDE_DIR_NAMES or (
+            name in SOURCE_DIR_NAMES and any(f.endswith(HEADER_SUFFIXES) for f in files)
+        ):
+            roots.add(directory)
+    # a folder under an include root is reached through it (``include/fmt/core.h`` is
+    # ``<fmt/core.h>``): it is a root of its own only when it is named like one
+    return tuple(sorted(roots))
+
+
+def _by_basename(index: RepoIndex) -> dict[str, tuple[str, ...]]:
+    names: dict[str, list[str]] = defaultdict(list)
+    for f in index.files:
+        names[posixpath.basename(f)].append(f)
+    return {k: tuple(sorted(v)) for k, v in names.items()}
+
+
+def _shared_depth(a: str, b: str) -> int:
+    """How many leading folders ``a`` and ``b`` (folders, ``""`` for the root) share."""
+    common = 0
+    for x, y in zip(a.split("/") if a else (), b.split("/") if b else (), strict=False):
+        if x != y:
+            break
+        common += 1
+    return common
+
+
+def _joined(directory: str, spec: str) -> str | None:
+    path = posixpath.normpath(posixpath.join(directory, spec) if directory else spec)
+    if path.startswith("..") or posixpath.isabs(path) or path == ".":
+        return None
+    return path
+
+
+def resolve_include(imp: Import, index: RepoIndex) -> list[str]:
+    """The file ``imp`` (an ``#include``) names, as a list of at most one (the first hit of the
+    search order), or every file nearest to the includer for the last-resort suffix match (a
+    folder the build adds with ``-I``: ``<hiredis.h>`` is ``deps/hiredis/hiredis.h``)."""
+    spec = imp.source.strip()
+    if not spec or posixpath.isabs(spec):
+        return []
+    here = posixpath.dirname(imp.file_path)
+    quoted = imp.is_relative
+    if not quoted and spec in SYSTEM_HEADERS:
+        return []
+    searched: list[str] = []
+    if quoted:
+        d: str | None = here
+        while d is not None:  # the includer's folder, then its ancestors
+            searched.append(d)
+            d = posixpath.dirname(d) if d else None
+    roots = sorted(include_roots(index), key=lambda r: (-_shared_depth(r, here), r))
+    searched += [r for r in roots if r not in searched]
+    for directory in searched:
+        path = _joined(directory, spec)
+        if path is not None and path in index.files:
+            return [path]
+    if spec in SYSTEM_HEADERS or (not quoted and "." not in posixpath.basename(spec)):
+        return []  # the compiler's own headers come next (``<vector>``: a C++ standard one)
+    name = posixpath.basename(spec)
+    suffix = "/" + spec.lstrip("./")
+    candidates = [
+        f
+        for f in index.derived(("treesitter", "by_basename"), _by_basename).get(name, ())
+        if ("/" + f).endswith(suffix)
+    ]
+    if not candidates:
+        return []
+    best = max(_shared_depth(posixpath.dirname(f), here) for f in candidates)
+    return sorted(f for f in candidates if _shared_depth(posixpath.dirname(f), here) == best)

@@ -1,0 +1,146 @@
+"""File roles by each language's test conventions (``repomapper.relevance.roles``), table-driven:
+every row is a path a real repository has and the role its language's conventions give it."""
+
+from __future__ import annotations
+
+import pytest
+
+from repomapper.relevance.roles import (
+    CODE,
+    DOCS,
+    EXAMPLE,
+    TEST,
+    VENDORED,
+    convention_for,
+    file_role,
+)
+from repomapper.relevance.roles import tested_stem as stem_under_test
+
+ROLES = [
+    # every language: folders
+    ("tests/test_mod.py", TEST),
+    ("src/pkg/mod.py", CODE),
+    ("spec/models/user_spec.rb", TEST),
+    ("spec/support/helpers.rb", TEST),
+    ("pkg/parser/testdata/input.go", TEST),
+    ("internal/testing/server.go", TEST),
+    ("crates/core/tests/integration.rs", TEST),
+    ("src/components/__tests__/Button.jsx", TEST),
+    ("src/__mocks__/fs.js", TEST),
+    ("test/fixtures/app/index.js", TEST),
+    ("integration_tests/run.go", TEST),
+    ("packages/e2e/login.ts", TEST),
+    # Python: test_*.py, *_test.py, conftest; a public ``testing`` module is code
+    ("src/flask/testing.py", CODE),
+    ("pkg/conftest.py", TEST),
+    ("pkg/parser_test.py", TEST),
+    # Go: *_test.go and the helpers of a package's tests
+    ("hugolib/integrationtest_builder.go", TEST),
+    ("htesting/testhelpers.go", TEST),
+    ("pkg/store/testing.go", TEST),
+    ("internal/testutil/db.go", TEST),
+    ("pkg/store/mock_store.go", TEST),
+    ("pkg/client/fake/clientset.go", TEST),
+    ("pkg/mod_test.go", TEST),
+    ("pkg/export_test.go", TEST),
+    ("cmd/latest.go", CODE),
+    ("cmd/contest/main.go", CODE),
+    ("resources/page/pagination.go", CODE),
+    # Rust: tests/ crates, tests.rs modules, benches
+    ("src/parser/tests.rs", TEST),
+    ("src/test_utils.rs", TEST),
+    ("benches/parse.rs", EXAMPLE),
+    ("src/paging.rs", CODE),
+    # JavaScript / TypeScript
+    ("src/app.spec.ts", TEST),
+    ("src/app.test.tsx", TEST),
+    ("lib/router-test.js", TEST),
+    ("src/setupTests.ts", TEST),
+    ("src/test-utils.tsx", TEST),
+    ("index.test-d.ts", TEST),
+    ("cypress/integration/login.js", TEST),
+    ("src/jsx.d.ts", CODE),
+    ("src/protest.ts", CODE),
+    # Java and Kotlin: *Test, *Tests, *IT, Gradle source sets
+    ("core/src/main/java/lombok/SneakyThrowsRemover.java", CODE),
+    ("core/src/test/java/lombok/LombokTest.java", TEST),
+    ("src/org/acme/ParserTest.java", TEST),
+    ("src/org/acme/ParserTests.java", TEST),
+    ("src/org/acme/ParserIT.java", TEST),
+    ("src/org/acme/AbstractIntegrationTestBase.java", TEST),
+    ("app/src/androidTest/kotlin/MainScreen.kt", TEST),
+    ("lib/src/jvmTest/kotlin/Codec.kt", TEST),
+    ("lib/src/testFixtures/java/Builders.java", TEST),
+    ("src/java/security/spec/KeySpec.java", TEST),  # (a folder named spec)
+    ("src/java/security/KeySpec.java", CODE),  # Spec is not a Java test suffix
+    ("src/main/kotlin/ParserSpec.kt", TEST),
+    ("src/main/scala/ParserSuite.scala", TEST),
+    ("src/main/java/org/acme/Latest.java", CODE),
+    ("src/main/java/org/acme/Split.java", CODE),
+    # C#: *Tests.cs and test projects
+    ("src/Newtonsoft.Json.Tests/Serialization/JsonTests.cs", TEST),
+    ("src/MyLib.UnitTests/Parser.cs", TEST),
+    ("src/MyLib/ParserTests.cs", TEST),
+    ("src/MyLib/Attestation.cs", CODE),
+    # PHP, Ruby, Swift
+    ("src/Illuminate/Database/Schema/Blueprint.php", CODE),
+    ("src/Illuminate/Database/ModelTest.php", TEST),
+    ("lib/rubygems/spec_fetcher.rb", CODE),
+    ("lib/attest.rb", CODE),
+    ("spec_helper.rb", TEST),
+    ("Sources/App/Router.swift", CODE),
+    ("Tests/AppTests/RouterTests.swift", TEST),
+    # C and C++
+    ("src/server.h", CODE),
+    ("src/printf.h", CODE),
+    ("base/strings/string_util_unittest.cc", TEST),
+    ("tests/unit/test_sds.c", TEST),
+    ("src/testutil.h", TEST),
+    ("kernel/contest.c", CODE),
+    # other roles keep their folders
+    ("examples/demo.py", EXAMPLE),
+    ("docs/conf.py", DOCS),
+    ("vendor/lib/x.go", VENDORED),
+    ("third_party/tests/a.py", VENDORED),
+    ("node_modules/pkg/index.test.js", VENDORED),
+]
+
+
+@pytest.mark.parametrize(("path", "role"), ROLES)
+def test_file_role_follows_the_language_conventions(path, role):
+    assert file_role(path) == role
+
+
+TESTED = [
+    ("tests/test_fields.py", "fields"),
+    ("pkg/mod_test.go", "mod"),
+    ("src/app.spec.ts", "app"),
+    ("src/app.test.tsx", "app"),
+    ("lib/router-test.js", "router"),
+    ("spec/user_spec.rb", "user"),
+    ("src/org/acme/ParserTest.java", "Parser"),
+    ("src/org/acme/ParserTests.java", "Parser"),
+    ("src/org/acme/ParserIT.java", "Parser"),
+    ("src/org/acme/ParserTestCase.java", "Parser"),
+    ("src/ParserSpec.scala", "Parser"),
+    ("src/MyLib/ParserTests.cs", "Parser"),
+    ("tests/ModelTest.php", "Model"),
+    ("base/string_util_unittest.cc", "string_util"),
+    ("src/pkg/mod.py", None),
+    ("src/java/security/KeySpec.java", None),
+    ("hugolib/integrationtest_builder.go", None),  # a helper: it tests no one module
+]
+
+
+@pytest.mark.parametrize(("path", "stem"), TESTED)
+def test_the_module_a_test_file_is_named_after(path, stem):
+    assert stem_under_test(path) == stem
+
+
+def test_each_extension_has_one_convention():
+    from repomapper.relevance.roles import CONVENTIONS
+
+    extensions = [e for c in CONVENTIONS for e in c.extensions]
+    assert len(extensions) == len(set(extensions))
+    assert convention_for("a/B.JAVA").name == "java"
+    assert convention_for("Makefile").name == "other"
