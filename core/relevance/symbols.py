@@ -23,9 +23,11 @@ its reasons (signal ``words``); its order in its file and in the map is by the t
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..model import Reason, SymbolKind, Tag
@@ -43,7 +45,7 @@ K1 = 1.2
 B = 0.75
 #: Definitions of this many of the best files are scored (a map or a pack shows fewer); the
 #: bodies of this many of them are read.
-MAX_FILES = 100
+MAX_FILES = 50
 MAX_BODY_FILES = 25
 #: Only this many lines of a body are read (a generated table is not a function's meaning).
 MAX_BODY_LINES = 400
@@ -84,16 +86,59 @@ def incidental(tag: Tag, functions: frozenset[str]) -> bool:
     return False
 
 
-def _terms(words: Iterable[str]) -> Counter[str]:
+def _query_terms(text: str, idf: Mapping[str, float]) -> Counter[str]:
+    """How often each query term occurs in ``text`` (other words are not counted)."""
     out: Counter[str] = Counter()
-    for w in words:
+    for w in _WORD.findall(text):
         for t in expand_word(w):
-            out[t] += 1
+            if t in idf:
+                out[t] += 1
     return out
 
 
 def _saturated(tf: float) -> float:
     return tf / (K1 + tf) if tf > 0 else 0.0
+
+
+class _FileText:
+    """A file's text read once for body terms: the lines of each query term's occurrences and
+    the running character count, so a definition's body counts are a few bisections. Only the
+    lines where a query term may occur (``probe``) are split into words."""
+
+    __slots__ = ("occurrences", "size")
+
+    def __init__(self, text: str, idf: Mapping[str, float], probe: re.Pattern[str]):
+        lines = text.split("\n")
+        self.size = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
+        self.occurrences: dict[str, list[int]] = {}
+        # one scan of the whole text finds the lines worth splitting into words
+        candidates = sorted(
+            {bisect.bisect_right(self.size, m.start()) for m in probe.finditer(text.lower())}
+        )
+        for number in candidates:
+            for w in _WORD.findall(lines[number - 1]):
+                for t in expand_word(w):
+                    if t in idf:
+                        self.occurrences.setdefault(t, []).append(number)
+
+    def body(self, tag: Tag) -> tuple[dict[str, int], int]:
+        """Query term counts and the length of the lines after ``tag``'s header."""
+        first = min(tag.start_line, len(self.size) - 1)
+        last = min(tag.end_line, tag.start_line + MAX_BODY_LINES, len(self.size) - 1)
+        counts = {}
+        for term, at in self.occurrences.items():
+            n = bisect.bisect_right(at, last) - bisect.bisect_right(at, first)
+            if n:
+                counts[term] = n
+        return counts, self.size[last] - self.size[first]
+
+
+def _probe(idf: Mapping[str, float]) -> re.Pattern[str]:
+    """Matches (in lower-cased text) where a query term may be: terms are lower-cased words or parts of them,
+    with a plural ``s`` folded away (or ``ies`` made ``y``), so each is a substring of its word
+    but for that ``y``."""
+    stems = sorted({t[:-1] if t.endswith("y") and len(t) > 2 else t for t in idf}, key=len)
+    return re.compile("|".join(re.escape(s) for s in reversed(stems)))
 
 
 def score_symbols(
@@ -110,40 +155,42 @@ def score_symbols(
     top = [(p, s) for p, s in ranked_files[:MAX_FILES] if p in file_defs]
     best_file = max((s for _, s in top), default=0.0)
     words: dict[tuple[str, str], float] = {}
-    matched: dict[tuple[str, str], Counter[str]] = {}
+    matched: dict[tuple[str, str], dict[str, float]] = {}
     is_incidental: dict[tuple[str, str], bool] = {}
+    docs: dict[str, Counter[str]] = {}  # signatures repeat (``def __init__(self):``)
+    probe = _probe(idf) if idf else None
     for rank, (path, _) in enumerate(top):
         defs = file_defs[path]
         functions = frozenset(t.qualified_name for t in defs if str(t.symbol_kind) in _FUNCTIONS)
-        lines = _lines(read, path) if read is not None and rank < MAX_BODY_FILES else None
-        bodies = {}
-        if lines is not None:
+        raw = _text(read, path) if probe and read is not None and rank < MAX_BODY_FILES else None
+        text = _FileText(raw, idf, probe) if raw is not None and probe else None
+        bodies: dict[int, tuple[dict[str, int], int]] = {}
+        if text is not None:
             for t in defs:
                 if str(t.symbol_kind) in _FUNCTIONS and t.end_line > t.start_line:
-                    end = min(t.end_line, t.start_line + MAX_BODY_LINES)
-                    bodies[id(t)] = _terms(_WORD.findall("\n".join(lines[t.start_line : end])))
-        avg_body = (sum(sum(c.values()) for c in bodies.values()) / len(bodies)) if bodies else 1
+                    bodies[id(t)] = text.body(t)
+        avg_body = max(1.0, sum(n for _, n in bodies.values()) / len(bodies)) if bodies else 1.0
         for t in defs:
             key = (path, t.name)
             inc = incidental(t, functions)
             is_incidental[key] = is_incidental.get(key, True) and inc
             if inc or not idf:
                 continue
-            name_terms = set(expand_word(t.name))
-            doc = _terms(_WORD.findall(" ".join(s for s in (t.signature, t.docstring) if s)))
-            body = bodies.get(id(t), Counter())
-            norm = 1.0 - B + B * sum(body.values()) / max(avg_body, 1.0)
-            s = 0.0
-            hits: Counter[str] = Counter()
-            for term, w in idf.items():
+            header = " ".join(s for s in (t.signature, t.docstring) if s)
+            doc = docs.get(header)
+            if doc is None:
+                doc = docs[header] = _query_terms(header, idf)
+            body, length = bodies.get(id(t), ({}, 0))
+            norm = 1.0 - B + B * length / avg_body
+            hits: dict[str, float] = {}
+            for term in sorted({*(x for x in expand_word(t.name) if x in idf), *doc, *body}):
                 f = (
-                    NAME_WEIGHT * (term in name_terms)
+                    NAME_WEIGHT * (term in expand_word(t.name))
                     + DOC_WEIGHT * _saturated(doc.get(term, 0))
                     + BODY_WEIGHT * _saturated(body.get(term, 0) / norm)
                 )
-                if f:
-                    s += w * f
-                    hits[term] = w * f
+                hits[term] = idf[term] * f
+            s = sum(hits.values())
             if s > words.get(key, 0.0):
                 words[key] = s
                 matched[key] = hits
@@ -168,12 +215,10 @@ def score_symbols(
     return SymbolScores(scores, reasons)
 
 
-def _lines(read: Callable[[str], bytes | None], path: str) -> list[str] | None:
-    """The file's lines, index 0 = line 1 (None when it cannot be read)."""
+def _text(read: Callable[[str], bytes | None], path: str) -> str | None:
+    """The file's text (None when it cannot be read)."""
     try:
         data = read(path)
     except OSError:
         return None
-    if data is None:
-        return None
-    return data.decode("utf-8", "replace").splitlines()
+    return None if data is None else data.decode("utf-8", "replace")
