@@ -47,6 +47,9 @@ B = 0.75
 #: bodies of this many of them are read.
 MAX_FILES = 50
 MAX_BODY_FILES = 25
+#: Bodies are searched for the task's rarest terms only (by IDF), of three letters or more: the
+#: common ones say little about one function and would make the scan read every line.
+MAX_BODY_TERMS = 64
 #: Only this many lines of a body are read (a generated table is not a function's meaning).
 MAX_BODY_LINES = 400
 #: Score of an incidental definition the task does not name (after every other one).
@@ -158,12 +161,14 @@ def score_symbols(
     matched: dict[tuple[str, str], dict[str, float]] = {}
     is_incidental: dict[tuple[str, str], bool] = {}
     docs: dict[str, Counter[str]] = {}  # signatures repeat (``def __init__(self):``)
-    probe = _probe(idf) if idf else None
+    rare = sorted((t for t in idf if len(t) >= 3), key=lambda t: (-idf[t], t))[:MAX_BODY_TERMS]
+    body_idf = {t: idf[t] for t in rare}
+    probe = _probe(body_idf) if body_idf else None
     for rank, (path, _) in enumerate(top):
         defs = file_defs[path]
         functions = frozenset(t.qualified_name for t in defs if str(t.symbol_kind) in _FUNCTIONS)
         raw = _text(read, path) if probe and read is not None and rank < MAX_BODY_FILES else None
-        text = _FileText(raw, idf, probe) if raw is not None and probe else None
+        text = _FileText(raw, body_idf, probe) if raw is not None and probe else None
         bodies: dict[int, tuple[dict[str, int], int]] = {}
         if text is not None:
             for t in defs:
