@@ -24,6 +24,7 @@ its reasons (signal ``words``); its order in its file and in the map is by the t
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import re
 from collections import Counter
@@ -50,8 +51,10 @@ MAX_BODY_FILES = 25
 #: Bodies are searched for the task's rarest terms only (by IDF), of three letters or more: the
 #: common ones say little about one function and would make the scan read every line.
 MAX_BODY_TERMS = 64
-#: Only this many lines of a body are read (a generated table is not a function's meaning).
+#: Only this many lines of a body, and this many bytes of a file, are read (a generated
+#: table is not a function's meaning).
 MAX_BODY_LINES = 400
+MAX_TEXT_BYTES = 256_000
 #: Score of an incidental definition the task does not name (after every other one).
 INCIDENTAL = -1.0
 
@@ -59,6 +62,7 @@ INCIDENTAL = -1.0
 WORDS = "words"
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{1,63}")
+_WORD_OR_BREAK = re.compile(r"[A-Za-z_][A-Za-z0-9_]{1,63}|\n")
 _FUNCTIONS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD})
 _DATA = frozenset(
     {SymbolKind.VARIABLE, SymbolKind.CONSTANT, SymbolKind.FIELD, SymbolKind.ATTRIBUTE}
@@ -89,40 +93,61 @@ def incidental(tag: Tag, functions: frozenset[str]) -> bool:
     return False
 
 
-def _query_terms(text: str, idf: Mapping[str, float]) -> Counter[str]:
-    """How often each query term occurs in ``text`` (other words are not counted)."""
+@functools.lru_cache(maxsize=65_536)
+def _header_terms(header: str) -> tuple[tuple[str, int], ...]:
+    """The terms of a definition's signature and docstring with their counts (memoised: a
+    signature repeats across files and queries)."""
     out: Counter[str] = Counter()
-    for w in _WORD.findall(text):
-        for t in expand_word(w):
-            if t in idf:
-                out[t] += 1
-    return out
+    for w in _WORD.findall(header):
+        out.update(expand_word(w))
+    return tuple(out.items())
 
 
 def _saturated(tf: float) -> float:
     return tf / (K1 + tf) if tf > 0 else 0.0
 
 
+class _WordLines:
+    """Where each word of a file's text is (line numbers, in order) and the running character
+    count per line: what the body terms of any task need, made once per file text."""
+
+    __slots__ = ("lines_of", "size")
+
+    def __init__(self, text: str):
+        self.size = [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n"))]
+        self.lines_of: dict[str, list[int]] = {}
+        number = 1
+        # one C-level scan gives the words and the line breaks in order
+        for tok in _WORD_OR_BREAK.findall(text):
+            if tok == "\n":
+                number += 1
+            else:
+                self.lines_of.setdefault(tok, []).append(number)
+
+
+@functools.lru_cache(maxsize=64)
+def _word_lines(text: str) -> _WordLines:
+    return _WordLines(text)
+
+
 class _FileText:
-    """A file's text read once for body terms: the lines of each query term's occurrences and
-    the running character count, so a definition's body counts are a few bisections. Only the
-    lines where a query term may occur (``probe``) are split into words."""
+    """A file's query term occurrences (line numbers) and line sizes, so a definition's body
+    counts are a few bisections."""
 
     __slots__ = ("occurrences", "size")
 
-    def __init__(self, text: str, idf: Mapping[str, float], probe: re.Pattern[str]):
-        lines = text.split("\n")
-        self.size = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
-        self.occurrences: dict[str, list[int]] = {}
-        # one scan of the whole text finds the lines worth splitting into words
-        candidates = sorted(
-            {bisect.bisect_right(self.size, m.start()) for m in probe.finditer(text.lower())}
-        )
-        for number in candidates:
-            for w in _WORD.findall(lines[number - 1]):
-                for t in expand_word(w):
-                    if t in idf:
-                        self.occurrences.setdefault(t, []).append(number)
+    def __init__(self, text: str, idf: Mapping[str, float]):
+        words = _word_lines(text)
+        self.size = words.size
+        found: dict[str, list[list[int]]] = {}
+        for w, at in words.lines_of.items():
+            for t in expand_word(w):
+                if t in idf:
+                    found.setdefault(t, []).append(at)
+        self.occurrences = {
+            t: parts[0] if len(parts) == 1 else sorted(itertools.chain.from_iterable(parts))
+            for t, parts in found.items()
+        }
 
     def body(self, tag: Tag) -> tuple[dict[str, int], int]:
         """Query term counts and the length of the lines after ``tag``'s header."""
@@ -134,14 +159,6 @@ class _FileText:
             if n:
                 counts[term] = n
         return counts, self.size[last] - self.size[first]
-
-
-def _probe(idf: Mapping[str, float]) -> re.Pattern[str]:
-    """Matches (in lower-cased text) where a query term may be: terms are lower-cased words or parts of them,
-    with a plural ``s`` folded away (or ``ies`` made ``y``), so each is a substring of its word
-    but for that ``y``."""
-    stems = sorted({t[:-1] if t.endswith("y") and len(t) > 2 else t for t in idf}, key=len)
-    return re.compile("|".join(re.escape(s) for s in reversed(stems)))
 
 
 def score_symbols(
@@ -160,15 +177,13 @@ def score_symbols(
     words: dict[tuple[str, str], float] = {}
     matched: dict[tuple[str, str], dict[str, float]] = {}
     is_incidental: dict[tuple[str, str], bool] = {}
-    docs: dict[str, Counter[str]] = {}  # signatures repeat (``def __init__(self):``)
     rare = sorted((t for t in idf if len(t) >= 3), key=lambda t: (-idf[t], t))[:MAX_BODY_TERMS]
     body_idf = {t: idf[t] for t in rare}
-    probe = _probe(body_idf) if body_idf else None
     for rank, (path, _) in enumerate(top):
         defs = file_defs[path]
         functions = frozenset(t.qualified_name for t in defs if str(t.symbol_kind) in _FUNCTIONS)
-        raw = _text(read, path) if probe and read is not None and rank < MAX_BODY_FILES else None
-        text = _FileText(raw, body_idf, probe) if raw is not None and probe else None
+        raw = _text(read, path) if body_idf and read and rank < MAX_BODY_FILES else None
+        text = _FileText(raw, body_idf) if raw is not None else None
         bodies: dict[int, tuple[dict[str, int], int]] = {}
         if text is not None:
             for t in defs:
@@ -182,9 +197,7 @@ def score_symbols(
             if inc or not idf:
                 continue
             header = " ".join(s for s in (t.signature, t.docstring) if s)
-            doc = docs.get(header)
-            if doc is None:
-                doc = docs[header] = _query_terms(header, idf)
+            doc = {term: n for term, n in _header_terms(header) if term in idf}
             body, length = bodies.get(id(t), ({}, 0))
             norm = 1.0 - B + B * length / avg_body
             hits: dict[str, float] = {}
@@ -226,4 +239,4 @@ def _text(read: Callable[[str], bytes | None], path: str) -> str | None:
         data = read(path)
     except OSError:
         return None
-    return None if data is None else data.decode("utf-8", "replace")
+    return None if data is None else data[:MAX_TEXT_BYTES].decode("utf-8", "replace")
