@@ -15,7 +15,10 @@ of the same files are scored against the task's gold files (the files the accept
 * ``repomapper (no task)``: ``map()`` without the task, to show what the task text contributes.
 
 Acc@k is 1 when every gold file is among the first k files, else 0; MRR averages 1/rank of the
-first gold file (0 when it is not ranked at all).
+first gold file (0 when it is not ranked at all). At function level, the ``ranked_symbols`` of the
+``--task`` map are scored against the task's ``gold_spans`` (from its line, or from the file
+``benchmarks/gold_spans.py`` writes, ``--spans``): Acc@1/5/10 is 1 when every gold span is among
+the first k symbols (each definition counted once).
 
 With ``--packs`` the context packs are measured too (``RepoMapper.generate_context_pack_sync``,
 problem statement, no target, role coding): is a gold file in the pack at 8k, 32k and 100k tokens
