@@ -15,7 +15,10 @@ of the same files are scored against the task's gold files (the files the accept
 * ``repomapper (no task)``: ``map()`` without the task, to show what the task text contributes.
 
 Acc@k is 1 when every gold file is among the first k files, else 0; MRR averages 1/rank of the
-first gold file (0 when it is not ranked at all).
+first gold file (0 when it is not ranked at all). At function level, the ``ranked_symbols`` of the
+``--task`` map are scored against the task's ``gold_spans`` (from its line, or from the file
+``benchmarks/gold_spans.py`` writes, ``--spans``): Acc@1/5/10 is 1 when every gold span is among
+the first k symbols (each definition counted once).
 
 With ``--packs`` the context packs are measured too (``RepoMapper.generate_context_pack_sync``,
 problem statement, no target, role coding): is a gold file in the pack at 8k, 32k and 100k tokens
@@ -51,6 +54,9 @@ HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "bench" / "localization"
 DEFAULT_OUTPUT = REPO_ROOT / "docs" / "localization.md"
+#: gold spans of tasks whose line has none (written by benchmarks/gold_spans.py)
+DEFAULT_SPANS = HERE / "data" / "localization_gold_spans.jsonl"
+SYMBOL_KS = (1, 5, 10)
 MAP_TOKENS = 1024
 KS = (1, 3, 5, 10)
 VARIANTS = ("repomapper", "bm25", "repomapper (no task)")
@@ -114,12 +120,33 @@ def bm25_rank(query: str, docs: dict[str, str]) -> list[str]:
 # Tasks, snapshots, metrics
 
 
+@dataclass(frozen=True)
+class GoldSpan:
+    """A function or class the accepted fix changed (lines of the snapshot)."""
+
+    path: str
+    name: str  # qualified: ``Class.method``
+    start_line: int
+    end_line: int
+
+    def matches(self, path: str, ident: str, line: int, end_line: int) -> bool:
+        """A ranked symbol is this span: same file and name, and their lines overlap."""
+        return (
+            path == self.path
+            and ident == self.name.rsplit(".", 1)[-1]
+            and line <= self.end_line
+            and end_line >= self.start_line
+        )
+
+
 @dataclass
 class Task:
     instance_id: str
     repo: str
     problem_statement: str
     gold_files: tuple[str, ...]
+    #: the functions and classes the fix changed; empty when not known
+    gold_spans: tuple[GoldSpan, ...] = ()
 
 
 PACK_BUDGETS = (8_000, 32_000, 100_000)
@@ -185,6 +212,25 @@ class Outcome:
     maps: dict[int, tuple[bool, int, int, int]] = field(default_factory=dict)
     #: the context packs of the task (with --packs)
     pack: PackOutcome | None = None
+    #: ``ranked_symbols`` of the --task map: (path, name, line, end_line), best first
+    symbols: list[tuple[str, str, int, int]] = field(default_factory=list)
+
+    def symbol_rank(self) -> int | None:
+        """1-based position in ``symbols`` (each definition counted once) by which every gold
+        span has appeared; None when a gold span is missing (or the task has none)."""
+        spans = self.task.gold_spans
+        if not spans:
+            return None
+        found: dict[GoldSpan, int] = {}
+        seen: set[tuple[str, str, int]] = set()
+        for sym in self.symbols:
+            if sym[:3] in seen:
+                continue
+            seen.add(sym[:3])
+            for g in spans:
+                if g not in found and g.matches(*sym):
+                    found[g] = len(seen)
+        return max(found.values()) if len(found) == len(spans) else None
 
     def first_rank(self, variant: str) -> int | None:
         """1-based rank of the best-ranked gold file, None when no gold file is ranked."""
@@ -202,7 +248,29 @@ class Outcome:
         return max(pos[g] for g in self.task.gold_files)
 
 
-def load_tasks(path: Path) -> list[Task]:
+def _spans(raw: object) -> tuple[GoldSpan, ...]:
+    if not isinstance(raw, list):
+        return ()
+    return tuple(
+        GoldSpan(str(s["path"]), str(s["name"]), int(s["start_line"]), int(s["end_line"]))
+        for s in raw
+    )
+
+
+def load_gold_spans(path: Path) -> dict[str, tuple[GoldSpan, ...]]:
+    """instance id -> gold spans, from the file ``benchmarks/gold_spans.py`` writes."""
+    if not path.is_file():
+        return {}
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            raw = json.loads(line)
+            out[str(raw["instance_id"])] = _spans(raw.get("gold_spans"))
+    return out
+
+
+def load_tasks(path: Path, spans_file: Path = DEFAULT_SPANS) -> list[Task]:
+    known_spans = load_gold_spans(spans_file)
     tasks = []
     with path.open(encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
@@ -216,6 +284,8 @@ def load_tasks(path: Path) -> list[Task]:
                         str(raw.get("repo", "")),
                         str(raw["problem_statement"]),
                         tuple(raw["gold_files"]),
+                        _spans(raw.get("gold_spans"))
+                        or known_spans.get(str(raw["instance_id"]), ()),
                     )
                 )
             except (ValueError, KeyError, TypeError) as exc:
@@ -322,6 +392,7 @@ def run_task(task: Task, snapshots: Path, jobs: int | None, packs: bool = False)
                         side,
                         len(shown),
                     )
+                out.symbols = [(s.path, s.name, s.line, s.end_line) for s in result.ranked_symbols]
                 for name, variant in zip(ABLATIONS, ABLATION_VARIANTS, strict=True):
                     ablated = rm.rank(task=task.problem_statement, disabled_signals=[name])
                     out.rankings[variant] = [f.path for f in ablated.files]
@@ -414,7 +485,29 @@ def results_rows(
 
 
 RESULT_HEADER = ["variant", *(f"Acc@{k}" for k in KS), "MRR"]
-TASK_HEADER = ["instance", "gold files", "named", "mapped", *(f"rank: {v}" for v in VARIANTS)]
+SYMBOL_HEADER = ["tasks with gold spans", *(f"Acc@{k}" for k in SYMBOL_KS), "in the first 200"]
+
+
+def symbol_rows(outcomes: Sequence[Outcome]) -> list[list[str]]:
+    """Function level: every gold span among the first k of ``ranked_symbols``."""
+    ok = [o for o in outcomes if o.error is None and o.task.gold_spans]
+    ranks = [o.symbol_rank() for o in ok]
+
+    def share(k: int | None) -> str:
+        hits = sum(1 for r in ranks if r is not None and (k is None or r <= k))
+        return f"{hits / len(ok):.3f}" if ok else "-"
+
+    return [[str(len(ok)), *(share(k) for k in SYMBOL_KS), share(None)]]
+
+
+TASK_HEADER = [
+    "instance",
+    "gold files",
+    "named",
+    "mapped",
+    *(f"rank: {v}" for v in VARIANTS),
+    "gold symbol rank",
+]
 
 
 def gold_named(task: Task) -> str:
@@ -429,7 +522,9 @@ def task_rows(outcomes: Sequence[Outcome]) -> list[list[str]]:
     for o in outcomes:
         gold = ", ".join(o.task.gold_files)
         if o.error:
-            rows.append([o.task.instance_id, gold, gold_named(o.task), "error", o.error, "", ""])
+            rows.append(
+                [o.task.instance_id, gold, gold_named(o.task), "error", o.error, "", "", ""]
+            )
             continue
         note = "".join(f" (gold {g}: {why})" for g, why in sorted(o.unmapped.items()))
         if o.skipped_members:
@@ -441,6 +536,7 @@ def task_rows(outcomes: Sequence[Outcome]) -> list[list[str]]:
                 gold_named(o.task),
                 f"{o.files_mapped}{note}",
                 *(_fmt_rank(o.first_rank(v)) for v in VARIANTS),
+                _fmt_rank(o.symbol_rank()) if o.task.gold_spans else "n/a",
             ]
         )
     return rows
@@ -544,6 +640,17 @@ def report(outcomes: Sequence[Outcome], command: str, discussion: str) -> str:
         f"{len(ok)} task(s) scored" + (f", {errors} error(s) left out" if errors else "") + ".",
         "",
         md_table(RESULT_HEADER, results_rows(outcomes), 1),
+        "",
+        "## Function level",
+        "",
+        "Are the functions the fix changed (`gold_spans`: the functions and methods around the changed",
+        "lines, or the class when its own body changed; read from the fix commit by",
+        "`benchmarks/gold_spans.py` when the task line has none) at the head of the `ranked_symbols` of",
+        "the `--task` map? Acc@k is 1 when every gold span is among the first k symbols (each",
+        "definition counted once; a symbol is a gold span when its file and name agree and their",
+        "lines overlap). `ranked_symbols` lists at most 200.",
+        "",
+        md_table(SYMBOL_HEADER, symbol_rows(outcomes), 0),
         "",
         "## Ablation",
         "",
@@ -671,6 +778,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="directory of <instance_id>.tar.gz (default: 'snapshots' next to --tasks)",
     )
     ap.add_argument("--only", default="", help="comma-separated instance ids to run")
+    ap.add_argument(
+        "--spans",
+        type=Path,
+        default=DEFAULT_SPANS,
+        help="gold spans of tasks whose line has none (default: benchmarks/data/"
+        "localization_gold_spans.jsonl, written by benchmarks/gold_spans.py)",
+    )
     ap.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="the markdown report")
     ap.add_argument("--no-write", action="store_true", help="do not write the report")
     ap.add_argument("--jobs", type=int, default=1, help="repomapper's extraction jobs (default 1)")
@@ -683,7 +797,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.tasks.is_file():
         log(f"error: {args.tasks}: no such file (use --tasks)")
         return 2
-    tasks = load_tasks(args.tasks)
+    tasks = load_tasks(args.tasks, args.spans)
     if args.only:
         wanted = {s.strip() for s in args.only.split(",") if s.strip()}
         unknown = sorted(wanted - {t.instance_id for t in tasks})
@@ -701,7 +815,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             log(f"  error: {o.error}")
         else:
             ranks = ", ".join(f"{v} {_fmt_rank(o.first_rank(v))}" for v in VARIANTS)
-            log(f"  {o.files_mapped} files mapped; gold rank: {ranks} ({o.seconds:.1f}s)")
+            sym = _fmt_rank(o.symbol_rank()) if o.task.gold_spans else "n/a"
+            log(
+                f"  {o.files_mapped} files mapped; gold rank: {ranks}; gold symbols by {sym}"
+                f" ({o.seconds:.1f}s)"
+            )
         outcomes.append(o)
     elapsed = time.perf_counter() - started
     log(f"done: {len(outcomes)} task(s) in {elapsed:.0f}s")
@@ -709,6 +827,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     n_err = sum(1 for o in outcomes if o.error)
     print(f"{len(outcomes) - n_err} task(s) scored, {n_err} error(s)")
     print(text_table(RESULT_HEADER, results_rows(outcomes)))
+    print()
+    print(text_table(SYMBOL_HEADER, symbol_rows(outcomes)))
     print()
     print(text_table(RESULT_HEADER, results_rows(outcomes, ("repomapper", *ABLATION_VARIANTS))))
     print()

@@ -16,6 +16,7 @@ from .discover import FileEntry
 from .graph import SymbolTable
 from .madeonread import MadeOnRead
 from .model import Diagnostic, FileSymbols, RankedFile, Reason
+from .relevance.symbols import task_evidence
 from .render import Item
 
 
@@ -60,7 +61,8 @@ class RankedRepository:
     definitions: Sequence[tuple[str, str, float]]
     #: per file, its identifiers in the order of ``definitions``
     by_file: Mapping[str, list[tuple[str, float]]]
-    #: task evidence per (file, identifier)
+    #: task evidence per (file, identifier); negative for an incidental definition (a variable,
+    #: a helper nested in a function) the task does not name: it sorts last in its file
     symbol_scores: Mapping[tuple[str, str], float]
     symbol_reasons: Mapping[tuple[str, str], tuple[Reason, ...]]
     #: files the task names by path, module or traceback frame
@@ -78,16 +80,20 @@ class RankedRepository:
     imports: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     def symbols_of(self, path: str) -> list[tuple[str, float]]:
-        """A file's identifiers, best first: those the task names first (strongest evidence
-        first), then by their rank in the reference graph."""
+        """A file's identifiers, best first: by their task evidence (strongest first), then by
+        their rank in the reference graph; incidental ones the task does not name last."""
         ranked = self.by_file.get(path, [])
         if not self.task:
             return ranked
-        scores = self.symbol_scores
-        order = sorted(
-            range(len(ranked)), key=lambda i: (-scores.get((path, ranked[i][0]), 0.0), i)
-        )
+        order = sorted(range(len(ranked)), key=lambda i: (-_evidence(self, path, ranked[i][0]), i))
         return [ranked[i] for i in order]
+
+
+def _evidence(ranked: RankedRepository, path: str, ident: str) -> float:
+    """A symbol's task evidence: its score and the words evidence among its reasons."""
+    return task_evidence(
+        ranked.symbol_scores.get((path, ident), 0.0), ranked.symbol_reasons.get((path, ident), ())
+    )
 
 
 def map_items(ranked: RankedRepository) -> Iterator[Item]:
@@ -95,8 +101,10 @@ def map_items(ranked: RankedRepository) -> Iterator[Item]:
 
     Without a task: Aider's order, (file, identifier) pairs by rank, then files without
     definitions. With a task the map follows the file ranking: the k-th symbol of a file with score
-    ``s`` is wanted as much as ``s / k``, so each well-ranked file shows its first symbols before
-    the best file shows its tenth, and the files the task names come first of all.
+    ``s`` is wanted as much as ``s / k``, or as ``s`` times its task evidence over the file's
+    best symbol's when that is more (never more than the symbol before it), so each well-ranked
+    file shows its first symbols before the best file shows its tenth unremarkable one, the
+    functions the task is about come together, and the files the task names come first of all.
     """
     chat = ranked.chat
     if not ranked.task:
@@ -123,10 +131,16 @@ def map_items(ranked: RankedRepository) -> Iterator[Item]:
             if rf.path not in firsts:
                 yield (-rf.score, pos, 0), Item(rf.path, None, rf.score)
             return
+        best = max(_evidence(ranked, rf.path, symbols[0][0]), 0.0)
+        last = rf.score
         for k, (ident, _) in enumerate(symbols):
+            share = _evidence(ranked, rf.path, ident) / best if best > 0 else 0.0
+            # as wanted as its own evidence says, never more than the symbol before it
+            want = min(last, rf.score * max(1.0 / (k + 1), share))
+            last = want
             if k == 0 and rf.path in firsts:
                 continue
-            yield (-rf.score / (k + 1), pos, k), Item(rf.path, ident, rf.score / (k + 1))
+            yield (-want, pos, k), Item(rf.path, ident, want)
 
     yield from _merged(files, of_file)
 

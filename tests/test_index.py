@@ -18,10 +18,13 @@ FILES = [
 INDEX = RepoIndex(Path("."), FILES)
 
 
-def test_python_modules_by_every_importable_name_shortest_path_wins():
+def test_python_modules_by_their_names_from_the_import_roots():
     assert resolve_module(INDEX, "pkg.sub.deep") == ("src/pkg/sub/deep.py",)
     assert resolve_module(INDEX, "src.pkg") == ("src/pkg/__init__.py",)
-    assert resolve_module(INDEX, "mod") == ("tools/mod.py",)  # shallower than src/pkg/mod.py
+    # tools/ is not a root (it holds no package): its module is tools.mod, or mod for its own
+    assert resolve_module(INDEX, "mod") == ()
+    assert resolve_module(INDEX, "tools.mod") == ("tools/mod.py",)
+    assert resolve_module(INDEX, "mod", "tools/other.py") == ("tools/mod.py",)
     assert resolve_module(INDEX, "numpy") == ()
 
 
@@ -61,4 +64,5 @@ def test_the_core_index_knows_no_python_module_rules():
     assert not any("python" in name for name in dir(RepoIndex))
     index = RepoIndex(Path("."), FILES)
     assert resolve_module(index, "pkg.mod") == ("src/pkg/mod.py",)
-    assert index.derived(("python", "modules"), lambda _: {})["pkg.mod"] == ("src/pkg/mod.py",)
+    table = index.derived(("python", "modules"), lambda _: None)
+    assert table.names["pkg.mod"] == ("src/pkg/mod.py",)

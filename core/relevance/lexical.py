@@ -49,7 +49,7 @@ Postings = dict[str, tuple[int, int, int, int]]
 
 
 @functools.lru_cache(maxsize=200_000)
-def _expand(word: str) -> tuple[str, ...]:
+def expand_word(word: str) -> tuple[str, ...]:
     """:func:`identifier_terms`, memoised: a file repeats its words, a repository its names."""
     return tuple(identifier_terms(word))
 
@@ -57,7 +57,7 @@ def _expand(word: str) -> tuple[str, ...]:
 def _count(words: Iterable[str]) -> Counter[str]:
     out: Counter[str] = Counter()
     for word, n in Counter(words).items():
-        for t in _expand(word):
+        for t in expand_word(word):
             out[t] += n
     return out
 
@@ -204,6 +204,8 @@ class LexicalIndex:
                 log.warning("lexical index: cache database unusable (%s); indexing in memory", exc)
         self.lengths: dict[str, tuple[int, ...]] = {}
         self.indexed = 0
+        #: how the last :meth:`update` read a file (for the symbols' body terms)
+        self.read: Callable[[str], bytes | None] | None = None
 
     def update(
         self,
@@ -238,16 +240,17 @@ class LexicalIndex:
             self.store.replace(fresh)
         self.indexed = len(fresh)
         self.lengths = lengths
+        self.read = read
 
     def _to_memory(self, exc: Exception) -> None:
         log.warning("lexical index: cache database failed (%s); indexing in memory", exc)
         self.store = _MemoryStore()
 
     def score(
-        self, query_terms: Mapping[str, int]
+        self, query_terms: Mapping[str, int], idf_out: dict[str, float] | None = None
     ) -> tuple[dict[str, float], dict[str, list[tuple[str, float]]]]:
         """BM25F score of every file with a query term, and per file its best-matching terms
-        (term, contribution), strongest first."""
+        (term, contribution), strongest first. ``idf_out`` receives each found term's IDF."""
         files = self.lengths
         n = len(files)
         if not n or not query_terms:
@@ -266,6 +269,8 @@ class LexicalIndex:
             if not df:
                 continue
             idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            if idf_out is not None:
+                idf_out[term] = idf
             qtf = query_terms[term]
             for path, tfs in hits.items():
                 ln = files[path]

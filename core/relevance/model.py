@@ -12,6 +12,8 @@ Signals, each a score per file:
 * **tests**: a test file that matches the task lends half its score to the module it is named
   after; test, example, doc and vendored files are demoted unless the task is about tests.
 
+Each definition of the best files is then scored by its own evidence (:mod:`.symbols`).
+
 The final score is ``(explicit + lexical + GRAPH_WEIGHT * graph + tests) * role factor``, with the
 task-free PageRank as the last tie-break. The weights are round numbers chosen for what each
 signal means (a full path mention is worth as much as the best lexical match), not fitted to a
@@ -31,6 +33,7 @@ from .explicit import Findings, PathIndex, find_explicit
 from .lexical import LexicalIndex
 from .query import TaskQuery
 from .roles import CODE, file_role, tested_stem
+from .symbols import score_symbols
 
 GRAPH_WEIGHT = 0.5
 TEST_SHARE = 0.5
@@ -47,7 +50,8 @@ SIGNALS = ("explicit", "lexical", "graph", "tests", "roles")
 
 @dataclass(frozen=True, slots=True)
 class TaskRanking:
-    """Every mapped file's score, best first, with reasons; symbol scores per (file, name)."""
+    """Every mapped file's score, best first, with reasons; symbol scores per (file, name)
+    (see :mod:`.symbols`: negative for an incidental definition the task does not name)."""
 
     files: tuple[tuple[str, float], ...]
     reasons: dict[str, tuple[Reason, ...]]
@@ -91,8 +95,9 @@ def rank_task(
     ex_score = {p: s for p in explicit.files if (s := explicit.file_score(p)) > 0}
 
     lex_score: dict[str, float] = {}
+    idf: dict[str, float] = {}
     if "lexical" not in disabled:
-        raw, contrib = lexical.score(query.terms)
+        raw, contrib = lexical.score(query.terms, idf)
         lex_score = _norm(raw)
         for p, s in lex_score.items():
             top_terms = ", ".join(t for t, _ in contrib.get(p, [])[:6])
@@ -159,24 +164,32 @@ def rank_task(
         sorted(((p, float(f"{s:.12g}")) for p, s in scores.items()), key=lambda x: (-x[1], x[0]))
     )
 
-    sym_scores: dict[tuple[str, str], float] = {}
-    sym_reasons: dict[tuple[str, str], tuple[Reason, ...]] = {}
+    named_scores: dict[tuple[str, str], float] = {}
+    named_reasons: dict[tuple[str, str], tuple[Reason, ...]] = {}
     for key, evs in explicit.symbols.items():
         best: dict[tuple[str, str], float] = {}
         for sig, det, w in evs:
             best[(sig, det)] = max(w, best.get((sig, det), 0.0))
-        sym_scores[key] = sum(best.values())
-        sym_reasons[key] = tuple(
+        named_scores[key] = sum(best.values())
+        named_reasons[key] = tuple(
             Reason(s, d, round(w, 4))
             for (s, d), w in sorted(best.items(), key=lambda x: (-x[1], x[0]))
         )
+    symbols = score_symbols(
+        ranked,
+        {p: files[p].definitions for p in paths},
+        named_scores,
+        named_reasons,
+        idf,
+        read=lexical.read,
+    )
     return TaskRanking(
         files=ranked,
         reasons={
             p: tuple(sorted(rs, key=lambda r: (-r.weight, r.signal, r.detail))[:MAX_REASONS])
             for p, rs in reasons.items()
         },
-        symbols=sym_scores,
-        symbol_reasons=sym_reasons,
+        symbols=symbols.scores,
+        symbol_reasons=symbols.reasons,
         named=frozenset(explicit.named),
     )

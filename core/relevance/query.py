@@ -30,6 +30,11 @@ _PY_FRAME = re.compile(r'File "([^"\n]{1,1000})", line (\d{1,7})')
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w{0,63}(?:\.[A-Za-z_]\w{0,63}){1,10})(?![\w])")
 _BACKTICK = re.compile(r"`{1,3}([^`\n]{1,200})`{1,3}")
 _ERROR = re.compile(r"\b([A-Z]\w{0,60}(?:Error|Exception|Warning|Exit|Interrupt))\b")
+#: a line written in words after a path: "`a.py` at line 12", "a.py, line 12", "a.py on line 12"
+#: (not after a quote: a Python frame, ``File "a.py", line 12``, is read whole above)
+_LINE_AFTER = re.compile(
+    r"`?,?[ \t]{1,3}(?:(?:at|on|in)[ \t]{1,3})?line[ \t]{1,3}(\d{1,7})\b", re.I
+)
 _TB_HEADER = re.compile(r"Traceback \(most recent call last\)")
 _FILE_EXT = re.compile(r"\.[A-Za-z][\w]{0,9}$")
 
@@ -110,6 +115,8 @@ def parse_task(text: str | bytes) -> TaskQuery:
         if "/" in token:
             spans.append(m.span(1))
         line = int(m.group(2)) if m.group(2) else None
+        if line is None and (after := _LINE_AFTER.match(text, m.end())):
+            line = int(after.group(1))
         found.append((m.start(), token, line, "traceback" if line is not None else "path"))
     # frames in text order; a frame is "innermost" when it is the last one before the next
     # traceback header (or the end): that is where the error was raised

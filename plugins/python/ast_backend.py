@@ -27,11 +27,12 @@ from .common import (
     signature_of,
     variable_kind,
 )
+from .modules import RESOLVER_VERSION
 
 log = logging.getLogger(__name__)
 
 NAME = "python_ast"
-VERSION = f"1.0-py{sys.version_info[0]}.{sys.version_info[1]}"
+VERSION = f"1.0-{RESOLVER_VERSION}-py{sys.version_info[0]}.{sys.version_info[1]}"
 _IGNORED_REFS = frozenset({"self", "cls"})
 #: References to builtins (``str``, ``len``) are dropped unless the file binds the name itself by
 #: an import or a definition: otherwise a compat module's ``str = str`` attracts every file.

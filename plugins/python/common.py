@@ -37,10 +37,10 @@ def resolve_python_import(imp: Import, index: RepoIndex) -> Sequence[str] | None
             if target:
                 found.add(target)
         return sorted(found)
-    found.update(resolve_module(index, imp.source))
+    found.update(resolve_module(index, imp.source, imp.file_path))
     for name in imp.names:
         if name != "*":
-            found.update(resolve_module(index, f"{imp.source}.{name}"))
+            found.update(resolve_module(index, f"{imp.source}.{name}", imp.file_path))
     found.discard(imp.file_path)
     return sorted(found)
 
@@ -49,7 +49,7 @@ def resolve_python_target(file_path: str, target: str, index: RepoIndex) -> Sequ
     """Files defining a reference's qualified target (``None`` for non-Python files)."""
     if not is_python(file_path):
         return None
-    return list(resolve_qualified(index, target))
+    return list(resolve_qualified(index, target, file_path))
 
 
 def unparse(node: ast.AST) -> str:

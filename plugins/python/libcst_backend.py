@@ -35,6 +35,7 @@ from repomapper.model import BackendInfo, Capability, Import, SourceFile, Tag, t
 
 from . import ast_backend as python_ast
 from .common import PYTHON_EXTENSIONS, is_python, resolve_python_import, resolve_python_target
+from .modules import RESOLVER_VERSION
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -54,7 +55,9 @@ LIBCST_VERSION = _installed_libcst() or "missing"
 _MISSING = "" if LIBCST_VERSION != "missing" else "libcst is not installed"
 
 NAME = "python_libcst"
-VERSION = f"1.0-libcst{LIBCST_VERSION}-py{sys.version_info[0]}.{sys.version_info[1]}"
+VERSION = (
+    f"1.0-{RESOLVER_VERSION}-libcst{LIBCST_VERSION}-py{sys.version_info[0]}.{sys.version_info[1]}"
+)
 #: Python frames libcst's visitors use per level of ast depth, roughly (measured: 2.5 for chains of
 #: ``+``, more for nested calls); deeper files go straight to the ast fallback.
 DEPTH_FRAMES = 2.5

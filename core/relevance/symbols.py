@@ -1,0 +1,242 @@
+"""Each definition scored for the task by its own evidence, so the functions and methods the task
+is about lead their file's symbols (and the ``--task`` map, ``ranked_symbols`` and the packs).
+
+A definition's evidence:
+
+* **named**: what :mod:`.explicit` found for it (its name or qualified name in the text, a
+  traceback frame inside its lines, a dotted module path ending in it);
+* **words**: the task's terms in its name (x3), in its signature and docstring (x1) and, for a
+  function or method of the best files, in its body (x1, read from the file text the lexical
+  index reads), each weighted by the term's rarity in the repository (the index's IDF) and
+  saturated like BM25 (a term found once says most of what it can);
+* **incidental** definitions (module- and class-level variables such as ``__all__``,
+  ``__slots__`` and bare class attributes, and helpers defined inside a function, which a file
+  repeats in every method that needs one) get only the **named** evidence: they lead only when the
+  task names them, and without it they come after every other definition of their file.
+
+A definition's score is its **named** evidence (what the packs take as "the task names it");
+an incidental one without any has a negative score, so it sorts last. The **words** evidence,
+``WORDS_WEIGHT * words * file relevance`` (``words`` normalized to the best definition), is one of
+its reasons (signal ``words``); its order in its file and in the map is by the two together
+(:func:`task_evidence`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import itertools
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ..model import Reason, SymbolKind, Tag
+from .lexical import expand_word
+
+#: The words evidence, at the best definition of the best file, is worth this much next to a
+#: name the task writes (0.5 for an identifier, 0.8 for a qualified name or traceback frame).
+WORDS_WEIGHT = 0.4
+#: Field weights of the words evidence: a term in a definition's name says most.
+NAME_WEIGHT = 3.0
+DOC_WEIGHT = 1.0
+BODY_WEIGHT = 1.0
+#: BM25 saturation and length normalization of the body field.
+K1 = 1.2
+B = 0.75
+#: Definitions of this many of the best files are scored (a map or a pack shows fewer); the
+#: bodies of this many of them are read.
+MAX_FILES = 50
+MAX_BODY_FILES = 25
+#: Bodies are searched for the task's rarest terms only (by IDF), of three letters or more: the
+#: common ones say little about one function and would make the scan read every line.
+MAX_BODY_TERMS = 64
+#: Only this many lines of a body, and this many bytes of a file, are read (a generated
+#: table is not a function's meaning).
+MAX_BODY_LINES = 400
+MAX_TEXT_BYTES = 256_000
+#: Score of an incidental definition the task does not name (after every other one).
+INCIDENTAL = -1.0
+
+#: The signal of the words evidence among a definition's reasons.
+WORDS = "words"
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{1,63}")
+_WORD_OR_BREAK = re.compile(r"[A-Za-z_][A-Za-z0-9_]{1,63}|\n")
+_FUNCTIONS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD})
+_DATA = frozenset(
+    {SymbolKind.VARIABLE, SymbolKind.CONSTANT, SymbolKind.FIELD, SymbolKind.ATTRIBUTE}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolScores:
+    scores: dict[tuple[str, str], float]
+    reasons: dict[tuple[str, str], tuple[Reason, ...]]
+
+
+def task_evidence(score: float, reasons: Sequence[Reason]) -> float:
+    """A definition's whole task evidence: its score (named evidence) and its words evidence."""
+    return score + sum(r.weight for r in reasons if r.signal == WORDS)
+
+
+def incidental(tag: Tag, functions: frozenset[str]) -> bool:
+    """A variable or attribute (``__all__``, ``__slots__``, ``x = 1`` in a class), or a
+    definition inside a function (``Printer._print_x.parens``)."""
+    if str(tag.symbol_kind) in _DATA:
+        return True
+    scope = tag.scope
+    while scope:
+        if scope in functions:
+            return True
+        scope = scope.rpartition(".")[0]
+    return False
+
+
+@functools.lru_cache(maxsize=65_536)
+def _header_terms(header: str) -> tuple[tuple[str, int], ...]:
+    """The terms of a definition's signature and docstring with their counts (memoised: a
+    signature repeats across files and queries)."""
+    out: Counter[str] = Counter()
+    for w in _WORD.findall(header):
+        out.update(expand_word(w))
+    return tuple(out.items())
+
+
+def _saturated(tf: float) -> float:
+    return tf / (K1 + tf) if tf > 0 else 0.0
+
+
+class _WordLines:
+    """Where each word of a file's text is (line numbers, in order) and the running character
+    count per line: what the body terms of any task need, made once per file text."""
+
+    __slots__ = ("lines_of", "size")
+
+    def __init__(self, text: str):
+        self.size = [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n"))]
+        self.lines_of: dict[str, list[int]] = {}
+        number = 1
+        # one C-level scan gives the words and the line breaks in order
+        for tok in _WORD_OR_BREAK.findall(text):
+            if tok == "\n":
+                number += 1
+            else:
+                self.lines_of.setdefault(tok, []).append(number)
+
+
+@functools.lru_cache(maxsize=64)
+def _word_lines(text: str) -> _WordLines:
+    return _WordLines(text)
+
+
+class _FileText:
+    """A file's query term occurrences (line numbers) and line sizes, so a definition's body
+    counts are a few bisections."""
+
+    __slots__ = ("occurrences", "size")
+
+    def __init__(self, text: str, idf: Mapping[str, float]):
+        words = _word_lines(text)
+        self.size = words.size
+        found: dict[str, list[list[int]]] = {}
+        for w, at in words.lines_of.items():
+            for t in expand_word(w):
+                if t in idf:
+                    found.setdefault(t, []).append(at)
+        self.occurrences = {
+            t: parts[0] if len(parts) == 1 else sorted(itertools.chain.from_iterable(parts))
+            for t, parts in found.items()
+        }
+
+    def body(self, tag: Tag) -> tuple[dict[str, int], int]:
+        """Query term counts and the length of the lines after ``tag``'s header."""
+        first = min(tag.start_line, len(self.size) - 1)
+        last = min(tag.end_line, tag.start_line + MAX_BODY_LINES, len(self.size) - 1)
+        counts = {}
+        for term, at in self.occurrences.items():
+            n = bisect.bisect_right(at, last) - bisect.bisect_right(at, first)
+            if n:
+                counts[term] = n
+        return counts, self.size[last] - self.size[first]
+
+
+def score_symbols(
+    ranked_files: Sequence[tuple[str, float]],
+    file_defs: Mapping[str, Sequence[Tag]],
+    named: Mapping[tuple[str, str], float],
+    named_reasons: Mapping[tuple[str, str], tuple[Reason, ...]],
+    idf: Mapping[str, float],
+    read: Callable[[str], bytes | None] | None = None,
+) -> SymbolScores:
+    """Scores of the definitions of the best files of ``ranked_files`` (best first, with their
+    scores) for query terms weighted by ``idf``; ``named`` is the explicit evidence per (file,
+    name). ``read`` gives a file's text for body terms (none are read without it)."""
+    top = [(p, s) for p, s in ranked_files[:MAX_FILES] if p in file_defs]
+    best_file = max((s for _, s in top), default=0.0)
+    words: dict[tuple[str, str], float] = {}
+    matched: dict[tuple[str, str], dict[str, float]] = {}
+    is_incidental: dict[tuple[str, str], bool] = {}
+    rare = sorted((t for t in idf if len(t) >= 3), key=lambda t: (-idf[t], t))[:MAX_BODY_TERMS]
+    body_idf = {t: idf[t] for t in rare}
+    for rank, (path, _) in enumerate(top):
+        defs = file_defs[path]
+        functions = frozenset(t.qualified_name for t in defs if str(t.symbol_kind) in _FUNCTIONS)
+        raw = _text(read, path) if body_idf and read and rank < MAX_BODY_FILES else None
+        text = _FileText(raw, body_idf) if raw is not None else None
+        bodies: dict[int, tuple[dict[str, int], int]] = {}
+        if text is not None:
+            for t in defs:
+                if str(t.symbol_kind) in _FUNCTIONS and t.end_line > t.start_line:
+                    bodies[id(t)] = text.body(t)
+        avg_body = max(1.0, sum(n for _, n in bodies.values()) / len(bodies)) if bodies else 1.0
+        for t in defs:
+            key = (path, t.name)
+            inc = incidental(t, functions)
+            is_incidental[key] = is_incidental.get(key, True) and inc
+            if inc or not idf:
+                continue
+            header = " ".join(s for s in (t.signature, t.docstring) if s)
+            doc = {term: n for term, n in _header_terms(header) if term in idf}
+            body, length = bodies.get(id(t), ({}, 0))
+            norm = 1.0 - B + B * length / avg_body
+            hits: dict[str, float] = {}
+            for term in sorted({*(x for x in expand_word(t.name) if x in idf), *doc, *body}):
+                f = (
+                    NAME_WEIGHT * (term in expand_word(t.name))
+                    + DOC_WEIGHT * _saturated(doc.get(term, 0))
+                    + BODY_WEIGHT * _saturated(body.get(term, 0) / norm)
+                )
+                hits[term] = idf[term] * f
+            s = sum(hits.values())
+            if s > words.get(key, 0.0):
+                words[key] = s
+                matched[key] = hits
+    best_words = max(words.values(), default=0.0)
+    file_score = dict(top)
+    scores: dict[tuple[str, str], float] = {}
+    reasons: dict[tuple[str, str], tuple[Reason, ...]] = {}
+    for key in sorted(set(is_incidental) | set(named)):
+        n = named.get(key, 0.0)
+        rel = file_score.get(key[0], 0.0) / best_file if best_file > 0 else 0.0
+        w = WORDS_WEIGHT * rel * words.get(key, 0.0) / best_words if best_words > 0 else 0.0
+        rs = list(named_reasons.get(key, ()))
+        if w > 0:
+            terms = ", ".join(t for t, _ in sorted(matched[key].items(), key=lambda x: -x[1])[:6])
+            rs.append(Reason(WORDS, terms, round(w, 4)))
+        if n > 0:
+            scores[key] = n
+        elif w <= 0 and is_incidental.get(key, False):
+            scores[key] = INCIDENTAL
+        if rs:
+            reasons[key] = tuple(sorted(rs, key=lambda r: (-r.weight, r.signal, r.detail)))
+    return SymbolScores(scores, reasons)
+
+
+def _text(read: Callable[[str], bytes | None], path: str) -> str | None:
+    """The file's text (None when it cannot be read)."""
+    try:
+        data = read(path)
+    except OSError:
+        return None
+    return None if data is None else data[:MAX_TEXT_BYTES].decode("utf-8", "replace")
