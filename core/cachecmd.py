@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
 _DAY = 86_400.0
+
+#: a command function an option decorator returns as it was given
+_Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
 def _directory(cache_dir: Path | None) -> Path:
@@ -21,7 +26,7 @@ def _directory(cache_dir: Path | None) -> Path:
     return (cache_dir if cache_dir is not None else default_cache_dir()).absolute()
 
 
-def _cache_dir_option(f):
+def _cache_dir_option(f: _Command) -> _Command:
     return click.option(
         "--cache-dir",
         type=click.Path(path_type=Path, file_okay=False),
@@ -30,13 +35,13 @@ def _cache_dir_option(f):
     )(f)
 
 
-def _format_option(f):
+def _format_option(f: _Command) -> _Command:
     return click.option(
         "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
     )(f)
 
 
-def _print(fmt: str, as_json: dict, lines: list[str]) -> None:
+def _print(fmt: str, as_json: dict[str, Any], lines: list[str]) -> None:
     if fmt == "json":
         click.echo(json.dumps(as_json, indent=2, ensure_ascii=False))
     else:

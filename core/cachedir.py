@@ -24,6 +24,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +103,7 @@ class Repository:
     rows: dict[str, int] = field(default_factory=dict)
     error: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "root": self.root,
@@ -145,7 +146,7 @@ class CacheInfo:
             out["lexical_index"] += r.rows.get("lexical_index", 0)
         return out
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "directory": str(self.directory),
             "exists": self.directory.is_dir(),
@@ -302,7 +303,7 @@ class PruneReport:
     size_before: int = 0
     size_after: int = 0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "directory": str(self.directory),
             "dry_run": self.dry_run,
@@ -481,7 +482,7 @@ def _content_rows(
             conn.execute("CREATE INDEX temp.refs_key ON refs (path, digest)")
             conn.execute("CREATE INDEX temp.gone_key ON gone (path, digest)")
             cond = "EXISTS (SELECT 1 FROM gone g WHERE g.path = b.path AND g.digest = b.digest)"
-            params: tuple = ()
+            params: tuple[int, ...] = ()
             if older_than is not None:
                 cond += " OR b.written < ?"
                 params = (int((time.time() - older_than) * 1e9),)
@@ -490,9 +491,10 @@ def _content_rows(
                 " (SELECT 1 FROM refs r WHERE r.path = b.path AND r.digest = b.digest)"
             )
             if report.dry_run:
-                return conn.execute(
+                count: int = conn.execute(
                     f"SELECT COUNT(*) FROM blobs AS b WHERE {cond}", params
                 ).fetchone()[0]
+                return count
             conn.execute("BEGIN IMMEDIATE")
             n = conn.execute(f"DELETE FROM blobs AS b WHERE {cond}", params).rowcount
             conn.execute("COMMIT")

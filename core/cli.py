@@ -8,22 +8,29 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from .discover import DiscoveryError, GlobError
+from .discover import Discovery, DiscoveryError, FileEntry, GlobError
 from .isolation.limits import DEFAULT_TIMEOUT, ENV_TIMEOUT, Limits
-from .model import Diagnostic
+from .model import Diagnostic, FileExtraction, MapResult
 from .progress import StderrProgress
 from .registry import PYTHON_BACKENDS, PluginConfig, PluginSet
+
+if TYPE_CHECKING:
+    from .contract.envelope import Envelope
+    from .timings import StageTimer
 
 EXIT_NOTHING_MAPPED = 1
 EXIT_USAGE = 2
 #: A file left unmapped with one of these failed (``tags``/``imports`` exit nonzero for it).
 _FAULT_CODES = ("backend_crashed", "backend_timeout", "backend_error", "backend_invalid_output")
+#: a command function as an option decorator returns it (the options only register parameters)
+_Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
 class _StderrHandler(logging.Handler):
@@ -105,7 +112,7 @@ def _more_verbose(ctx: click.Context, param: click.Parameter, value: int) -> Non
         _set_verbosity(_VERBOSE[0] + value)
 
 
-def verbose_option(f):
+def verbose_option(f: _Command) -> _Command:
     return click.option(
         "-v",
         "--verbose",
@@ -120,7 +127,7 @@ def verbose_option(f):
 _json_usage_errors: list[bool] = []
 
 
-def _fail(message: str, code: int = EXIT_USAGE) -> None:
+def _fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     if _json_usage_errors and code == EXIT_USAGE:
         _echo_invalid(message)
     _err(f"error: {message}")
@@ -140,7 +147,7 @@ def _from_cwd(names: Sequence[str]) -> list[str]:
     return [os.path.abspath(n) for n in names]
 
 
-def gitignore_option(f):
+def gitignore_option(f: _Command) -> _Command:
     """``--gitignore/--no-gitignore``: unset, .gitignore files count inside a git work tree only
     (as git, ripgrep and fd do); .ignore and .repomapperignore files count everywhere."""
     return click.option(
@@ -152,7 +159,7 @@ def gitignore_option(f):
     )(f)
 
 
-def repository_options(f):
+def repository_options(f: _Command) -> _Command:
     """Which files to map and how: ``--include``, ``--exclude``, ``--no-cache``, ``--cache-dir``
     and ``--jobs``, shared by the commands that map a whole repository (``map``, ``graph``)."""
     f = click.option(
@@ -180,10 +187,10 @@ def repository_options(f):
     )(f)
 
 
-def task_options(task_help: str):
+def task_options(task_help: str) -> Callable[[_Command], _Command]:
     """``--task TEXT`` and ``--task-file FILE``, shared by every command that ranks for a task."""
 
-    def decorate(f):
+    def decorate(f: _Command) -> _Command:
         f = click.option(
             "--task-file",
             metavar="FILE",
@@ -206,7 +213,8 @@ def _read_task_file(name: str | None) -> str | None:
         return None
     try:
         with click.open_file(name, encoding="utf-8", errors="replace") as f:
-            return f.read()
+            text: str = f.read()
+            return text
     except OSError as exc:
         _fail(f"--task-file {name}: cannot read: {exc.strerror or exc}")
     return None
@@ -218,17 +226,17 @@ def _plugin_set(
     block: Sequence[str],
     plugin_timeout: float | None = None,
 ) -> PluginSet:
-    kwargs = {"python_backend": python_backend}
+    config = PluginConfig(python_backend=python_backend)
     if no_entry_points:
-        kwargs["load_entry_points"] = False
+        config = replace(config, load_entry_points=False)
     if block:
-        kwargs["blocked"] = tuple(PluginConfig().blocked) + tuple(block)
+        config = replace(config, blocked=config.blocked + tuple(block))
     if plugin_timeout is not None:
-        kwargs["limits"] = Limits.from_env().with_timeout(plugin_timeout)
-    return PluginSet(PluginConfig(**kwargs))
+        config = replace(config, limits=Limits.from_env().with_timeout(plugin_timeout))
+    return PluginSet(config)
 
 
-def timeout_option(f):
+def timeout_option(f: _Command) -> _Command:
     return click.option(
         "--plugin-timeout",
         type=click.FloatRange(min=0, min_open=True),
@@ -249,7 +257,7 @@ def _cap_jobs(jobs: int | None) -> int | None:
     return jobs
 
 
-def plugin_options(f):
+def plugin_options(f: _Command) -> _Command:
     f = click.option(
         "--python-backend",
         type=click.Choice(sorted(PYTHON_BACKENDS)),
@@ -305,7 +313,9 @@ _SKIPPED_BEFORE_EXTRACTION = 3
 _LISTING_REASONS = {"ignored": "ignored", "skipped_folder": "in skipped folders"}
 
 
-def _coverage_line(result, said_more: bool, listing=None) -> str | None:
+def _coverage_line(
+    result: MapResult, said_more: bool, listing: Discovery | None = None
+) -> str | None:
     """``mapped 120 of 150 files; 20 without a backend, 10 over the size limit; -v for the list``."""
     from .contract.envelope import diagnostic_file_count
 
@@ -346,7 +356,7 @@ class _Main(click.Group):
     """The ``repomapper`` group: Ctrl-C in any command is one line and exit 130 (click's own
     handling says "Aborted!" and exits 1, the code that means "nothing could be mapped")."""
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
@@ -431,24 +441,24 @@ def _echo_invalid(message: str, field: str | None = None, value: object = None) 
 def map_command(
     root: Path,
     tokens: int,
-    chat,
-    mention_file,
-    mention_ident,
-    task,
-    task_file,
-    include,
-    exclude,
-    gitignore,
-    fmt,
-    no_cache,
-    cache_dir,
-    jobs,
-    max_file_size,
-    timings,
-    plugin_timeout,
-    python_backend,
-    no_entry_points,
-    block,
+    chat: Sequence[str],
+    mention_file: Sequence[str],
+    mention_ident: tuple[str, ...],
+    task: str | None,
+    task_file: str | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    gitignore: bool | None,
+    fmt: str,
+    no_cache: bool,
+    cache_dir: Path | None,
+    jobs: int | None,
+    max_file_size: int,
+    timings: bool,
+    plugin_timeout: float | None,
+    python_backend: str,
+    no_entry_points: bool,
+    block: tuple[str, ...],
 ) -> None:
     """Print a ranked map of ROOT (default: the current directory) within a token budget.
 
@@ -543,7 +553,7 @@ def map_command(
         sys.exit(EXIT_NOTHING_MAPPED)
 
 
-def _print_timings(total: float, timer, stats: dict[str, int] | None) -> None:
+def _print_timings(total: float, timer: StageTimer, stats: dict[str, int] | None) -> None:
     stages = timer.describe()
     _err(f"timings: {stages + '; ' if stages else ''}total {total:.3f}s")
     if stats:
@@ -559,18 +569,18 @@ def _print_timings(total: float, timer, stats: dict[str, int] | None) -> None:
 def _map_json(
     root: Path,
     tokens: int,
-    chat,
-    mention_file,
-    mention_ident,
-    task,
-    include,
-    exclude,
-    no_cache,
-    cache_dir,
-    jobs,
-    max_file_size,
+    chat: Sequence[str],
+    mention_file: Sequence[str],
+    mention_ident: Sequence[str],
+    task: str | None,
+    include: Sequence[str],
+    exclude: Sequence[str],
+    no_cache: bool,
+    cache_dir: Path | None,
+    jobs: int | None,
+    max_file_size: int,
     plugins: PluginSet,
-    timer,
+    timer: StageTimer,
     gitignore: bool | None = None,
 ) -> None:
     """``map --format json``: the repo.map contract's envelope (see repomapper.contract), built
@@ -607,15 +617,16 @@ def _map_json(
         progress.close()
     answer = _cli_words(answer)
     click.echo(answer.to_json())
-    if answer.outcome == "error":
-        _err(f"error: [{answer.reason.code}] {answer.reason.message}")
-        sys.exit(EXIT_USAGE if answer.reason.code == "invalid_input" else EXIT_NOTHING_MAPPED)
-    said = answer.reason.code if answer.outcome == "empty" and answer.reason else None
+    reason = answer.reason  # set exactly when the outcome is "error" or "empty" (see envelope)
+    if answer.outcome == "error" and reason is not None:
+        _err(f"error: [{reason.code}] {reason.message}")
+        sys.exit(EXIT_USAGE if reason.code == "invalid_input" else EXIT_NOTHING_MAPPED)
+    said = reason.code if answer.outcome == "empty" and reason else None
     # an empty answer's reason line says what its diagnostic of the same code says
     for line in _summary([d for d in answer.diagnostics if d.code != said]):
         _err(line)
-    if answer.outcome == "empty":
-        _err(f"empty: [{answer.reason.code}] {answer.reason.message}")
+    if answer.outcome == "empty" and reason is not None:
+        _err(f"empty: [{reason.code}] {reason.message}")
         sys.exit(EXIT_NOTHING_MAPPED)
 
 
@@ -637,7 +648,7 @@ _FIELDS = {
 _CLI_NAME_RE = re.compile(r"\b(" + "|".join(_CLI_NAMES) + r")\b")
 
 
-def _cli_words(answer):
+def _cli_words(answer: Envelope) -> Envelope:
     """``answer`` with its reason's message naming the command line's options (``ROOT '/x'
     does not exist``, ``--tokens must be ...``); ``reason.field`` stays the request's, and so
     does the rest of the envelope (``next`` is the contract's advice, the same everywhere)."""
@@ -652,10 +663,10 @@ def _extract_paths(
     paths: Sequence[Path],
     python_backend: str,
     no_entry_points: bool,
-    block,
+    block: Sequence[str],
     no_cache: bool,
     plugin_timeout: float | None = None,
-):
+) -> Iterator[tuple[str, list[FileEntry], dict[str, FileExtraction], list[Diagnostic]]]:
     """Extraction for the given files and directories (directories are discovered).
 
     Yields (display prefix, entries, extractions, diagnostics); a record's path is shown as the
@@ -692,7 +703,14 @@ def _extract_paths(
 
 
 def _emit_records(
-    paths, fmt, python_backend, no_entry_points, block, no_cache, what: str, plugin_timeout=None
+    paths: Sequence[Path],
+    fmt: str,
+    python_backend: str,
+    no_entry_points: bool,
+    block: Sequence[str],
+    no_cache: bool,
+    what: str,
+    plugin_timeout: float | None = None,
 ) -> None:
     """Print the records; exit 0 when some file was extracted (files without a backend are
     diagnostics, not failures), 1 when none could be or a plugin failed on a file (crash,
@@ -763,7 +781,13 @@ def _emit_records(
 @timeout_option
 @plugin_options
 def tags_command(
-    paths, fmt, no_cache, plugin_timeout, python_backend, no_entry_points, block
+    paths: tuple[Path, ...],
+    fmt: str,
+    no_cache: bool,
+    plugin_timeout: float | None,
+    python_backend: str,
+    no_entry_points: bool,
+    block: tuple[str, ...],
 ) -> None:
     """Print the definitions and references in PATHS (files or directories), one per line."""
     _emit_records(
@@ -781,7 +805,13 @@ def tags_command(
 @timeout_option
 @plugin_options
 def imports_command(
-    paths, fmt, no_cache, plugin_timeout, python_backend, no_entry_points, block
+    paths: tuple[Path, ...],
+    fmt: str,
+    no_cache: bool,
+    plugin_timeout: float | None,
+    python_backend: str,
+    no_entry_points: bool,
+    block: tuple[str, ...],
 ) -> None:
     """Print the imports in PATHS (files or directories), one per line."""
     _emit_records(
@@ -795,7 +825,9 @@ def imports_command(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 @plugin_options
-def plugins_command(fmt, python_backend, no_entry_points, block) -> None:
+def plugins_command(
+    fmt: str, python_backend: str, no_entry_points: bool, block: tuple[str, ...]
+) -> None:
     """List the installed backends: languages, extensions, capabilities, availability."""
     ps = _plugin_set(python_backend, no_entry_points, block)
     rows = [(i, "") for i in ps.infos.values()]
@@ -937,23 +969,23 @@ def mcp_command(
 @plugin_options
 def graph_command(
     root: Path,
-    task,
-    task_file,
-    chat,
-    fmt,
-    output,
-    max_nodes,
-    group_by,
-    budgets,
-    include,
-    exclude,
-    gitignore,
-    no_cache,
-    cache_dir,
-    jobs,
-    python_backend,
-    no_entry_points,
-    block,
+    task: str | None,
+    task_file: str | None,
+    chat: Sequence[str],
+    fmt: str,
+    output: Path | None,
+    max_nodes: int,
+    group_by: str,
+    budgets: tuple[int, ...],
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    gitignore: bool | None,
+    no_cache: bool,
+    cache_dir: Path | None,
+    jobs: int | None,
+    python_backend: str,
+    no_entry_points: bool,
+    block: tuple[str, ...],
 ) -> None:
     """Write the ranked file graph of ROOT: an explorer page, or DOT, GraphML or JSON."""
     from .graphview import GraphLibraryMissing, write_graph
@@ -1053,7 +1085,16 @@ def graph_command(
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
 def pack_command(
-    root, task_id, task, task_file, targets, role, budget, output, fmt, no_cache
+    root: Path,
+    task_id: str,
+    task: str | None,
+    task_file: str | None,
+    targets: tuple[str, ...],
+    role: str,
+    budget: int | None,
+    output: Path | None,
+    fmt: str,
+    no_cache: bool,
 ) -> None:
     """Print the context pack of a task for ROOT; with --output DIR also write DIR/<task_id>.json.
 
@@ -1070,6 +1111,7 @@ def pack_command(
     if task is None and task_file is None:
         _fail("give the task with --task TEXT or --task-file FILE")
     task = _task_text(task, task_file)
+    assert task is not None  # --task, or --task-file read (one of them is given: checked above)
     if budget is not None and budget < 1:
         _fail(f"--budget must be at least 1 (got {budget})")
     mapper = None

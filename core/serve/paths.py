@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import posixpath
 from pathlib import Path
+from typing import Any
 
 from ..contract.request import ContractError, check_clone_path
 
@@ -14,13 +15,13 @@ MAX_PATH_LENGTH = 4096
 class ToolError(Exception):
     """A tool call that cannot be answered: a stable code and an actionable message."""
 
-    def __init__(self, code: str, message: str, **detail):
+    def __init__(self, code: str, message: str, **detail: Any) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.detail = {k: v for k, v in detail.items() if v is not None}
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, **self.detail}
 
     @classmethod

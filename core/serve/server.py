@@ -6,10 +6,13 @@ from __future__ import annotations
 import gc
 import json
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..contract.schema import RESPONSE_SCHEMA
 from .service import Service
+
+if TYPE_CHECKING:
+    from mcp.server import Server
 
 log = logging.getLogger(__name__)
 
@@ -26,17 +29,18 @@ class MissingSDK(RuntimeError):
     pass
 
 
-def _sdk():
+def _require_sdk() -> None:
+    """Raise :class:`MissingSDK` (how to install it) unless the SDK imports; the callers then
+    import what they use by name, so that it is type-checked."""
     try:
-        import anyio
-        import mcp_types as types
-        from mcp.server import Server
-        from mcp.server.stdio import stdio_server
+        import anyio  # noqa: F401
+        import mcp_types  # noqa: F401
+        from mcp.server import Server  # noqa: F401
+        from mcp.server.stdio import stdio_server  # noqa: F401
     except ImportError as exc:
         raise MissingSDK(
             f'the MCP server needs the mcp SDK ({exc}); install it with: pip install "repomapper[mcp]"'
         ) from None
-    return anyio, types, Server, stdio_server
 
 
 def result_text(name: str, data: dict[str, Any], is_error: bool) -> str:
@@ -48,24 +52,32 @@ def result_text(name: str, data: dict[str, Any], is_error: bool) -> str:
     return body
 
 
-def build_server(service: Service):
+def build_server(service: Service) -> Server:
     from .. import __version__
 
-    anyio, types, Server, _ = _sdk()
+    _require_sdk()
+    import anyio
+    import mcp_types as types
+    from mcp.server import Server, ServerRequestContext
+
     tools = [
         types.Tool(
             name=s.name,
             description=s.description,
-            inputSchema=s.input_schema,
-            outputSchema=RESPONSE_SCHEMA if s.name == "repo_map" else None,
+            input_schema=s.input_schema,
+            output_schema=RESPONSE_SCHEMA if s.name == "repo_map" else None,
         )
         for s in service.specs.values()
     ]
 
-    async def list_tools(ctx, params) -> types.ListToolsResult:
+    async def list_tools(
+        ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
-    async def call_tool(ctx, params) -> types.CallToolResult:
+    async def call_tool(
+        ctx: ServerRequestContext, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         result = await anyio.to_thread.run_sync(service.call, params.name, params.arguments)
         # What a call leaves behind is the live state (extraction, graph, indexes): hundreds of
         # thousands of long-lived objects the cyclic collector would otherwise walk again and
@@ -78,8 +90,8 @@ def build_server(service: Service):
                     type="text", text=result_text(params.name, result.data, result.is_error)
                 )
             ],
-            structuredContent=result.data,
-            isError=result.is_error,
+            structured_content=result.data,
+            is_error=result.is_error,
         )
 
     return Server(
@@ -93,8 +105,10 @@ def build_server(service: Service):
 
 def serve_stdio(service: Service) -> None:
     """Serve until the client closes standard input."""
-    anyio, _, _, stdio_server = _sdk()
-    server = build_server(service)
+    server = build_server(service)  # first: it says when the SDK is missing
+    import anyio
+    from mcp.server.stdio import stdio_server
+
     gc.freeze()  # the SDK's objects (see repomapper.gcpolicy), before the first call
     service.settle = gc.freeze  # and what background work leaves, as after each call
 
