@@ -89,8 +89,12 @@ def file_terms(path: str, symbols: FileSymbols, data: bytes) -> FileTerms:
     for i, counter in enumerate(fields):
         for term, n in counter.items():
             postings.setdefault(term, [0, 0, 0, 0])[i] = n
-    lengths = tuple(sum(c.values()) for c in fields)
-    return FileTerms(path, {t: tuple(v) for t, v in postings.items()}, lengths)  # type: ignore[misc]
+    path_n, names_n, docs_n, body_n = (sum(c.values()) for c in fields)
+    return FileTerms(
+        path,
+        {t: (v[0], v[1], v[2], v[3]) for t, v in postings.items()},
+        (path_n, names_n, docs_n, body_n),
+    )
 
 
 def _key_text(key: CacheKey) -> str:
@@ -186,7 +190,7 @@ class _SqliteStore:
             for term, path, *tfs in self.conn.execute(
                 f"SELECT term, path, tp, tn, td, tb FROM postings WHERE term IN ({marks})", chunk
             ):
-                out[term][path] = tuple(tfs)  # type: ignore[assignment]
+                out[term][path] = tuple(tfs)
         return out
 
 

@@ -23,7 +23,7 @@ benchmark; ``docs/localization.md`` has the ablation that measures each one.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ..graph import SymbolTable
@@ -71,7 +71,7 @@ def rank_task(
     files: Mapping[str, FileSymbols],
     table: SymbolTable,
     lexical: LexicalIndex,
-    walk,
+    walk: Callable[[Mapping[str, float]], Mapping[str, float]],
     prior: Mapping[str, float],
     chat: frozenset[str] = frozenset(),
     mentioned_files: frozenset[str] = frozenset(),
@@ -103,7 +103,7 @@ def rank_task(
             top_terms = ", ".join(t for t, _ in contrib.get(p, [])[:6])
             reasons[p].append(Reason("lexical", top_terms, round(s, 4)))
 
-    seed = defaultdict(float)
+    seed: defaultdict[str, float] = defaultdict(float)
     for p, s in ex_score.items():
         seed[p] += s
     for p, s in lex_score.items():

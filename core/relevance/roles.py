@@ -231,7 +231,7 @@ def tested_stem(path: str) -> str | None:
     for suffix in _TEST_SUFFIXES + convention.suffixes:
         if stem.lower().endswith(suffix) and len(stem) > len(suffix):
             return stem[: -len(suffix)]
-    suffix = _class_suffix(stem, convention)
-    if suffix is not None:
-        return stem[: -len(suffix)]
+    class_suffix = _class_suffix(stem, convention)
+    if class_suffix is not None:
+        return stem[: -len(class_suffix)]
     return None
