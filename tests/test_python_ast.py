@@ -148,3 +148,33 @@ def test_never_raises_on_arbitrary_text(text):
 @given(st.binary(max_size=300))
 def test_never_raises_on_arbitrary_bytes(data):
     assert isinstance(python_ast.extract_tags(SourceFile(".", "f.py", data)), list)
+
+
+def test_a_parse_failed_by_cpythons_shared_recursion_counter_is_tried_again(monkeypatch):
+    """Python 3.11 before 3.11.8 can fail a valid parse with a SystemError when another thread
+    parses at the same moment; the file must not be lost to it, and other SystemErrors stay."""
+    import ast
+
+    from repomapper.plugins.python import common
+
+    real = ast.parse
+    calls: list[str] = []
+
+    def flaky(data, filename="<unknown>", **kw):
+        calls.append(filename)
+        if len(calls) == 1:
+            raise SystemError("AST constructor recursion depth mismatch (before=243, after=261)")
+        return real(data, filename=filename, **kw)
+
+    monkeypatch.setattr(common.ast, "parse", flaky)
+    tree = common.parse_python(b"def f():\n    pass\n", "a.py")
+    assert calls == ["a.py", "a.py"] and isinstance(tree.body[0], ast.FunctionDef)
+
+    def broken(data, filename="<unknown>", **kw):
+        raise SystemError("something else")
+
+    monkeypatch.setattr(common.ast, "parse", broken)
+    import pytest
+
+    with pytest.raises(SystemError, match="something else"):
+        common.parse_python(b"x = 1\n", "b.py")

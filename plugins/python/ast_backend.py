@@ -23,6 +23,7 @@ from .common import (
     PYTHON_EXTENSIONS,
     _FunctionNode,
     is_python,
+    parse_python,
     resolve_python_import,
     signature_of,
     variable_kind,
@@ -57,7 +58,7 @@ def parse_module(source: SourceFile) -> ast.Module | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not our business
-            return ast.parse(source.data, filename=source.path, type_comments=False)
+            return parse_python(source.data, source.path)
     except SyntaxError as exc:
         code = (
             "decode_error" if "decode" in str(exc) or "utf-8" in str(exc).lower() else "parse_error"

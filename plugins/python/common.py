@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import ast
+import logging
 from collections.abc import Sequence
 
 from repomapper.index import RepoIndex
 from repomapper.model import Import, SymbolKind
 
 from .modules import resolve_module, resolve_qualified, resolve_relative
+
+log = logging.getLogger(__name__)
 
 PYTHON_EXTENSIONS = (".py", ".pyi", ".pyw")
 #: The two kinds of function definition node.
@@ -83,3 +86,17 @@ def variable_kind(name: str) -> str:
 
 #: Per node type, the fields that can hold child nodes (``ctx``, a Load/Store marker under
 #: every name, carries nothing for us).
+
+
+def parse_python(data: bytes, filename: str, type_comments: bool = False) -> ast.Module:
+    """``ast.parse``, tried a second time when it fails with CPython's "AST constructor
+    recursion depth mismatch" (a SystemError of Python 3.11 before 3.11.8: the constructor's
+    recursion counter is shared by every thread of the interpreter, so a parse elsewhere at the
+    same moment can fail a valid one; the counter starts afresh with each parse)."""
+    try:
+        return ast.parse(data, filename=filename, type_comments=type_comments)
+    except SystemError as exc:
+        if "recursion depth mismatch" not in str(exc):
+            raise
+        log.debug("%s: parse retried after %s", filename, exc)
+        return ast.parse(data, filename=filename, type_comments=type_comments)

@@ -34,7 +34,13 @@ from repomapper.index import RepoIndex
 from repomapper.model import BackendInfo, Capability, Import, SourceFile, Tag, tag_sort_key
 
 from . import ast_backend as python_ast
-from .common import PYTHON_EXTENSIONS, is_python, resolve_python_import, resolve_python_target
+from .common import (
+    PYTHON_EXTENSIONS,
+    is_python,
+    parse_python,
+    resolve_python_import,
+    resolve_python_target,
+)
 from .modules import RESOLVER_VERSION
 
 if TYPE_CHECKING:
@@ -118,7 +124,7 @@ def preflight(source: SourceFile) -> ast.Module | TooDeep | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return ast.parse(source.data, filename=source.path)
+            return parse_python(source.data, source.path)
     except (SyntaxError, ValueError):
         return None
     except (RecursionError, MemoryError):
