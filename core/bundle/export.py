@@ -1,0 +1,167 @@
+"""``repomapper index export``: a repository's index built (or found in the cache) and written
+as one bundle (see :mod:`.format`).
+
+What a fresh clone's first map would otherwise spend its time on goes in (measured on django,
+see ``docs/benchmarks.md``): every file's content row (the summaries, or the extraction), the
+stored ranking state (the graph build), the remembered token counts (the tokenizer and the
+counting) and the lexical index's rows (a map with a task reads every file without them). The
+resolved imports are part of the ranking state and the memoised maps are left out: a map is
+made again from the rows, which ``--verify`` can check.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import sqlite3
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import snapshot
+from ..cache import CacheKey, TagCache, content_rows, open_cache, remembered_counts
+from ..codedigest import made_by
+from ..model import Diagnostic
+from ..relevance.lexical import lexical_version
+from ..repomap import RepoMap
+from ..settings import ALL_FILES
+from ..snapshot.stored import state_version
+from .format import COUNT, LEXICAL, ROW, STATE, STATE_CHUNK, Writer, header
+
+log = logging.getLogger(__name__)
+
+
+def producing_code() -> dict[str, str]:
+    """The digests of the code that made each part (the keys the cache uses for them)."""
+    return {
+        "extraction": made_by("extraction"),
+        "state": str(state_version()),
+        "lexical": lexical_version(),
+    }
+
+
+@dataclass(frozen=True)
+class Exported:
+    """What a bundle holds."""
+
+    rows: int
+    counts: int
+    lexical: int
+    state_bytes: int
+    #: files with no content row (unreadable ones: they are extracted again where imported)
+    missing: int
+
+
+def export_bundle(
+    root: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    cache_dir: str | os.PathLike[str] | None = None,
+    map_tokens: int = 1024,
+    **options: Any,
+) -> Exported:
+    """Build ``root``'s index in the cache (a map of ``map_tokens``, the lexical index) and
+    write it to ``out`` (written to a temporary name and renamed). ``options`` go to
+    :class:`~repomapper.repomap.RepoMap` (plugins, jobs, gitignore, ...)."""
+    with RepoMap(root, map_tokens, cache_dir=cache_dir, **options) as rm:
+        rm.map()
+        state = rm.state
+        diags: list[Diagnostic] = []
+        files = state.prepare(ALL_FILES, (), diags)
+        summaries = state.summarise(files.extractor, files.all_entries)
+        mapped = {p: fs for p, fs in summaries.items() if fs.plugin is not None}
+        state.lexical_index(files.extractor, files.all_entries, mapped)
+        keys = {k.path: k for k in (files.extractor.key(e) for e in files.all_entries)}
+        root_path = state.root
+    cache = open_cache(root_path, Path(cache_dir) if cache_dir is not None else None)
+    target = Path(out)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            found = _write(Writer(f), cache, keys)
+        os.replace(tmp, target)
+    finally:
+        cache.close()
+        tmp.unlink(missing_ok=True)
+    return found
+
+
+def _write(w: Writer, cache: TagCache, keys: Mapping[str, CacheKey]) -> Exported:
+    wanted = [keys[p].content for p in sorted(keys) if keys[p].digest]
+    rows = list(content_rows(cache, wanted))
+    counts = sorted(remembered_counts(cache))
+    lexical = _lexical_rows(cache, keys)
+    state = _state_bytes(cache, keys)
+    w.write(
+        header(
+            producing_code(),
+            {
+                ROW: len(rows),
+                COUNT: len(counts),
+                LEXICAL: len(lexical),
+                STATE: len(state),
+            },
+        )
+    )
+    for (path, digest, fingerprint), row in rows:
+        w.write({"k": ROW, "key": [path, digest, fingerprint], "row": list(row)})
+    for encoder, key, n in counts:
+        w.write({"k": COUNT, "encoder": encoder, "key": key.hex(), "tokens": n})
+    for record in lexical:
+        w.write(record)
+    for i in range(0, len(state), STATE_CHUNK):
+        chunk = base64.b64encode(state[i : i + STATE_CHUNK]).decode("ascii")
+        w.write({"k": STATE, "at": i, "data": chunk})
+    w.close()
+    return Exported(len(rows), len(counts), len(lexical), len(state), len(keys) - len(rows))
+
+
+def _state_bytes(cache: TagCache, keys: Mapping[str, CacheKey]) -> bytes:
+    """The stored ranking state, when it is the one of these files (else none is exported)."""
+    found = cache.read_state()
+    if found is None:
+        return b""
+    with found:
+        data = found.read()
+    stored = snapshot.decode(data)
+    if stored is None:
+        return b""
+    for i, path in enumerate(stored.files):
+        key = keys.get(path)
+        if key is None or stored.content(i) != key.content:
+            log.info("the stored ranking state is of other files: not exported")
+            return b""
+    return data
+
+
+def _lexical_rows(cache: TagCache, keys: Mapping[str, CacheKey]) -> list[dict[str, Any]]:
+    """The lexical index's rows of these files' versions (see
+    :mod:`repomapper.relevance.lexical`), sorted by path."""
+    from ..relevance.lexical import _key_text
+
+    conn = getattr(cache, "conn", None)
+    if conn is None:
+        return []
+    try:
+        docs = {
+            path: (key, lengths)
+            for path, key, *lengths in conn.execute("SELECT path, key, lp, ln, ld, lb FROM lexdocs")
+            if path in keys and key == _key_text(keys[path])
+        }
+        postings: dict[str, dict[str, list[int]]] = defaultdict(dict)
+        for term, path, *tfs in _postings(conn):
+            if path in docs:
+                postings[path][term] = tfs
+    except sqlite3.Error as exc:  # no index was built (or another version's was dropped)
+        log.debug("no lexical rows exported: %s", exc)
+        return []
+    return [
+        {"k": LEXICAL, "path": p, "key": docs[p][0], "lengths": docs[p][1], "postings": postings[p]}
+        for p in sorted(docs)
+    ]
+
+
+def _postings(conn: sqlite3.Connection) -> Iterator[tuple]:
+    yield from conn.execute("SELECT term, path, tp, tn, td, tb FROM postings")
