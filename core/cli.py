@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from .discover import DiscoveryError, GlobError
+from .indexcmd import index_group
 from .isolation.limits import DEFAULT_TIMEOUT, ENV_TIMEOUT, Limits
 from .model import Diagnostic
 from .progress import StderrProgress
@@ -988,6 +989,9 @@ def conformance_command(ctx: click.Context) -> None:
     from .conformance.cli import conformance_command as real
 
     real.main(args=list(ctx.args), prog_name="repomapper conformance", standalone_mode=True)
+
+
+main.add_command(index_group)
 
 
 def run() -> None:

@@ -190,6 +190,9 @@ def _check_header(record: dict[str, Any]) -> None:
         isinstance(k, str) and isinstance(v, str) for k, v in code.items()
     ):
         raise BundleError("the bundle's header does not say which code made it")
+    counts = record.get("counts")
+    if not isinstance(counts, dict):
+        raise BundleError("the bundle's header does not say what it holds")
 
 
 def valid_path(path: object) -> bool:
