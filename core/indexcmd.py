@@ -53,7 +53,8 @@ def export_command(
         raise click.ClickException(str(exc)) from exc
     click.echo(
         f"repomapper: wrote {output}: {found.rows} file rows, {found.counts} token counts,"
-        f" {found.lexical} lexical rows, ranking state {found.state_bytes} bytes"
+        f" {found.lexical} lexical rows, {found.maps} memoised map(s),"
+        f" ranking state {found.state_bytes} bytes"
         + (f"; {found.missing} file(s) without a row" if found.missing else ""),
         err=True,
     )
@@ -74,6 +75,12 @@ def export_command(
     " the bundle (import nothing) if any disagrees.",
 )
 @click.option(
+    "--rows-only",
+    is_flag=True,
+    help="Import the file rows alone: the ranking state, token counts, lexical rows and"
+    " memoised maps are then made here by the first map.",
+)
+@click.option(
     "--sample",
     default=200,
     show_default=True,
@@ -81,7 +88,12 @@ def export_command(
     help="Rows --verify extracts again.",
 )
 def import_command(
-    bundle: Path, root: Path, cache_dir: Path | None, verify: bool, sample: int
+    bundle: Path,
+    root: Path,
+    cache_dir: Path | None,
+    verify: bool,
+    rows_only: bool,
+    sample: int,
 ) -> None:
     """Load BUNDLE into the cache: its file rows serve any clone with the same content; its
     ranking state, token counts and lexical rows go to the cache of ROOT (default: the current
@@ -90,14 +102,17 @@ def import_command(
     from .bundle.importer import skipped_lines
 
     try:
-        done = import_bundle(bundle, root, cache_dir, verify=verify, sample=sample)
+        done = import_bundle(
+            bundle, root, cache_dir, verify=verify, sample=sample, rows_only=rows_only
+        )
     except (BundleError, DiscoveryError) as exc:
         raise click.ClickException(f"bundle refused: {exc}") from exc
     for line in [*done.notes, *skipped_lines(done)]:
         click.echo(f"repomapper: {line}", err=True)
     line = (
         f"repomapper: imported {done.rows} file rows, {done.counts} token counts,"
-        f" {done.lexical} lexical rows" + (", the ranking state" if done.state else "")
+        f" {done.lexical} lexical rows, {done.maps} memoised map(s)"
+        + (", the ranking state" if done.state else "")
     )
     if done.verified is not None:
         v = done.verified

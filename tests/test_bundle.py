@@ -46,14 +46,20 @@ def clone(tmp_path: Path, files: dict = TREE, name: str = "clone") -> Path:
     return write_tree(tmp_path / name, files)
 
 
-def maps(root: Path, cache_dir: Path) -> tuple[str, str, dict, dict, str]:
-    """The map without and with a task, the stats of each, and how the graph state came."""
+def maps(root: Path, cache_dir: Path) -> tuple[tuple[str, str, str], dict[str, dict], str]:
+    """The map (the export's settings), a map of another budget and one for a task (each a
+    first call of its own: no memoised map), the stats of each, and how the second's graph
+    state came."""
     with RepoMap(root, cache_dir=cache_dir) as rm:
         plain = rm.map().map
+        first = {**rm.last_stats, "built": int(rm.graph_state is not None)}
+    with RepoMap(root, 2048, cache_dir=cache_dir) as rm:
+        wide = rm.map().map
         stats, how = dict(rm.last_stats), rm.graph_state.how
         task = rm.map(task=TASK).map
         lexical = rm.state._lexical[1].indexed if rm.state._lexical else -1
-        return plain, task, stats, {**rm.last_stats, "lexical_indexed": lexical}, how
+        task_stats = {**rm.last_stats, "lexical_indexed": lexical}
+    return (plain, wide, task), {"first": first, "wide": stats, "task": task_stats}, how
 
 
 def files_outside(tmp_path: Path, *caches: Path) -> dict[str, int]:
@@ -98,24 +104,50 @@ def blob_count(cache_dir: Path) -> int:
 def test_imported_bundle_makes_a_fresh_clone_warm_and_equal(made, tmp_path):
     src, bundle = made
     reference = maps(clone(tmp_path, name="ref"), tmp_path / "ref-cache")
-    assert reference[2]["extracted"] == len(TREE)
+    assert reference[1]["first"]["extracted"] == len(TREE)
     fresh = clone(tmp_path)
     before = files_outside(tmp_path, tmp_path / "cache")
     done = import_bundle(bundle, fresh, tmp_path / "cache")
     assert (done.rows, done.state, done.skipped) == (len(TREE), True, {})
     assert done.counts > 0 and done.lexical == len(TREE)
     assert files_outside(tmp_path, tmp_path / "cache") == before  # only the cache is written
-    plain, task, stats, task_stats, how = maps(fresh, tmp_path / "cache")
-    assert (plain, task) == reference[:2]
-    assert stats["extracted"] == 0 and how == "stored"
-    assert task_stats["extracted"] == 0 and task_stats["lexical_indexed"] == 0
+    texts, stats, how = maps(fresh, tmp_path / "cache")
+    assert texts == reference[0]
+    assert stats["first"]["extracted"] == 0 and stats["first"].get("memoised") == 1
+    assert stats["wide"]["extracted"] == 0 and how == "stored"
+    assert stats["task"]["extracted"] == 0 and stats["task"]["lexical_indexed"] == 0
+
+
+def test_rows_only_imports_the_rows_alone(made, tmp_path):
+    src, bundle = made
+    reference = maps(clone(tmp_path, name="ref"), tmp_path / "ref-cache")
+    fresh = clone(tmp_path)
+    done = import_bundle(bundle, fresh, tmp_path / "cache", rows_only=True)
+    assert (done.rows, done.counts, done.lexical, done.maps, done.state) == (
+        len(TREE),
+        0,
+        0,
+        0,
+        False,
+    )
+    texts, stats, how = maps(fresh, tmp_path / "cache")
+    assert texts == reference[0] and stats["first"]["built"] == 1
+    assert stats["first"]["extracted"] == 0 and "memoised" not in stats["first"]
 
 
 def test_bundle_bytes_are_deterministic(made, tmp_path):
+    """The same cache gives the same bytes; another cache the same records but for the token
+    counts (what a cache remembers of them depends on the maps it made)."""
     src, bundle = made
-    again = tmp_path / "again.bundle"
-    export_bundle(src, again, cache_dir=tmp_path / "c")
+    again, other = tmp_path / "again.bundle", tmp_path / "other.bundle"
+    export_bundle(src, again, cache_dir=bundle.parent / "cache")
     assert again.read_bytes() == bundle.read_bytes()
+    export_bundle(src, other, cache_dir=tmp_path / "c")
+
+    def kept(path: Path) -> list[dict]:
+        return [r for r in records(path)[1:] if r["k"] not in ("count", "end")]
+
+    assert kept(other) == kept(bundle)
 
 
 def test_a_bundle_for_other_content_is_never_hit(made, tmp_path):
@@ -123,9 +155,9 @@ def test_a_bundle_for_other_content_is_never_hit(made, tmp_path):
     other = clone(tmp_path, OTHER, "other")
     reference = maps(clone(tmp_path, OTHER, "other-ref"), tmp_path / "ref-cache")
     import_bundle(bundle, other, tmp_path / "cache")
-    plain, task, stats, _, how = maps(other, tmp_path / "cache")
-    assert (plain, task) == reference[:2]
-    assert stats["extracted"] == len(OTHER) and how == "built"
+    texts, stats, how = maps(other, tmp_path / "cache")
+    assert texts == reference[0]
+    assert stats["first"]["extracted"] == len(OTHER) and stats["first"]["built"] == 1
 
 
 def test_the_cli_exports_and_imports(made, tmp_path):
@@ -285,13 +317,14 @@ def test_malformed_records_are_skipped_and_their_files_extracted(made, tmp_path)
         if r.get("k") == "count":
             r["tokens"] = "many"
             break
+    next(r for r in recs if r.get("k") == "map")["map"] = '{"map": 1}'
     bad = rewrite(recs, tmp_path / "malformed.bundle")
     fresh = clone(tmp_path)
     done = import_bundle(bad, fresh, tmp_path / "cache")
-    assert sum(done.skipped.values()) == 4 and done.rows == len(TREE) - 3
+    assert sum(done.skipped.values()) == 5 and done.rows == len(TREE) - 3 and done.maps == 0
     reference = maps(clone(tmp_path, name="ref"), tmp_path / "ref-cache")
-    plain, task, stats, _, _ = maps(fresh, tmp_path / "cache")
-    assert (plain, task) == reference[:2] and stats["extracted"] == 3
+    texts, stats, _ = maps(fresh, tmp_path / "cache")
+    assert texts == reference[0] and stats["first"]["extracted"] == 3
     assert broken in TREE
 
 
@@ -362,4 +395,5 @@ def test_an_unreadable_state_is_not_imported(made, tmp_path):
     done = import_bundle(rewrite(recs, tmp_path / "s.bundle"), fresh, tmp_path / "cache")
     assert not done.state and any("unreadable" in n for n in done.notes)
     reference = maps(clone(tmp_path, name="ref"), tmp_path / "ref-cache")
-    assert maps(fresh, tmp_path / "cache")[:2] == reference[:2]
+    texts, stats, how = maps(fresh, tmp_path / "cache")
+    assert texts == reference[0] and how == "built" and stats["wide"]["extracted"] == 0

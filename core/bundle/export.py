@@ -4,9 +4,9 @@ as one bundle (see :mod:`.format`).
 What a fresh clone's first map would otherwise spend its time on goes in (measured on django,
 see ``docs/benchmarks.md``): every file's content row (the summaries, or the extraction), the
 stored ranking state (the graph build), the remembered token counts (the tokenizer and the
-counting) and the lexical index's rows (a map with a task reads every file without them). The
-resolved imports are part of the ranking state and the memoised maps are left out: a map is
-made again from the rows, which ``--verify`` can check.
+counting), the lexical index's rows (a map with a task reads every file without them) and the
+memoised map of the export's settings (a clone's first map with them is then a replay, as a
+warm run is). The resolved imports are part of the ranking state.
 """
 
 from __future__ import annotations
@@ -24,12 +24,13 @@ from typing import Any
 from .. import snapshot
 from ..cache import CacheKey, TagCache, content_rows, open_cache, remembered_counts
 from ..codedigest import made_by
+from ..memo import map_code, map_digest
 from ..model import Diagnostic
 from ..relevance.lexical import lexical_version
 from ..repomap import RepoMap
 from ..settings import ALL_FILES
 from ..snapshot.stored import state_version
-from .format import COUNT, LEXICAL, ROW, STATE, STATE_CHUNK, Writer, header
+from .format import COUNT, LEXICAL, MAP, ROW, STATE, STATE_CHUNK, Writer, header
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,7 @@ def producing_code() -> dict[str, str]:
         "extraction": made_by("extraction"),
         "state": str(state_version()),
         "lexical": lexical_version(),
+        "map": map_code(),
     }
 
 
@@ -53,6 +55,7 @@ class Exported:
     state_bytes: int
     #: files with no content row (unreadable ones: they are extracted again where imported)
     missing: int
+    maps: int = 0
 
 
 def export_bundle(
@@ -68,6 +71,7 @@ def export_bundle(
     with RepoMap(root, map_tokens, cache_dir=cache_dir, **options) as rm:
         rm.map()
         state = rm.state
+        maps = _memoised(rm)
         diags: list[Diagnostic] = []
         files = state.prepare(ALL_FILES, (), diags)
         summaries = state.summarise(files.extractor, files.all_entries)
@@ -80,7 +84,7 @@ def export_bundle(
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as f:
-            found = _write(Writer(f), cache, keys)
+            found = _write(Writer(f), cache, keys, maps)
         os.replace(tmp, target)
     finally:
         cache.close()
@@ -88,7 +92,20 @@ def export_bundle(
     return found
 
 
-def _write(w: Writer, cache: TagCache, keys: Mapping[str, CacheKey]) -> Exported:
+def _memoised(rm: RepoMap) -> dict[str, str]:
+    """The memoised map of ``rm``'s settings, by its digest (none when it was not stored: a
+    map reporting a cache problem or an unsettled extraction is not)."""
+    settings = rm.settings()
+    diags: list[Diagnostic] = []
+    files = rm.state.prepare(settings.selection, settings.chat_files, diags)
+    digest = map_digest(settings, rm.state, files.extractor, files.all_entries, diags, files.chat)
+    found = rm.state.cache.get_shared_map(digest)
+    return {digest: found} if isinstance(found, str) else {}
+
+
+def _write(
+    w: Writer, cache: TagCache, keys: Mapping[str, CacheKey], maps: Mapping[str, str]
+) -> Exported:
     wanted = [keys[p].content for p in sorted(keys) if keys[p].digest]
     rows = list(content_rows(cache, wanted))
     counts = sorted(remembered_counts(cache))
@@ -102,6 +119,7 @@ def _write(w: Writer, cache: TagCache, keys: Mapping[str, CacheKey]) -> Exported
                 COUNT: len(counts),
                 LEXICAL: len(lexical),
                 STATE: len(state),
+                MAP: len(maps),
             },
         )
     )
@@ -114,8 +132,12 @@ def _write(w: Writer, cache: TagCache, keys: Mapping[str, CacheKey]) -> Exported
     for i in range(0, len(state), STATE_CHUNK):
         chunk = base64.b64encode(state[i : i + STATE_CHUNK]).decode("ascii")
         w.write({"k": STATE, "at": i, "data": chunk})
+    for digest in sorted(maps):
+        w.write({"k": MAP, "key": digest, "map": maps[digest]})
     w.close()
-    return Exported(len(rows), len(counts), len(lexical), len(state), len(keys) - len(rows))
+    return Exported(
+        len(rows), len(counts), len(lexical), len(state), len(keys) - len(rows), len(maps)
+    )
 
 
 def _state_bytes(cache: TagCache, keys: Mapping[str, CacheKey]) -> bytes:

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from ..cache import MAX_CONTENT_BYTES, MAX_CONTENT_ROWS, MAX_COUNTS
+from ..cache import MAX_CONTENT_BYTES, MAX_CONTENT_ROWS, MAX_COUNTS, MAX_SHARED_MAPS
 
 #: the first record's ``format``: a file with another is not a bundle
 FORMAT = "repomapper-index-bundle"
@@ -27,7 +27,7 @@ FORMAT = "repomapper-index-bundle"
 VERSION = 1
 
 #: kinds of record
-ROW, COUNT, LEXICAL, STATE, END = "row", "count", "lex", "state", "end"
+ROW, COUNT, LEXICAL, STATE, MAP, END = "row", "count", "lex", "state", "map", "end"
 
 _DRIVE = re.compile(r"[A-Za-z]:")
 
@@ -49,6 +49,7 @@ class Limits:
     rows: int = MAX_CONTENT_ROWS
     counts: int = MAX_COUNTS
     lexical: int = MAX_CONTENT_ROWS
+    maps: int = MAX_SHARED_MAPS
     #: bytes of the ranking state (the Linux kernel's is about 600 MB)
     state_bytes: int = 2 << 30
     #: decompressed bytes in all
@@ -59,7 +60,7 @@ class Limits:
     ratio_after: int = 64 << 20
 
     def cap(self, kind: str) -> int:
-        return {ROW: self.rows, COUNT: self.counts, LEXICAL: self.lexical}.get(
+        return {ROW: self.rows, COUNT: self.counts, LEXICAL: self.lexical, MAP: self.maps}.get(
             kind, self.state_bytes // STATE_CHUNK + 1
         )
 
@@ -161,7 +162,7 @@ def _records(gz: gzip.GzipFile, counted: _Counted, limits: Limits) -> Iterator[d
             if kind == END:
                 end = record
                 continue
-            if kind not in (ROW, COUNT, LEXICAL, STATE):
+            if kind not in (ROW, COUNT, LEXICAL, STATE, MAP):
                 raise BundleError(f"record {n} is of an unknown kind {str(kind)[:40]!r}")
             seen[kind] = seen.get(kind, 0) + 1
             if seen[kind] > limits.cap(kind):

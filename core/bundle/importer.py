@@ -37,7 +37,7 @@ from ..cache import (
 from ..discover import check_root
 from ..relevance.lexical import FIELDS, LexicalIndex, lexical_version
 from .export import producing_code
-from .format import COUNT, LEXICAL, ROW, STATE, BundleError, Limits, read, valid_path
+from .format import COUNT, LEXICAL, MAP, ROW, STATE, BundleError, Limits, read, valid_path
 from .verify import Verified, verify_rows
 
 log = logging.getLogger(__name__)
@@ -60,6 +60,7 @@ class Imported:
     counts: int = 0
     lexical: int = 0
     state: bool = False
+    maps: int = 0
     #: reason -> records skipped for it
     skipped: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -76,6 +77,7 @@ def import_bundle(
     *,
     verify: bool = False,
     sample: int = DEFAULT_SAMPLE,
+    rows_only: bool = False,
     limits: Limits | None = None,
     rng: random.Random | None = None,
 ) -> Imported:
@@ -83,7 +85,9 @@ def import_bundle(
     any clone of the same content), its token counts, lexical rows and ranking state into the
     cache of ``root`` (the clone it is for). With ``verify``, up to ``sample`` rows chosen at
     random among those whose file is in ``root`` with the same content are extracted again, and
-    the bundle is refused (BundleError, nothing imported) when one disagrees. BundleError for a
+    the bundle is refused (BundleError, nothing imported) when one disagrees. ``rows_only``
+    imports the content rows alone (what ``verify`` checks): the ranking state, token counts,
+    lexical rows and memoised maps are then made here by the first map. BundleError for a
     bundle that cannot be used; a skipped record is counted in the result."""
     root_path = check_root(Path(root))
     cache = open_cache(root_path, Path(cache_dir) if cache_dir is not None else None)
@@ -91,7 +95,7 @@ def import_bundle(
         if not isinstance(cache, SqliteTagCache):
             msgs = "; ".join(d.message for d in cache.diagnostics)
             raise BundleError(f"the cache cannot be written: {msgs or cache.location}")
-        return _import(cache, bundle, root_path, verify, sample, limits or Limits(), rng)
+        return _import(cache, bundle, root_path, verify, sample, rows_only, limits or Limits(), rng)
     finally:
         cache.close()
 
@@ -102,10 +106,12 @@ def _import(
     root: Path,
     verify: bool,
     sample: int,
+    rows_only: bool,
     limits: Limits,
     rng: random.Random | None,
 ) -> Imported:
     result = Imported()
+    maps: dict[str, str] = {}
     ours = producing_code()
     chooser = _Sample(root, sample if verify else 0, rng or random.SystemRandom())
     lexical_ok = True
@@ -131,10 +137,13 @@ def _import(
                     f" ({str(code.get('extraction'))[:20]}, this one is {ours['extraction']}):"
                     " none of its rows would be used"
                 )
-            same_state = code.get("state") == ours["state"]
-            lexical_ok = lexical_ok and code.get("lexical") == ours["lexical"]
+            same_state = code.get("state") == ours["state"] and not rows_only
+            lexical_ok = lexical_ok and code.get("lexical") == ours["lexical"] and not rows_only
+            same_maps = code.get("map") == ours["map"] and not rows_only
             for record in records:
                 kind = record["k"]
+                if rows_only and kind != ROW:
+                    continue
                 if kind == ROW:
                     row = _row(record, result)
                     if row is not None:
@@ -143,6 +152,9 @@ def _import(
                         if len(rows) >= BATCH:
                             result.rows += insert_content_rows(cache, rows)
                             rows = []
+                elif kind == MAP:
+                    if same_maps and _map(record, result):
+                        maps[record["key"]] = record["map"]
                 elif kind == COUNT:
                     count = _count(record, result)
                     if count is not None:
@@ -163,13 +175,38 @@ def _import(
                 _check_verified(result.verified)
     except sqlite3.Error as exc:
         raise BundleError(f"the cache could not be written ({exc}); nothing imported") from exc
-    if not same_state:
+    if rows_only:
+        return result
+    if not same_state and head["counts"].get(STATE):
         result.notes.append("the ranking state was made by other code: not imported")
     elif state_parts:
         result.state = _store_state(cache, b"".join(state_parts), result)
     if not lexical_ok and head["counts"].get(LEXICAL):
         result.notes.append("the lexical rows were made by other code: not imported")
+    if not same_maps and head["counts"].get(MAP):
+        result.notes.append("the memoised maps were made by other code: not imported")
+    for digest in sorted(maps):  # few (bounded by Limits.maps), each in its own transaction
+        cache.put_shared_map(digest, maps[digest])
+    result.maps = len(maps)
     return result
+
+
+_MAP_KEY = re.compile(r"[0-9a-f]{64}")
+
+
+def _map(record: dict[str, Any], result: Imported) -> bool:
+    """Whether a memoised map record reads as a map (a replay checks it again)."""
+    from ..model import MapResult
+
+    key, text = record.get("key"), record.get("map")
+    if isinstance(key, str) and _MAP_KEY.fullmatch(key) and isinstance(text, str):
+        try:
+            MapResult.from_dict(json.loads(text))
+            return True
+        except (ValueError, KeyError, TypeError, AttributeError):
+            pass
+    result.skip("a memoised map is malformed")
+    return False
 
 
 def _check_verified(verified: Verified) -> None:
