@@ -44,7 +44,8 @@ def export_command(
     root: Path, output: Path, cache_dir: Path | None, tokens: int, jobs: int | None
 ) -> None:
     """Build ROOT's index in the cache and write it to one bundle file: every file's summary,
-    the ranking state, the remembered token counts and the lexical index."""
+    the ranking state, the remembered token counts, the lexical index and the map of --tokens
+    (see docs/index-bundles.md)."""
     from .bundle import export_bundle
 
     try:
