@@ -32,20 +32,22 @@ def index_group() -> None:
 @click.option(
     "--tokens",
     "-t",
-    default=1024,
+    default=[1024],
+    multiple=True,
     show_default=True,
     type=click.IntRange(min=1),
-    help="The budget of the map made while building (its token counts go in the bundle).",
+    help="A budget to map while building (repeatable): its map and token counts go in the"
+    " bundle, so a clone's first map of that budget is a replay.",
 )
 @click.option(
     "--jobs", "-j", type=click.IntRange(min=1), default=None, help="Extraction processes."
 )
 def export_command(
-    root: Path, output: Path, cache_dir: Path | None, tokens: int, jobs: int | None
+    root: Path, output: Path, cache_dir: Path | None, tokens: tuple[int, ...], jobs: int | None
 ) -> None:
     """Build ROOT's index in the cache and write it to one bundle file: every file's summary,
-    the ranking state, the remembered token counts, the lexical index and the map of --tokens
-    (see docs/index-bundles.md)."""
+    the ranking state, the remembered token counts, the lexical index and the map of each
+    --tokens (see docs/index-bundles.md)."""
     from .bundle import export_bundle
 
     try:

@@ -164,10 +164,10 @@ def test_the_cli_exports_and_imports(made, tmp_path):
     src, _ = made
     runner = CliRunner()
     out = tmp_path / "cli.bundle"
-    r = runner.invoke(
-        main, ["index", "export", str(src), "-o", str(out), "--cache-dir", str(tmp_path / "a")]
-    )
+    args = ["index", "export", str(src), "-o", str(out), "--cache-dir", str(tmp_path / "a")]
+    r = runner.invoke(main, [*args, "-t", "1024", "-t", "2048"])
     assert r.exit_code == 0, r.output
+    assert "2 memoised map(s)" in r.output
     fresh = clone(tmp_path)
     r = runner.invoke(
         main,
@@ -175,6 +175,10 @@ def test_the_cli_exports_and_imports(made, tmp_path):
     )
     assert r.exit_code == 0, r.output
     assert f"imported {len(TREE)} file rows" in r.output and "all agree" in r.output
+    assert "2 memoised map(s)" in r.output
+    with RepoMap(fresh, 2048, cache_dir=tmp_path / "b") as rm:
+        rm.map()
+        assert rm.last_stats.get("memoised") == 1 and rm.last_stats["extracted"] == 0
     bad = tmp_path / "bad.bundle"
     bad.write_bytes(b"not a bundle")
     r = runner.invoke(main, ["index", "import", str(bad), str(fresh), "--cache-dir", str(tmp_path)])

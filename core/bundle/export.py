@@ -5,8 +5,8 @@ What a fresh clone's first map would otherwise spend its time on goes in (measur
 see ``docs/benchmarks.md``): every file's content row (the summaries, or the extraction), the
 stored ranking state (the graph build), the remembered token counts (the tokenizer and the
 counting), the lexical index's rows (a map with a task reads every file without them) and the
-memoised map of the export's settings (a clone's first map with them is then a replay, as a
-warm run is). The resolved imports are part of the ranking state.
+memoised maps of the export's budgets (a clone's first map with one of them is then a replay,
+as a warm run is). The resolved imports are part of the ranking state.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import logging
 import os
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,16 +62,23 @@ def export_bundle(
     root: str | os.PathLike[str],
     out: str | os.PathLike[str],
     cache_dir: str | os.PathLike[str] | None = None,
-    map_tokens: int = 1024,
+    map_tokens: int | Sequence[int] = 1024,
     **options: Any,
 ) -> Exported:
-    """Build ``root``'s index in the cache (a map of ``map_tokens``, the lexical index) and
-    write it to ``out`` (written to a temporary name and renamed). ``options`` go to
-    :class:`~repomapper.repomap.RepoMap` (plugins, jobs, gitignore, ...)."""
-    with RepoMap(root, map_tokens, cache_dir=cache_dir, **options) as rm:
+    """Build ``root``'s index in the cache (a map of each budget of ``map_tokens``, the lexical
+    index) and write it to ``out`` (written to a temporary name and renamed). ``options`` go
+    to :class:`~repomapper.repomap.RepoMap` (plugins, jobs, gitignore, ...)."""
+    budgets = [map_tokens] if isinstance(map_tokens, int) else list(dict.fromkeys(map_tokens))
+    if not budgets:
+        raise ValueError("at least one budget is needed")
+    with RepoMap(root, budgets[0], cache_dir=cache_dir, **options) as rm:
         rm.map()
         state = rm.state
         maps = _memoised(rm)
+        for budget in budgets[1:]:  # the same state: extracted and ranked once
+            other = RepoMap(root, budget, state=state)
+            other.map()
+            maps.update(_memoised(other))
         diags: list[Diagnostic] = []
         files = state.prepare(ALL_FILES, (), diags)
         summaries = state.summarise(files.extractor, files.all_entries)
