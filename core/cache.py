@@ -917,3 +917,73 @@ def _broken(*dbs: Path) -> Path | None:
         except sqlite3.DatabaseError:
             return db
     return None
+
+
+# -- bulk reads and writes for index bundles (see repomapper.bundle) ---------------------------
+
+#: a content row as a bundle carries it: (path, digest, fingerprint) and the encoded row
+ContentRow = tuple[tuple[str, str, str], EncodedRow]
+
+
+def content_rows(cache: TagCache, keys: Iterable[tuple[str, str, str]]) -> Iterator[ContentRow]:
+    """The whole stored row (references included) of each content key the cache holds, in the
+    order of ``keys``; keys it does not hold are left out."""
+    conn = getattr(cache, "content", None)
+    if conn is None or getattr(cache, "_fallen_back", True):
+        for key in keys:
+            row = cache.rows.get(key)
+            if row is not None:
+                yield key, row
+        return
+    sql = (
+        f"SELECT {_ROW_COLUMNS.format(refs='refs')} FROM blobs"
+        " WHERE path=? AND digest=? AND fingerprint=?"
+    )
+    for key in keys:
+        found = conn.execute(sql, key).fetchone()
+        if found is not None:
+            yield key, tuple(found)
+
+
+def remembered_counts(cache: TagCache) -> list[tuple[str, bytes, int]]:
+    """Every remembered token count of the repository: (encoder, text digest, tokens), the most
+    recently used first."""
+    conn = getattr(cache, "conn", None)
+    if conn is None or getattr(cache, "_fallen_back", True):
+        found: list[tuple[str, bytes, int]] = []
+        for k, n in cache.meta.items():
+            key: object = k  # counts share the dict with maps, under tuple keys
+            if isinstance(key, tuple) and len(key) == 3 and key[0] == "count":
+                found.append((key[1], key[2], n))  # type: ignore[arg-type]
+        return found
+    rows = conn.execute("SELECT encoder, key, tokens FROM counts ORDER BY used DESC").fetchall()
+    return [(e, bytes(k), n) for e, k, n in rows if isinstance(n, int)]
+
+
+@contextlib.contextmanager
+def bulk_writes(cache: TagCache) -> Iterator[None]:
+    """One transaction on each of the cache's databases around a batch of writes made on their
+    connections directly (:func:`insert_content_rows`, :func:`insert_counts`): committed when the
+    block ends, rolled back, all of it, when it raises."""
+    if not isinstance(cache, SqliteTagCache) or cache._fallen_back:
+        raise sqlite3.OperationalError(f"the cache at {cache.location} cannot be written")
+    with _transaction(cache.content), _transaction(cache.conn):
+        yield
+
+
+def insert_content_rows(cache: SqliteTagCache, rows: Iterable[ContentRow]) -> int:
+    """Insert content rows (inside :func:`bulk_writes`); the number inserted."""
+    written = time.time_ns()
+    batch = [(*key, written, *row) for key, row in rows]
+    cache.content.executemany("INSERT OR REPLACE INTO blobs VALUES (?,?,?,?,?,?,?,?,?,?,?)", batch)
+    cache._stored = cache._stored or bool(batch)
+    return len(batch)
+
+
+def insert_counts(cache: SqliteTagCache, counts: Iterable[tuple[str, bytes, int]]) -> int:
+    """Remember token counts (inside :func:`bulk_writes`); the number inserted."""
+    now = time.time_ns()
+    batch = [(encoder, key, n, now) for encoder, key, n in counts]
+    cache.conn.executemany("INSERT OR REPLACE INTO counts VALUES (?,?,?,?)", batch)
+    cache._counted = cache._counted or bool(batch)
+    return len(batch)

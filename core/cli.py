@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from .discover import Discovery, DiscoveryError, FileEntry, GlobError
+from .indexcmd import index_group
 from .isolation.limits import DEFAULT_TIMEOUT, ENV_TIMEOUT, Limits
 from .model import Diagnostic, FileExtraction, MapResult
 from .progress import StderrProgress
@@ -1158,6 +1159,9 @@ def conformance_command(ctx: click.Context) -> None:
 
 
 main.add_command(__import__("repomapper.cachecmd", fromlist=["cache"]).cache)
+
+
+main.add_command(index_group)
 
 
 def run() -> None:

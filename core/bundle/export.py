@@ -1,0 +1,196 @@
+"""``repomapper index export``: a repository's index built (or found in the cache) and written
+as one bundle (see :mod:`.format`).
+
+What a fresh clone's first map would otherwise spend its time on goes in (measured on django,
+see ``docs/benchmarks.md``): every file's content row (the summaries, or the extraction), the
+stored ranking state (the graph build), the remembered token counts (the tokenizer and the
+counting), the lexical index's rows (a map with a task reads every file without them) and the
+memoised maps of the export's budgets (a clone's first map with one of them is then a replay,
+as a warm run is). The resolved imports are part of the ranking state.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import sqlite3
+from collections import defaultdict
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import snapshot
+from ..cache import CacheKey, TagCache, content_rows, open_cache, remembered_counts
+from ..codedigest import made_by
+from ..memo import map_code, map_digest
+from ..model import Diagnostic
+from ..relevance.lexical import lexical_version
+from ..repomap import RepoMap
+from ..settings import ALL_FILES
+from ..snapshot.stored import state_version
+from .format import COUNT, LEXICAL, MAP, ROW, STATE, STATE_CHUNK, Writer, header
+
+log = logging.getLogger(__name__)
+
+
+def producing_code() -> dict[str, str]:
+    """The digests of the code that made each part (the keys the cache uses for them)."""
+    return {
+        "extraction": made_by("extraction"),
+        "state": str(state_version()),
+        "lexical": lexical_version(),
+        "map": map_code(),
+    }
+
+
+@dataclass(frozen=True)
+class Exported:
+    """What a bundle holds."""
+
+    rows: int
+    counts: int
+    lexical: int
+    state_bytes: int
+    #: files with no content row (unreadable ones: they are extracted again where imported)
+    missing: int
+    maps: int = 0
+
+
+def export_bundle(
+    root: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    cache_dir: str | os.PathLike[str] | None = None,
+    map_tokens: int | Sequence[int] = 1024,
+    **options: Any,
+) -> Exported:
+    """Build ``root``'s index in the cache (a map of each budget of ``map_tokens``, the lexical
+    index) and write it to ``out`` (written to a temporary name and renamed). ``options`` go
+    to :class:`~repomapper.repomap.RepoMap` (plugins, jobs, gitignore, ...)."""
+    budgets = [map_tokens] if isinstance(map_tokens, int) else list(dict.fromkeys(map_tokens))
+    if not budgets:
+        raise ValueError("at least one budget is needed")
+    with RepoMap(root, budgets[0], cache_dir=cache_dir, **options) as rm:
+        rm.map()
+        state = rm.state
+        maps = _memoised(rm)
+        for budget in budgets[1:]:  # the same state: extracted and ranked once
+            other = RepoMap(root, budget, state=state)
+            other.map()
+            maps.update(_memoised(other))
+        diags: list[Diagnostic] = []
+        files = state.prepare(ALL_FILES, (), diags)
+        summaries = state.summarise(files.extractor, files.all_entries)
+        mapped = {p: fs for p, fs in summaries.items() if fs.plugin is not None}
+        state.lexical_index(files.extractor, files.all_entries, mapped)
+        keys = {k.path: k for k in (files.extractor.key(e) for e in files.all_entries)}
+        root_path = state.root
+    cache = open_cache(root_path, Path(cache_dir) if cache_dir is not None else None)
+    target = Path(out)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            found = _write(Writer(f), cache, keys, maps)
+        os.replace(tmp, target)
+    finally:
+        cache.close()
+        tmp.unlink(missing_ok=True)
+    return found
+
+
+def _memoised(rm: RepoMap) -> dict[str, str]:
+    """The memoised map of ``rm``'s settings, by its digest (none when it was not stored: a
+    map reporting a cache problem or an unsettled extraction is not)."""
+    settings = rm.settings()
+    diags: list[Diagnostic] = []
+    files = rm.state.prepare(settings.selection, settings.chat_files, diags)
+    digest = map_digest(settings, rm.state, files.extractor, files.all_entries, diags, files.chat)
+    found = rm.state.cache.get_shared_map(digest)
+    return {digest: found} if isinstance(found, str) else {}
+
+
+def _write(
+    w: Writer, cache: TagCache, keys: Mapping[str, CacheKey], maps: Mapping[str, str]
+) -> Exported:
+    wanted = [keys[p].content for p in sorted(keys) if keys[p].digest]
+    rows = list(content_rows(cache, wanted))
+    counts = sorted(remembered_counts(cache))
+    lexical = _lexical_rows(cache, keys)
+    state = _state_bytes(cache, keys)
+    w.write(
+        header(
+            producing_code(),
+            {
+                ROW: len(rows),
+                COUNT: len(counts),
+                LEXICAL: len(lexical),
+                STATE: len(state),
+                MAP: len(maps),
+            },
+        )
+    )
+    for (path, digest, fingerprint), row in rows:
+        w.write({"k": ROW, "key": [path, digest, fingerprint], "row": list(row)})
+    for encoder, key, n in counts:
+        w.write({"k": COUNT, "encoder": encoder, "key": key.hex(), "tokens": n})
+    for record in lexical:
+        w.write(record)
+    for i in range(0, len(state), STATE_CHUNK):
+        chunk = base64.b64encode(state[i : i + STATE_CHUNK]).decode("ascii")
+        w.write({"k": STATE, "at": i, "data": chunk})
+    for digest in sorted(maps):
+        w.write({"k": MAP, "key": digest, "map": maps[digest]})
+    w.close()
+    return Exported(
+        len(rows), len(counts), len(lexical), len(state), len(keys) - len(rows), len(maps)
+    )
+
+
+def _state_bytes(cache: TagCache, keys: Mapping[str, CacheKey]) -> bytes:
+    """The stored ranking state, when it is the one of these files (else none is exported)."""
+    found = cache.read_state()
+    if found is None:
+        return b""
+    with found:
+        data = found.read()
+    stored = snapshot.decode(data)
+    if stored is None:
+        return b""
+    for i, path in enumerate(stored.files):
+        key = keys.get(path)
+        if key is None or stored.content(i) != key.content:
+            log.info("the stored ranking state is of other files: not exported")
+            return b""
+    return data
+
+
+def _lexical_rows(cache: TagCache, keys: Mapping[str, CacheKey]) -> list[dict[str, Any]]:
+    """The lexical index's rows of these files' versions (see
+    :mod:`repomapper.relevance.lexical`), sorted by path."""
+    from ..relevance.lexical import _key_text
+
+    conn = getattr(cache, "conn", None)
+    if conn is None:
+        return []
+    try:
+        docs = {
+            path: (key, lengths)
+            for path, key, *lengths in conn.execute("SELECT path, key, lp, ln, ld, lb FROM lexdocs")
+            if path in keys and key == _key_text(keys[path])
+        }
+        postings: dict[str, dict[str, list[int]]] = defaultdict(dict)
+        for term, path, *tfs in _postings(conn):
+            if path in docs:
+                postings[path][term] = tfs
+    except sqlite3.Error as exc:  # no index was built (or another version's was dropped)
+        log.debug("no lexical rows exported: %s", exc)
+        return []
+    return [
+        {"k": LEXICAL, "path": p, "key": docs[p][0], "lengths": docs[p][1], "postings": postings[p]}
+        for p in sorted(docs)
+    ]
+
+
+def _postings(conn: sqlite3.Connection) -> Iterator[tuple[str, str, int, int, int, int]]:
+    yield from conn.execute("SELECT term, path, tp, tn, td, tb FROM postings")

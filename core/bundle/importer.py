@@ -1,0 +1,369 @@
+"""``repomapper index import``: a bundle's rows loaded into this machine's cache.
+
+Everything is checked as a row read from a corrupt cache would be, and more: the file as a whole
+(format, version, the end record's digest, the bounds of :class:`.format.Limits`), then each
+record's fields. A record that does not hold together (a path outside the root, a digest that is
+not one, a text that is not JSON) is skipped and counted; the bundle as a whole is refused, and
+nothing is imported, when the file is not a whole bundle or ``verify`` finds a row that
+disagrees with a local re-extraction. The only things written are rows of the cache's databases
+and the repository's stored ranking state in the cache directory: no path in a bundle is used to
+name a file.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+import os
+import random
+import re
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from .. import snapshot
+from ..cache import (
+    ContentRow,
+    SqliteTagCache,
+    bulk_writes,
+    insert_content_rows,
+    insert_counts,
+    open_cache,
+)
+from ..discover import check_root
+from ..relevance.lexical import FIELDS, LexicalIndex, lexical_version
+from .export import producing_code
+from .format import COUNT, LEXICAL, MAP, ROW, STATE, BundleError, Limits, read, valid_path
+from .verify import Verified, verify_rows
+
+log = logging.getLogger(__name__)
+
+#: rows written per statement batch
+BATCH = 2000
+#: rows re-extracted by ``verify`` unless told otherwise
+DEFAULT_SAMPLE = 200
+
+_DIGEST = re.compile(r"[0-9a-f]{32}")
+#: a count is remembered under a digest of its text (of 16 or 24 bytes today)
+_COUNT_KEY = re.compile(r"(?:[0-9a-f]{2}){8,64}")
+
+
+@dataclass
+class Imported:
+    """What an import loaded, and what it skipped and why."""
+
+    rows: int = 0
+    counts: int = 0
+    lexical: int = 0
+    state: bool = False
+    maps: int = 0
+    #: reason -> records skipped for it
+    skipped: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    verified: Verified | None = None
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+
+def import_bundle(
+    bundle: str | os.PathLike[str],
+    root: str | os.PathLike[str] = ".",
+    cache_dir: str | os.PathLike[str] | None = None,
+    *,
+    verify: bool = False,
+    sample: int = DEFAULT_SAMPLE,
+    rows_only: bool = False,
+    limits: Limits | None = None,
+    rng: random.Random | None = None,
+) -> Imported:
+    """Load ``bundle`` into the cache: its content rows into the shared database (they serve
+    any clone of the same content), its token counts, lexical rows and ranking state into the
+    cache of ``root`` (the clone it is for). With ``verify``, up to ``sample`` rows chosen at
+    random among those whose file is in ``root`` with the same content are extracted again, and
+    the bundle is refused (BundleError, nothing imported) when one disagrees. ``rows_only``
+    imports the content rows alone (what ``verify`` checks): the ranking state, token counts,
+    lexical rows and memoised maps are then made here by the first map. BundleError for a
+    bundle that cannot be used; a skipped record is counted in the result."""
+    root_path = check_root(Path(root))
+    cache = open_cache(root_path, Path(cache_dir) if cache_dir is not None else None)
+    try:
+        if not isinstance(cache, SqliteTagCache):
+            msgs = "; ".join(d.message for d in cache.diagnostics)
+            raise BundleError(f"the cache cannot be written: {msgs or cache.location}")
+        return _import(cache, bundle, root_path, verify, sample, rows_only, limits or Limits(), rng)
+    finally:
+        cache.close()
+
+
+def _import(
+    cache: SqliteTagCache,
+    bundle: str | os.PathLike[str],
+    root: Path,
+    verify: bool,
+    sample: int,
+    rows_only: bool,
+    limits: Limits,
+    rng: random.Random | None,
+) -> Imported:
+    result = Imported()
+    maps: dict[str, str] = {}
+    ours = producing_code()
+    chooser = _Sample(root, sample if verify else 0, rng or random.SystemRandom())
+    lexical_ok = True
+    state_parts: list[bytes] = []
+    state_size = 0
+    same_state = False
+    head: dict[str, Any] = {}
+    try:
+        LexicalIndex(cache)  # its tables, for this code's version
+    except sqlite3.Error as exc:
+        lexical_ok = False
+        result.notes.append(f"lexical rows not imported: {exc}")
+    try:
+        with bulk_writes(cache):
+            rows: list[ContentRow] = []
+            counts: list[tuple[str, bytes, int]] = []
+            records = read(bundle, limits)
+            head = next(records)
+            code = head["code"]
+            if code.get("extraction") != ours["extraction"]:
+                raise BundleError(
+                    "the bundle was made by another version of repomapper's extraction code"
+                    f" ({str(code.get('extraction'))[:20]}, this one is {ours['extraction']}):"
+                    " none of its rows would be used"
+                )
+            same_state = code.get("state") == ours["state"] and not rows_only
+            lexical_ok = lexical_ok and code.get("lexical") == ours["lexical"] and not rows_only
+            same_maps = code.get("map") == ours["map"] and not rows_only
+            for record in records:
+                kind = record["k"]
+                if rows_only and kind != ROW:
+                    continue
+                if kind == ROW:
+                    row = _row(record, result)
+                    if row is not None:
+                        rows.append(row)
+                        chooser.offer(row)
+                        if len(rows) >= BATCH:
+                            result.rows += insert_content_rows(cache, rows)
+                            rows = []
+                elif kind == MAP:
+                    if same_maps and _map(record, result):
+                        maps[record["key"]] = record["map"]
+                elif kind == COUNT:
+                    count = _count(record, result)
+                    if count is not None:
+                        counts.append(count)
+                elif kind == LEXICAL:
+                    if lexical_ok and _lexical(cache, record, result):
+                        result.lexical += 1
+                elif kind == STATE and same_state:
+                    part = _state_part(record, state_size)
+                    state_parts.append(part)
+                    state_size += len(part)
+                    if state_size > limits.state_bytes:
+                        raise BundleError(f"the ranking state is over {limits.state_bytes} bytes")
+            result.rows += insert_content_rows(cache, rows)
+            result.counts = insert_counts(cache, counts)
+            if verify:
+                result.verified = verify_rows(root, chooser.rows)
+                _check_verified(result.verified)
+    except sqlite3.Error as exc:
+        raise BundleError(f"the cache could not be written ({exc}); nothing imported") from exc
+    if rows_only:
+        return result
+    if not same_state and head["counts"].get(STATE):
+        result.notes.append("the ranking state was made by other code: not imported")
+    elif state_parts:
+        result.state = _store_state(cache, b"".join(state_parts), result)
+    if not lexical_ok and head["counts"].get(LEXICAL):
+        result.notes.append("the lexical rows were made by other code: not imported")
+    if not same_maps and head["counts"].get(MAP):
+        result.notes.append("the memoised maps were made by other code: not imported")
+    for digest in sorted(maps):  # few (bounded by Limits.maps), each in its own transaction
+        cache.put_shared_map(digest, maps[digest])
+    result.maps = len(maps)
+    return result
+
+
+_MAP_KEY = re.compile(r"[0-9a-f]{64}")
+
+
+def _map(record: dict[str, Any], result: Imported) -> bool:
+    """Whether a memoised map record reads as a map (a replay checks it again)."""
+    from ..model import MapResult
+
+    key, text = record.get("key"), record.get("map")
+    if isinstance(key, str) and _MAP_KEY.fullmatch(key) and isinstance(text, str):
+        try:
+            MapResult.from_dict(json.loads(text))
+            return True
+        except (ValueError, KeyError, TypeError, AttributeError):
+            pass
+    result.skip("a memoised map is malformed")
+    return False
+
+
+def _check_verified(verified: Verified) -> None:
+    if verified.disagreed:
+        shown = ", ".join(verified.disagreed[:5])
+        raise BundleError(
+            f"verification failed: {len(verified.disagreed)} of {verified.checked} re-extracted"
+            f" rows disagree with the bundle ({shown}); nothing imported"
+        )
+    if not verified.checked:
+        raise BundleError(
+            "verification found no row to check (no file of the bundle is in the root with the"
+            " same content and backends); nothing imported"
+        )
+
+
+class _Sample:
+    """A uniform random sample of the rows whose file exists under the root (reservoir
+    sampling: the rows checked cannot be told in advance by whoever made the bundle)."""
+
+    def __init__(self, root: Path, size: int, rng: random.Random):
+        self.root, self.size, self.rng = root, size, rng
+        self.rows: list[ContentRow] = []
+        self.seen = 0
+
+    def offer(self, row: ContentRow) -> None:
+        if not self.size or not os.path.isfile(os.path.join(self.root, row[0][0])):
+            return
+        self.seen += 1
+        if len(self.rows) < self.size:
+            self.rows.append(row)
+        else:
+            i = self.rng.randrange(self.seen)
+            if i < self.size:
+                self.rows[i] = row
+
+
+def _text_of(value: Any, shape: type) -> bool:
+    """Whether ``value`` is JSON text of a value of ``shape`` (a list or a dict)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        return isinstance(json.loads(value), shape)
+    except ValueError:
+        return False
+
+
+def _row(record: dict[str, Any], result: Imported) -> ContentRow | None:
+    key, row = record.get("key"), record.get("row")
+    if not (isinstance(key, list) and len(key) == 3 and all(isinstance(k, str) for k in key)):
+        result.skip("a row's key is malformed")
+        return None
+    path, digest, fingerprint = key
+    if not valid_path(path):
+        result.skip("a row's path is not inside the root")
+        return None
+    if not _DIGEST.fullmatch(digest) or not fingerprint or len(fingerprint) > 2000:
+        result.skip("a row's digest or backends are malformed")
+        return None
+    if not isinstance(row, list) or len(row) != 7:
+        result.skip("a row's columns are malformed")
+        return None
+    plugin, language, defs, refs, summary, imports, diags = row
+    if not all(v is None or (isinstance(v, str) and len(v) <= 200) for v in (plugin, language)):
+        result.skip("a row's backend is malformed")
+        return None
+    if not (
+        all(_text_of(v, list) for v in (defs, refs, imports, diags)) and _text_of(summary, dict)
+    ):
+        result.skip("a row's texts are not JSON of the cache's shape")
+        return None
+    return (path, digest, fingerprint), tuple(row)
+
+
+def _count(record: dict[str, Any], result: Imported) -> tuple[str, bytes, int] | None:
+    encoder, key, n = record.get("encoder"), record.get("key"), record.get("tokens")
+    if (
+        isinstance(encoder, str)
+        and 0 < len(encoder) <= 200
+        and isinstance(key, str)
+        and _COUNT_KEY.fullmatch(key)
+        and type(n) is int
+        and 0 <= n <= 1 << 31
+    ):
+        return encoder, bytes.fromhex(key), n
+    result.skip("a token count is malformed")
+    return None
+
+
+def _tfs(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == len(FIELDS)
+        and all(type(v) is int and 0 <= v < 1 << 31 for v in value)
+    )
+
+
+def _lexical(cache: SqliteTagCache, record: dict[str, Any], result: Imported) -> bool:
+    """One file's lexical rows written as :mod:`repomapper.relevance.lexical` writes them
+    (its ``lexdocs`` and ``postings`` tables, the file's old rows replaced)."""
+    path, key = record.get("path"), record.get("key")
+    lengths: list[int] = record.get("lengths")  # type: ignore[assignment]  # checked below
+    postings = record.get("postings")
+    if not (
+        valid_path(path)
+        and isinstance(key, str)
+        and key.startswith(lexical_version() + "|")
+        and len(key) < 3000
+        and _tfs(lengths)
+        and isinstance(postings, dict)
+        and all(isinstance(t, str) and 0 < len(t) <= 1000 for t in postings)
+        and all(_tfs(v) for v in postings.values())
+    ):
+        result.skip("a lexical row is malformed")
+        return False
+    conn = cache.conn
+    old = conn.execute("SELECT terms FROM lexdocs WHERE path=?", (path,)).fetchone()
+    if old is not None:
+        conn.executemany(
+            "DELETE FROM postings WHERE term=? AND path=?",
+            [(t, path) for t in (old[0] or "").split()],
+        )
+    conn.executemany(
+        "INSERT OR REPLACE INTO postings VALUES (?,?,?,?,?,?)",
+        [(t, path, *tfs) for t, tfs in sorted(postings.items())],
+    )
+    conn.execute(
+        "INSERT OR REPLACE INTO lexdocs VALUES (?,?,?,?,?,?,?)",
+        (path, key, *lengths, " ".join(postings)),
+    )
+    return True
+
+
+def _state_part(record: dict[str, Any], at: int) -> bytes:
+    data = record.get("data")
+    if record.get("at") != at or not isinstance(data, str):
+        raise BundleError("the ranking state's parts are out of order")
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise BundleError(f"a part of the ranking state is not base64 ({exc})") from exc
+
+
+def _store_state(cache: SqliteTagCache, data: bytes, result: Imported) -> bool:
+    """Store the ranking state when it reads as one of this code (the arrays checked for shape,
+    ``allow_pickle=False``); a map uses it only for the files whose content keys it holds."""
+    if snapshot.decode(data) is None:
+        result.notes.append("the ranking state is unreadable: not imported")
+        return False
+
+    def write(out: BinaryIO) -> None:
+        out.write(data)
+
+    cache.write_state(write)
+    return cache.state_path.exists()
+
+
+def skipped_lines(result: Imported) -> Iterable[str]:
+    for reason, n in sorted(result.skipped.items()):
+        yield f"{n} record(s) skipped: {reason}"
