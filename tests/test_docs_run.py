@@ -220,6 +220,10 @@ def test_every_option_the_readme_names_exists():
         command: click.Command = main.commands[name]
         if name == "conformance":  # the suite's own command behind a pass-through
             command = conformance_command
+        if isinstance(command, click.Group):  # `repomapper cache prune ...`: the subcommand's
+            sub = line.split()[2]
+            assert sub in command.commands, f"README names `repomapper {name} {sub}`, not there"
+            command = command.commands[sub]
         known = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
         for option in re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", line):
             assert option in known, f"README: `repomapper {name} {option}` is not an option"
