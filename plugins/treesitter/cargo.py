@@ -15,9 +15,9 @@ from typing import Any
 
 from repomapper.index import RepoIndex
 
-log = logging.getLogger(__name__)
+from .configfiles import read_config
 
-_MAX_MANIFEST_BYTES = 1 << 20
+log = logging.getLogger(__name__)
 
 
 def workspace_crates(index: RepoIndex) -> dict[str, str]:
@@ -51,14 +51,4 @@ def _read_crates(index: RepoIndex) -> dict[str, str]:
 
 
 def _read_manifest(index: RepoIndex, rel_path: str) -> dict[str, Any] | None:
-    try:
-        with open(index.root / rel_path, "rb") as fh:
-            return tomllib.loads(fh.read(_MAX_MANIFEST_BYTES).decode("utf-8", errors="replace"))
-    except (OSError, ValueError) as exc:  # (tomllib.TOMLDecodeError is a ValueError)
-        log.info(
-            "%s: cannot read: %s",
-            rel_path,
-            exc,
-            extra={"code": "config_unreadable", "path": rel_path},
-        )
-        return None
+    return read_config(index.root, rel_path, tomllib.loads, quiet=True)

@@ -34,6 +34,7 @@ from typing import Any
 from repomapper.index import RepoIndex
 from repomapper.model import Import
 
+from .configfiles import MAX_CONFIG_BYTES, read_config
 from .languages import spec_for_path
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,7 @@ TS_EXTENSIONS = (".ts", ".tsx", ".d.ts", ".mts", ".cts", ".js", ".jsx", ".mjs", 
 #: A specifier written with a JavaScript extension may name the TypeScript source.
 _JS_TO_TS = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",), ".cjs": (".cts",)}
 TS_CONFIG_NAMES = ("tsconfig.json", "jsconfig.json")
-_MAX_CONFIG_BYTES = 1 << 20
+
 _MAX_EXTENDS = 5
 
 
@@ -290,19 +291,7 @@ def load_tsconfig(root: Path, rel_path: str) -> TsPaths | None:
 
 
 def _read_jsonc(root: Path, rel_path: str) -> dict[str, Any] | None:
-    try:
-        with open(root / rel_path, "rb") as fh:
-            raw = fh.read(_MAX_CONFIG_BYTES)
-        data = json.loads(strip_jsonc(raw.decode("utf-8", errors="replace")))
-    except (OSError, ValueError) as exc:
-        log.warning(
-            "%s: cannot read: %s",
-            rel_path,
-            exc,
-            extra={"code": "config_unreadable", "path": rel_path},
-        )
-        return None
-    return data if isinstance(data, dict) else None
+    return read_config(root, rel_path, lambda text: json.loads(strip_jsonc(text)))
 
 
 def strip_jsonc(text: str) -> str:
@@ -405,7 +394,7 @@ def read_go_module(path: Path, rel_path: str) -> str | None:
     """The module path declared by a go.mod (``module example.com/m``), or ``None``."""
     try:
         with open(path, "rb") as fh:
-            text = fh.read(_MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
+            text = fh.read(MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
     except OSError as exc:
         log.warning(
             "%s: cannot read: %s",

@@ -24,9 +24,10 @@ from typing import Any
 
 from repomapper.index import RepoIndex
 
+from .configfiles import read_config
+
 log = logging.getLogger(__name__)
 
-_MAX_MANIFEST_BYTES = 1 << 20
 #: Conditions in the order an entry is looked for: the source first, then what a bundler or
 #: Node would load, then the declarations (which map back to the source).
 CONDITIONS = ("source", "import", "module", "default", "require", "node", "browser", "types")
@@ -113,20 +114,9 @@ def resolve_private_import(
 
 
 def _read_manifest(index: RepoIndex, rel_path: str) -> dict[str, Any] | None:
-    try:
-        with open(index.root / rel_path, "rb") as fh:
-            data = json.loads(fh.read(_MAX_MANIFEST_BYTES).decode("utf-8", errors="replace"))
-    except (OSError, ValueError) as exc:
-        # a broken manifest (often a deliberate test fixture) names no package: worth a line
-        # in the debug log, not a warning on every run
-        log.info(
-            "%s: cannot read: %s",
-            rel_path,
-            exc,
-            extra={"code": "config_unreadable", "path": rel_path},
-        )
-        return None
-    return data if isinstance(data, dict) else None
+    # a broken manifest (often a deliberate test fixture) names no package: worth a line in
+    # the debug log, not a warning on every run
+    return read_config(index.root, rel_path, json.loads, quiet=True)
 
 
 def split_specifier(spec: str) -> tuple[str, str]:
