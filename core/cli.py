@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -160,9 +161,55 @@ def gitignore_option(f: _Command) -> _Command:
     )(f)
 
 
-def repository_options(f: _Command) -> _Command:
-    """Which files to map and how: ``--include``, ``--exclude``, ``--no-cache``, ``--cache-dir``
-    and ``--jobs``, shared by the commands that map a whole repository (``map``, ``graph``)."""
+@dataclass(frozen=True)
+class RepositoryOptions:
+    """Which files of a repository to map and with what cache: the options every command
+    that maps a whole repository shares (``map``, ``graph``), as one value."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    gitignore: bool | None = None
+    no_cache: bool = False
+    cache_dir: Path | None = None
+    jobs: int | None = None
+
+
+@dataclass(frozen=True)
+class PluginOptions:
+    """Which plugins answer and for how long: the options of every command that extracts."""
+
+    python_backend: str = "ast"
+    no_entry_points: bool = False
+    block: tuple[str, ...] = ()
+    plugin_timeout: float | None = None
+
+    def plugin_set(self) -> PluginSet:
+        return _plugin_set(
+            self.python_backend, self.no_entry_points, self.block, self.plugin_timeout
+        )
+
+
+def _gathered(cls: type[Any], name: str) -> Callable[[_Command], Callable[..., Any]]:
+    """A decorator handing a command the click parameters named as ``cls``'s fields as one
+    ``cls`` value, under ``name``, instead of one argument each."""
+    names = [f.name for f in fields(cls)]
+
+    def decorate(f: _Command) -> Callable[..., Any]:
+        @functools.wraps(f)
+        def command(*args: Any, **kwargs: Any) -> Any:
+            values = {k: kwargs.pop(k) for k in names if k in kwargs}
+            return f(*args, **{name: cls(**values)}, **kwargs)
+
+        return command
+
+    return decorate
+
+
+def repository_options(command: _Command) -> Callable[..., Any]:
+    """Which files to map and how: ``--include``, ``--exclude``, ``--gitignore``, ``--no-cache``,
+    ``--cache-dir`` and ``--jobs``, shared by the commands that map a whole repository (``map``,
+    ``graph``), handed to them as one :class:`RepositoryOptions` (``repo``)."""
+    f = _gathered(RepositoryOptions, "repo")(command)
     f = click.option(
         "--jobs",
         "-j",
@@ -258,7 +305,10 @@ def _cap_jobs(jobs: int | None) -> int | None:
     return jobs
 
 
-def plugin_options(f: _Command) -> _Command:
+def plugin_options(command: _Command) -> Callable[..., Any]:
+    """``--python-backend``, ``--no-entry-points``, ``--block`` (and ``--plugin-timeout`` where
+    the command has it), handed to the command as one :class:`PluginOptions` (``plugins``)."""
+    f = _gathered(PluginOptions, "plugins")(command)
     f = click.option(
         "--python-backend",
         type=click.Choice(sorted(PYTHON_BACKENDS)),
@@ -447,19 +497,11 @@ def map_command(
     mention_ident: tuple[str, ...],
     task: str | None,
     task_file: str | None,
-    include: tuple[str, ...],
-    exclude: tuple[str, ...],
-    gitignore: bool | None,
     fmt: str,
-    no_cache: bool,
-    cache_dir: Path | None,
-    jobs: int | None,
     max_file_size: int,
     timings: bool,
-    plugin_timeout: float | None,
-    python_backend: str,
-    no_entry_points: bool,
-    block: tuple[str, ...],
+    repo: RepositoryOptions,
+    plugins: PluginOptions,
 ) -> None:
     """Print a ranked map of ROOT (default: the current directory) within a token budget.
 
@@ -473,10 +515,10 @@ def map_command(
     if fmt == "json":
         _json_usage_errors.append(True)
         # the request's own checks word the rest (token_budget is --tokens: see _cli_words)
-        _check_numbers(jobs=(jobs, 1), max_file_size=(max_file_size, 1))
+        _check_numbers(jobs=(repo.jobs, 1), max_file_size=(max_file_size, 1))
     else:
-        _check_numbers(tokens=(tokens, 1), jobs=(jobs, 1), max_file_size=(max_file_size, 1))
-    jobs = _cap_jobs(jobs)
+        _check_numbers(tokens=(tokens, 1), jobs=(repo.jobs, 1), max_file_size=(max_file_size, 1))
+    repo = replace(repo, jobs=_cap_jobs(repo.jobs))
     started = time.perf_counter()
     task = _task_text(task, task_file)
     chat, mention_file = _from_cwd(chat), _from_cwd(mention_file)
@@ -490,15 +532,10 @@ def map_command(
                 mention_file,
                 mention_ident,
                 task,
-                include,
-                exclude,
-                no_cache,
-                cache_dir,
-                jobs,
+                repo,
                 max_file_size,
-                _plugin_set(python_backend, no_entry_points, block, plugin_timeout),
+                plugins.plugin_set(),
                 timer,
-                gitignore,
             )
         finally:
             if timings:
@@ -510,16 +547,16 @@ def map_command(
         rm = RepoMap(
             root,
             tokens,
-            cache_dir=cache_dir,
-            use_cache=not no_cache,
-            include=include,
-            exclude=exclude,
+            cache_dir=repo.cache_dir,
+            use_cache=not repo.no_cache,
+            include=repo.include,
+            exclude=repo.exclude,
             max_file_size=max_file_size,
-            jobs=jobs,
+            jobs=repo.jobs,
             progress=progress,
-            plugins=_plugin_set(python_backend, no_entry_points, block, plugin_timeout),
+            plugins=plugins.plugin_set(),
             timer=timer,
-            gitignore=gitignore,
+            gitignore=repo.gitignore,
         )
         result = rm.map(
             chat_files=chat,
@@ -574,15 +611,10 @@ def _map_json(
     mention_file: Sequence[str],
     mention_ident: Sequence[str],
     task: str | None,
-    include: Sequence[str],
-    exclude: Sequence[str],
-    no_cache: bool,
-    cache_dir: Path | None,
-    jobs: int | None,
+    repo: RepositoryOptions,
     max_file_size: int,
     plugins: PluginSet,
     timer: StageTimer,
-    gitignore: bool | None = None,
 ) -> None:
     """``map --format json``: the repo.map contract's envelope (see repomapper.contract), built
     from the options. Exit 0 ok, 1 empty or a non-input error, 2 invalid input."""
@@ -591,8 +623,8 @@ def _map_json(
     request = {
         "clone_path": str(root.absolute()),
         "token_budget": tokens,
-        "include_globs": list(include),
-        "exclude_globs": list(exclude),
+        "include_globs": list(repo.include),
+        "exclude_globs": list(repo.exclude),
         "chat_files": [str(c) for c in chat],
         "mentioned_files": [str(f) for f in mention_file],
         "mentioned_idents": list(mention_ident),
@@ -604,11 +636,11 @@ def _map_json(
         answer = run_map(
             request,
             MapOptions(
-                cache_dir=cache_dir,
-                use_cache=not no_cache,
+                cache_dir=repo.cache_dir,
+                use_cache=not repo.no_cache,
                 max_file_size=max_file_size,
-                jobs=jobs,
-                gitignore=gitignore,
+                jobs=repo.jobs,
+                gitignore=repo.gitignore,
                 plugins=plugins,
                 progress=progress,
                 timer=timer,
@@ -661,12 +693,7 @@ def _cli_words(answer: Envelope) -> Envelope:
 
 
 def _extract_paths(
-    paths: Sequence[Path],
-    python_backend: str,
-    no_entry_points: bool,
-    block: Sequence[str],
-    no_cache: bool,
-    plugin_timeout: float | None = None,
+    paths: Sequence[Path], options: PluginOptions, no_cache: bool
 ) -> Iterator[tuple[str, list[FileEntry], dict[str, FileExtraction], list[Diagnostic]]]:
     """Extraction for the given files and directories (directories are discovered).
 
@@ -675,7 +702,7 @@ def _extract_paths(
     """
     from .repomap import RepoMap
 
-    plugins = _plugin_set(python_backend, no_entry_points, block, plugin_timeout)
+    plugins = options.plugin_set()
     yield "", [], {}, plugins.load_diagnostics()
     for p in paths:
         if not p.exists():
@@ -704,14 +731,7 @@ def _extract_paths(
 
 
 def _emit_records(
-    paths: Sequence[Path],
-    fmt: str,
-    python_backend: str,
-    no_entry_points: bool,
-    block: Sequence[str],
-    no_cache: bool,
-    what: str,
-    plugin_timeout: float | None = None,
+    paths: Sequence[Path], fmt: str, plugins: PluginOptions, no_cache: bool, what: str
 ) -> None:
     """Print the records; exit 0 when some file was extracted (files without a backend are
     diagnostics, not failures), 1 when none could be or a plugin failed on a file (crash,
@@ -724,9 +744,7 @@ def _emit_records(
     diagnostics: list[Diagnostic] = []
     failed = False
     try:
-        for prefix, entries, extractions, diags in _extract_paths(
-            paths, python_backend, no_entry_points, block, no_cache, plugin_timeout
-        ):
+        for prefix, entries, extractions, diags in _extract_paths(paths, plugins, no_cache):
             for entry in entries:
                 ex = extractions.get(entry.path)
                 if ex is None:
@@ -781,19 +799,9 @@ def _emit_records(
 @click.option("--no-cache", is_flag=True, help="Do not read or write the tag cache.")
 @timeout_option
 @plugin_options
-def tags_command(
-    paths: tuple[Path, ...],
-    fmt: str,
-    no_cache: bool,
-    plugin_timeout: float | None,
-    python_backend: str,
-    no_entry_points: bool,
-    block: tuple[str, ...],
-) -> None:
+def tags_command(paths: tuple[Path, ...], fmt: str, no_cache: bool, plugins: PluginOptions) -> None:
     """Print the definitions and references in PATHS (files or directories), one per line."""
-    _emit_records(
-        paths, fmt, python_backend, no_entry_points, block, no_cache, "tags", plugin_timeout
-    )
+    _emit_records(paths, fmt, plugins, no_cache, "tags")
 
 
 @main.command("imports")
@@ -806,18 +814,10 @@ def tags_command(
 @timeout_option
 @plugin_options
 def imports_command(
-    paths: tuple[Path, ...],
-    fmt: str,
-    no_cache: bool,
-    plugin_timeout: float | None,
-    python_backend: str,
-    no_entry_points: bool,
-    block: tuple[str, ...],
+    paths: tuple[Path, ...], fmt: str, no_cache: bool, plugins: PluginOptions
 ) -> None:
     """Print the imports in PATHS (files or directories), one per line."""
-    _emit_records(
-        paths, fmt, python_backend, no_entry_points, block, no_cache, "imports", plugin_timeout
-    )
+    _emit_records(paths, fmt, plugins, no_cache, "imports")
 
 
 @main.command("plugins")
@@ -826,25 +826,23 @@ def imports_command(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 @plugin_options
-def plugins_command(
-    fmt: str, python_backend: str, no_entry_points: bool, block: tuple[str, ...]
-) -> None:
+def plugins_command(fmt: str, plugins: PluginOptions) -> None:
     """List the installed backends: languages, extensions, capabilities, availability."""
-    ps = _plugin_set(python_backend, no_entry_points, block)
+    ps = plugins.plugin_set()
     rows = [(i, "") for i in ps.infos.values()]
     # the Python backends not selected are installed too: list them, marked, so every backend shows
     for key, name in sorted(PYTHON_BACKENDS.items()):
-        if key == python_backend or name in block:
+        if key == plugins.python_backend or name in plugins.block:
             continue
-        other = _plugin_set(key, True, block).infos.get(name)
+        other = _plugin_set(key, True, plugins.block).infos.get(name)
         if other is not None:
             rows.append((other, f"not selected; use --python-backend {key}"))
     if fmt == "json":
-        plugins = [{**i.to_dict(), "selected": not note} for i, note in rows]
+        listed = [{**i.to_dict(), "selected": not note} for i, note in rows]
         click.echo(
             json.dumps(
                 {
-                    "plugins": plugins,
+                    "plugins": listed,
                     "load_errors": [{"plugin": n, "error": e} for n, e in ps.load_errors],
                 }
             )
@@ -978,15 +976,8 @@ def graph_command(
     max_nodes: int,
     group_by: str,
     budgets: tuple[int, ...],
-    include: tuple[str, ...],
-    exclude: tuple[str, ...],
-    gitignore: bool | None,
-    no_cache: bool,
-    cache_dir: Path | None,
-    jobs: int | None,
-    python_backend: str,
-    no_entry_points: bool,
-    block: tuple[str, ...],
+    repo: RepositoryOptions,
+    plugins: PluginOptions,
 ) -> None:
     """Write the ranked file graph of ROOT: an explorer page, or DOT, GraphML or JSON."""
     from .graphview import GraphLibraryMissing, write_graph
@@ -995,8 +986,8 @@ def graph_command(
     from .repomap import RepoMap
 
     budgets = tuple(budgets) or (1024,)
-    _check_numbers(tokens=(min(budgets), 1), max_nodes=(max_nodes, 0), jobs=(jobs, 1))
-    jobs = _cap_jobs(jobs)
+    _check_numbers(tokens=(min(budgets), 1), max_nodes=(max_nodes, 0), jobs=(repo.jobs, 1))
+    jobs = _cap_jobs(repo.jobs)
     chat = _from_cwd(chat)
     progress = StderrProgress("graph")
     rm = None
@@ -1004,14 +995,14 @@ def graph_command(
         rm = RepoMap(
             root,
             budgets[0],
-            cache_dir=cache_dir,
-            use_cache=not no_cache,
-            include=include,
-            exclude=exclude,
+            cache_dir=repo.cache_dir,
+            use_cache=not repo.no_cache,
+            include=repo.include,
+            exclude=repo.exclude,
             jobs=jobs,
             progress=progress,
-            plugins=_plugin_set(python_backend, no_entry_points, block),
-            gitignore=gitignore,
+            plugins=plugins.plugin_set(),
+            gitignore=repo.gitignore,
         )
         task = _task_text(task, task_file)
         result = write_graph(
