@@ -32,6 +32,19 @@ _STRINGS = {
     "maxItems": MAX_LIST_ITEMS,
 }
 
+#: the schema of a list of globs (include_globs, exclude_globs)
+_GLOB_LIST: dict[str, Any] = {
+    "type": "array",
+    "maxItems": MAX_GLOBS,
+    "default": [],
+    "items": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": MAX_GLOB_LENGTH,
+        "pattern": f"^[{GLOB_ALPHABET}]+$",
+    },
+}
+
 REQUEST_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://repomapper.invalid/schemas/repo_map.request.json",
@@ -56,29 +69,13 @@ REQUEST_SCHEMA: dict[str, Any] = {
             "description": "Hard cap on the map's size in tokens (tokenizer named in the answer).",
         },
         "include_globs": {
-            "type": "array",
-            "maxItems": MAX_GLOBS,
-            "default": [],
-            "items": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": MAX_GLOB_LENGTH,
-                "pattern": f"^[{GLOB_ALPHABET}]+$",
-            },
+            **_GLOB_LIST,
             "description": "Only map files matching any of these gitignore-style globs: '*.go' (any depth), "
             "'**/*.go', 'src/**/*.py', '[ab]*.py'. Safe alphabet: letters, digits and "
             "* ? [ ] ! . , - _ / + @ = ~ ('!' only in '[!...]').",
         },
         "exclude_globs": {
-            "type": "array",
-            "maxItems": MAX_GLOBS,
-            "default": [],
-            "items": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": MAX_GLOB_LENGTH,
-                "pattern": f"^[{GLOB_ALPHABET}]+$",
-            },
+            **_GLOB_LIST,
             "description": "Leave out files matching any of these globs (same syntax as include_globs), "
             "even when include_globs matches them: 'tests/**', '*_test.go', 'vendor/'.",
         },

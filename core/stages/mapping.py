@@ -33,15 +33,12 @@ def map_repository(settings: MapSettings, state: RepositoryState) -> MapResult:
     if settings.force_refresh:
         state.graphs.drop(settings.selection)
         state.graphs.rebuild = True
-    with state.timer.stage("graph"):  # the stored state is read before extraction
-        stored = state.graphs.peek(settings.selection, files.extractor, files.all_entries)
-    summaries = state.summarise(
-        files.extractor,
-        files.all_entries,
-        _tokenizer_preload(
+    stored, summaries = state.summarised(
+        files,
+        settings.selection,
+        lambda stored: _tokenizer_preload(
             state, stored is not None and not stored.near_top(files.extractor.content_changed)
         ),
-        deferred=stored is not None,
     )
     with state.timer.stage("rank"):
         ranked = rank_prepared(settings, state, files, summaries, diags, stored)

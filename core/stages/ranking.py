@@ -27,9 +27,7 @@ def rank(settings: MapSettings, state: RepositoryState) -> RankedRepository:
     state.timer.reset()
     with state.timer.stage("discover"):
         files = state.prepare(settings.selection, settings.chat_files, diags)
-    with state.timer.stage("graph"):  # the stored state is read before extraction
-        stored = state.graphs.peek(settings.selection, files.extractor, files.all_entries)
-    summaries = state.summarise(files.extractor, files.all_entries, deferred=stored is not None)
+    stored, summaries = state.summarised(files, settings.selection)
     with state.timer.stage("rank"):
         return rank_prepared(settings, state, files, summaries, diags, stored)
 

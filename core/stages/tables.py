@@ -74,11 +74,10 @@ class RepositoryTables:
 
 def current_tables(state: RepositoryState, selection: Selection = ALL_FILES) -> RepositoryTables:
     """The tables of ``selection`` as the tree is now: listed, summarised and the graph state
-    brought up to date per changed file (task-free, no chat files or mentions)."""
+    brought up to date per changed file (its rankings are not computed: the tables need none)."""
     diags: list[Diagnostic] = []
     files = state.prepare(selection, (), diags)
-    stored = state.graphs.peek(selection, files.extractor, files.all_entries)
-    summaries = state.summarise(files.extractor, files.all_entries, deferred=stored is not None)
+    stored, summaries = state.summarised(files, selection)
     mapped = {p: fs for p, fs in summaries.items() if fs.plugin is not None}
     # the tables do not depend on the chat files and mentions a map ranked with: the graph
     # state keeps the ones it has (changing them would rank again for nothing)

@@ -33,6 +33,7 @@ from ..registry import PluginConfig, PluginSet
 from ..relevance import LexicalIndex
 from ..render import SourceLines
 from ..settings import ALL_FILES, Selection
+from ..snapshot import Stored
 from ..timings import StageTimer
 from ..tokens import MapCounter, as_counter
 from ..watch import Watcher
@@ -343,6 +344,23 @@ class RepositoryState:
             found = self.summaries.current(self.root, extractor, entries, misses, deferred)
         self.last_stats = dict(self.summaries.last_stats)
         return found
+
+    def summarised(
+        self,
+        files: Prepared,
+        selection: Selection,
+        misses_for: Callable[[Stored | None], Callable[[int], None] | None] | None = None,
+    ) -> tuple[Stored | None, dict[str, FileSymbols]]:
+        """The stored state this call can update (read before extraction: a call that will
+        update it reads only the summaries it needs) and every file's summary, brought up to
+        date. ``misses_for(stored)`` may give the callback told how many files are extracted."""
+        with self.timer.stage("graph"):
+            stored = self.graphs.peek(selection, files.extractor, files.all_entries)
+        misses = misses_for(stored) if misses_for is not None else None
+        summaries = self.summarise(
+            files.extractor, files.all_entries, misses, deferred=stored is not None
+        )
+        return stored, summaries
 
     def extract_full(self, entries: Sequence[FileEntry]) -> dict[str, FileExtraction]:
         """Every tag of ``entries`` (references with their lines), from the cache where it has
