@@ -91,10 +91,6 @@ class Rankings:
             self._values, self._compute = self._compute(), None
         return self._values
 
-    @property
-    def computed(self) -> bool:
-        return self._values is not None
-
 
 @dataclass(frozen=True)
 class GraphState:

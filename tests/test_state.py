@@ -208,3 +208,15 @@ def test_the_tools_do_not_rank_again_what_a_map_ranked(pyrepo, tmp_path):
         assert state.graphs.get(ALL_FILES) is ranked
     finally:
         svc.close()
+
+
+def test_a_deleted_files_summary_is_not_kept(pyrepo, tmp_path):
+    rm = RepoMap(pyrepo, cache_dir=tmp_path / "c")
+    try:
+        rm.rank()
+        assert len(rm.state.summaries) == 7
+        (pyrepo / "shop" / "cli.py").unlink()
+        rm.rank()
+        assert len(rm.state.summaries) == 6  # a long-lived state does not grow with deletions
+    finally:
+        rm.close()

@@ -357,6 +357,8 @@ class RepositoryState:
         with self.timer.stage("graph"):
             stored = self.graphs.peek(selection, files.extractor, files.all_entries)
         misses = misses_for(stored) if misses_for is not None else None
+        if selection == ALL_FILES and len(self.summaries) > len(files.all_entries):
+            self.summaries.forget(files.all_entries)  # files gone from the tree
         summaries = self.summarise(
             files.extractor, files.all_entries, misses, deferred=stored is not None
         )

@@ -27,8 +27,8 @@ class Summaries:
         #: disabled plugin (what was built from it is not stored for later processes)
         self.settled = True
 
-    def __bool__(self) -> bool:
-        return bool(self._rows)
+    def __len__(self) -> int:
+        return len(self._rows)
 
     def current(
         self,
@@ -79,8 +79,8 @@ class Summaries:
         key, _ = self._rows[path]
         self._rows[path] = (key, summary)
 
-    def forget(self, keep: Sequence[str]) -> None:
+    def forget(self, keep: Sequence[FileEntry]) -> None:
         """Drop every file not in ``keep`` (files gone from the tree)."""
-        wanted = set(keep)
+        wanted = {e.path for e in keep}
         for path in [p for p in self._rows if p not in wanted]:
             del self._rows[path]
