@@ -111,8 +111,4 @@ def remember(cache: TagCache, digest: str, result: MapResult, root: Path | None 
     if root is not None and any(str(root) in d.message for d in result.diagnostics):
         return
     stored = result.to_dict()
-    # the ranked files as one text of JSON lines: a replay parses only those it reads
-    stored["ranked_files"] = "\n".join(
-        json.dumps(f, ensure_ascii=False) for f in stored["ranked_files"]
-    )
     cache.put_shared_map(digest, json.dumps(stored, ensure_ascii=False))

@@ -7,15 +7,13 @@ Field names follow ``SymbolInfo``/``ImportInfo`` of the context-pack design wher
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar
 
-from .madeonread import MadeOnRead
 from .namecounts import NameCounts
 
 T = TypeVar("T")
@@ -475,50 +473,12 @@ class RankedFile:
         return cls(d["path"], d["score"], _reasons(d.get("why")))
 
 
-class RankedFileRows(MadeOnRead[RankedFile]):
-    """A replayed map's ranked files, each made from its stored form when read: a dict, or a
-    line of JSON (the memo keeps them as one text of lines, so replaying it parses none: made
-    up front, as objects or even as dicts, every ranked file of a large tree is a visible part
-    of a warm run that reads a few of them)."""
-
-    __slots__ = ("_stored", "_text")
-
-    def __init__(self, rows: Sequence[dict[str, Any]] | str) -> None:
-        self._text: str | None = rows if isinstance(rows, str) else None
-        self._stored: Sequence[Any] | None = None if isinstance(rows, str) else rows
-
-    def _all(self) -> Sequence[Any]:
-        if self._stored is None:
-            self._stored = self._text.split("\n") if self._text else []
-            self._text = None
-        return self._stored
-
-    @staticmethod
-    def _made(row: Any) -> RankedFile:
-        return RankedFile.from_dict(json.loads(row) if isinstance(row, str) else row)
-
-    def _rows(self) -> tuple[RankedFile, ...]:
-        return tuple(self)
-
-    def __len__(self) -> int:
-        return len(self._all())
-
-    @overload
-    def __getitem__(self, i: int) -> RankedFile: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[RankedFile]: ...
-    def __getitem__(self, i: int | slice) -> RankedFile | Sequence[RankedFile]:
-        if isinstance(i, slice):
-            return tuple(map(self._made, self._all()[i]))
-        return self._made(self._all()[i])
-
-    def __iter__(self) -> Iterator[RankedFile]:
-        return map(self._made, self._all())
-
-
 @dataclass(frozen=True, slots=True)
 class MapResult:
-    """The structured result of a map: the text plus everything an agent may branch on."""
+    """The structured result of a map: the text plus everything an agent may branch on.
+
+    A plain value however the map was made (ranked fresh, replayed from the memo, or for a
+    task): ``ranked_files`` is always a tuple, whatever sequence the producer passed."""
 
     map: str
     tokens: int
@@ -527,11 +487,19 @@ class MapResult:
     budget: int
     files_total: int
     files_covered: int
-    ranked_files: Sequence[RankedFile] = ()
+    ranked_files: tuple[RankedFile, ...] = ()
     ranked_symbols: tuple[RankedSymbol, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
     chat_files: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # the ranking stage hands over its files as a sequence made on read; the result holds
+        # them as the tuple its type says
+        for name in ("ranked_files", "ranked_symbols", "diagnostics", "chat_files"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple):
+                object.__setattr__(self, name, tuple(value))
 
     def to_dict(self, max_ranked: int | None = None) -> dict[str, Any]:
         files = self.ranked_files if max_ranked is None else self.ranked_files[:max_ranked]
@@ -575,7 +543,7 @@ class MapResult:
             budget=d["budget"],
             files_total=d["files_total"],
             files_covered=d["files_covered"],
-            ranked_files=RankedFileRows(d["ranked_files"]),
+            ranked_files=tuple(RankedFile.from_dict(f) for f in d["ranked_files"]),
             ranked_symbols=tuple(RankedSymbol.from_dict(s) for s in d["ranked_symbols"]),
             diagnostics=tuple(
                 Diagnostic(

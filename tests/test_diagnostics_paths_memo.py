@@ -87,21 +87,19 @@ def test_the_memo_replays_only_an_unchanged_map(pyrepo, tmp_path):
     assert replay(rm.cache, "0" * 64) is None
 
 
-def test_a_memo_keeps_ranked_files_as_lines_and_replays_them_as_they_were(pyrepo, tmp_path):
-    import json
-
+def test_ranked_files_are_a_tuple_however_the_map_was_made(pyrepo, tmp_path):
+    """Fresh, replayed from the memo, or ranked for a task: the same plain tuple, so
+    ``isinstance(x, tuple)`` and ``x + ()`` do not depend on how the map was made."""
     rm = RepoMap(pyrepo, 300, cache_dir=tmp_path / "c")
-    result = rm.map(task="format_price shows the wrong CURRENCY_SYMBOL")
-    assert len(result.ranked_files) > 1 and any(f.why for f in result.ranked_files)
-    remember(rm.cache, "d" * 64, result)
-    stored = json.loads(rm.cache.get_shared_map("d" * 64))
-    assert isinstance(stored["ranked_files"], str)  # one line of JSON per file
-    again = replay(rm.cache, "d" * 64)
-    assert again == result and again.to_dict() == result.to_dict()
-    assert again.ranked_files[1] == result.ranked_files[1]
-    assert again.ranked_files[:2] == tuple(result.ranked_files[:2])
-    assert len(again.ranked_files) == len(result.ranked_files)
-    # a memo stored before (the ranked files as a list) replays the same
-    stored["ranked_files"] = [f.to_dict() for f in result.ranked_files]
-    rm.cache.put_shared_map("e" * 64, json.dumps(stored))
-    assert replay(rm.cache, "e" * 64) == result
+    fresh = rm.map()
+    tasked = rm.map(task="format_price shows the wrong CURRENCY_SYMBOL")
+    assert len(tasked.ranked_files) > 1 and any(f.why for f in tasked.ranked_files)
+    for n, result in enumerate((fresh, tasked)):
+        digest = str(n) * 64
+        remember(rm.cache, digest, result)
+        again = replay(rm.cache, digest)
+        assert again == result and again.to_dict() == result.to_dict()
+        for made in (result, again):
+            assert isinstance(made.ranked_files, tuple)
+            assert made.ranked_files + () == result.ranked_files
+            assert isinstance(made.ranked_symbols, tuple)
