@@ -65,7 +65,7 @@ def render(
         budget=budget,
         files_total=len(ranked.all_entries),
         files_covered=len({i.path for i in selected}),
-        ranked_files=ranked.files,
+        ranked_files=tuple(ranked.files),
         ranked_symbols=ranked_symbols(ranked),
         diagnostics=summarise(diags),
         chat_files=tuple(sorted(ranked.chat)),
