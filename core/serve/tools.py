@@ -3,7 +3,7 @@ checks every call's arguments go through before a handler sees them."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,135 +76,167 @@ def _without_ids(schema: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in schema.items() if k not in ("$schema", "$id")}
 
 
+def _repo_map_spec(req: bool) -> ToolSpec:
+    """The map itself (the repo.map request schema)."""
+    return ToolSpec(
+        "repo_map",
+        "Ranked, token-budgeted map of a repository: the files and definitions that matter most for the "
+        "task, as source lines under a hard token budget. Call it first, with `task` set to what you are "
+        "doing. Answers the repo.map envelope (schema repomapper.map/1): outcome ok | empty (reason.code "
+        "says why: no_files_matched, no_backend, all_backends_missing, no_symbols, ...) | error.",
+        _without_ids(request_schema(clone_path_required=req)),
+    )
+
+
+def _find_symbol_spec(req: bool) -> ToolSpec:
+    """Where a name is defined."""
+    return ToolSpec(
+        "find_symbol",
+        "Where NAME is defined: file, line range, kind, signature and docstring. Exact matches first "
+        "(qualified `Class.method` narrows by scope); when there is none, the closest names (fuzzy).",
+        _schema(
+            req,
+            {
+                "name": _NAME,
+                "kind": {
+                    "type": "string",
+                    "maxLength": 40,
+                    "description": "Only definitions of this kind (class, function, method, ...).",
+                },
+                **_paging(20, 200, "definitions"),
+            },
+            ["name"],
+        ),
+    )
+
+
+def _find_references_spec(req: bool) -> ToolSpec:
+    """Where a name is used."""
+    return ToolSpec(
+        "find_references",
+        "Where NAME is used: the files that reference it (most uses first) with the lines, and where it is "
+        "defined. Name-based: every use of the name counts, whatever it resolves to.",
+        _schema(
+            req,
+            {
+                "name": _NAME,
+                "max_lines_per_file": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "maximum": 100,
+                    "default": 10,
+                    "description": "Lines listed per file (0: counts only).",
+                },
+                **_paging(20, 200, "files"),
+            },
+            ["name"],
+        ),
+    )
+
+
+def _file_outline_spec(req: bool) -> ToolSpec:
+    """One file's definitions and imports."""
+    return ToolSpec(
+        "file_outline",
+        "The definitions of one file, in order, with line ranges, kinds, scopes and signatures; plus its "
+        "imports. Cheaper than reading the file.",
+        _schema(req, {"path": _PATH, **_paging(200, 2000, "definitions")}, ["path"]),
+    )
+
+
+def _related_files_spec(req: bool) -> ToolSpec:
+    """A file's neighbourhood."""
+    return ToolSpec(
+        "related_files",
+        "A file's neighbourhood: the files it imports, the files importing it, and its nearest neighbours "
+        "in the reference graph (files whose names it uses, files using its names), strongest first.",
+        _schema(
+            req,
+            {
+                "path": _PATH,
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 100,
+                    "default": 10,
+                    "description": "At most this many files in each list.",
+                },
+            },
+            ["path"],
+        ),
+    )
+
+
+def _context_pack_spec(req: bool) -> ToolSpec:
+    """The code a task needs, as a pack."""
+    return ToolSpec(
+        "context_pack",
+        "The code a task needs under a token budget: target files in full, the symbols they use and "
+        "that use them, base classes and tests, each file with why it is there and its code (full, outline "
+        "or signatures), never over the budget (schema repomapper.context_pack/1, see docs/packs.md). "
+        "The role changes the selection (reviewing: dependents and tests; planning: signatures across more "
+        "files). Writes nothing into the repository: the pack is the answer.",
+        _schema(
+            req,
+            {
+                "task_id": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 128,
+                    "description": "A plain name (letters, digits, '.', '_', '-').",
+                },
+                "task": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100_000,
+                    "description": "What the task is, in words.",
+                },
+                "targets": {
+                    "type": "array",
+                    "items": _PATH,
+                    "maxItems": 100,
+                    "default": [],
+                    "description": "Files the task is about, relative to the repository root.",
+                },
+                "role": {
+                    "type": "string",
+                    "enum": ["coding", "reviewing", "planning", "testing", "debugging"],
+                    "default": "coding",
+                    "description": "Who the pack is for.",
+                },
+                "token_budget": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_PACK_BUDGET,
+                    "default": DEFAULT_PACK_BUDGET,
+                    "description": "Token budget of the code in the pack (named as repo_map's).",
+                },
+                "budget": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_PACK_BUDGET,
+                    "deprecated": True,
+                    "description": "Deprecated: the old name of token_budget (still accepted).",
+                },
+            },
+            ["task_id", "task"],
+        ),
+    )
+
+
+_SPECS: tuple[Callable[[bool], ToolSpec], ...] = (
+    _repo_map_spec,
+    _find_symbol_spec,
+    _find_references_spec,
+    _file_outline_spec,
+    _related_files_spec,
+    _context_pack_spec,
+)
+
+
 def tool_specs(root_given: bool) -> list[ToolSpec]:
     """The tools, with ``clone_path`` optional when the server has a ROOT."""
-    req = not root_given
-    return [
-        ToolSpec(
-            "repo_map",
-            "Ranked, token-budgeted map of a repository: the files and definitions that matter most for the "
-            "task, as source lines under a hard token budget. Call it first, with `task` set to what you are "
-            "doing. Answers the repo.map envelope (schema repomapper.map/1): outcome ok | empty (reason.code "
-            "says why: no_files_matched, no_backend, all_backends_missing, no_symbols, ...) | error.",
-            _without_ids(request_schema(clone_path_required=req)),
-        ),
-        ToolSpec(
-            "find_symbol",
-            "Where NAME is defined: file, line range, kind, signature and docstring. Exact matches first "
-            "(qualified `Class.method` narrows by scope); when there is none, the closest names (fuzzy).",
-            _schema(
-                req,
-                {
-                    "name": _NAME,
-                    "kind": {
-                        "type": "string",
-                        "maxLength": 40,
-                        "description": "Only definitions of this kind (class, function, method, ...).",
-                    },
-                    **_paging(20, 200, "definitions"),
-                },
-                ["name"],
-            ),
-        ),
-        ToolSpec(
-            "find_references",
-            "Where NAME is used: the files that reference it (most uses first) with the lines, and where it is "
-            "defined. Name-based: every use of the name counts, whatever it resolves to.",
-            _schema(
-                req,
-                {
-                    "name": _NAME,
-                    "max_lines_per_file": {
-                        "type": "integer",
-                        "minimum": 0,
-                        "maximum": 100,
-                        "default": 10,
-                        "description": "Lines listed per file (0: counts only).",
-                    },
-                    **_paging(20, 200, "files"),
-                },
-                ["name"],
-            ),
-        ),
-        ToolSpec(
-            "file_outline",
-            "The definitions of one file, in order, with line ranges, kinds, scopes and signatures; plus its "
-            "imports. Cheaper than reading the file.",
-            _schema(req, {"path": _PATH, **_paging(200, 2000, "definitions")}, ["path"]),
-        ),
-        ToolSpec(
-            "related_files",
-            "A file's neighbourhood: the files it imports, the files importing it, and its nearest neighbours "
-            "in the reference graph (files whose names it uses, files using its names), strongest first.",
-            _schema(
-                req,
-                {
-                    "path": _PATH,
-                    "limit": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": 100,
-                        "default": 10,
-                        "description": "At most this many files in each list.",
-                    },
-                },
-                ["path"],
-            ),
-        ),
-        ToolSpec(
-            "context_pack",
-            "The code a task needs under a token budget: target files in full, the symbols they use and "
-            "that use them, base classes and tests, each file with why it is there and its code (full, outline "
-            "or signatures), never over the budget (schema repomapper.context_pack/1, see docs/packs.md). "
-            "The role changes the selection (reviewing: dependents and tests; planning: signatures across more "
-            "files). Writes nothing into the repository: the pack is the answer.",
-            _schema(
-                req,
-                {
-                    "task_id": {
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": 128,
-                        "description": "A plain name (letters, digits, '.', '_', '-').",
-                    },
-                    "task": {
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": 100_000,
-                        "description": "What the task is, in words.",
-                    },
-                    "targets": {
-                        "type": "array",
-                        "items": _PATH,
-                        "maxItems": 100,
-                        "default": [],
-                        "description": "Files the task is about, relative to the repository root.",
-                    },
-                    "role": {
-                        "type": "string",
-                        "enum": ["coding", "reviewing", "planning", "testing", "debugging"],
-                        "default": "coding",
-                        "description": "Who the pack is for.",
-                    },
-                    "token_budget": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": MAX_PACK_BUDGET,
-                        "default": DEFAULT_PACK_BUDGET,
-                        "description": "Token budget of the code in the pack (named as repo_map's).",
-                    },
-                    "budget": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": MAX_PACK_BUDGET,
-                        "deprecated": True,
-                        "description": "Deprecated: the old name of token_budget (still accepted).",
-                    },
-                },
-                ["task_id", "task"],
-            ),
-        ),
-    ]
+    return [make(not root_given) for make in _SPECS]
 
 
 TOOL_NAMES = (
