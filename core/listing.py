@@ -1,7 +1,7 @@
 """The file listing of a long-lived owner that watches the tree (the MCP server).
 
 Discovery lists the tree (``git ls-files`` or a walk with the ignore rules) and stats every
-file: on django about 30 ms of each call, more than the rest of a call after an edit. A watcher
+file: on a mid-size tree more than the rest of a call after an edit costs. A watcher
 knows when the tree's shape changed: a file added, removed or renamed, an ignore file edited. As
 long as it reports none of these, the last discovery's file list still holds and only its files
 are stat'ed again (an edit is seen by its new mtime or size even before the watcher's event

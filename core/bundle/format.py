@@ -50,7 +50,7 @@ class Limits:
     counts: int = MAX_COUNTS
     lexical: int = MAX_CONTENT_ROWS
     maps: int = MAX_SHARED_MAPS
-    #: bytes of the ranking state (the Linux kernel's is about 600 MB)
+    #: bytes of the ranking state (a kernel-sized tree's runs to hundreds of megabytes)
     state_bytes: int = 2 << 30
     #: decompressed bytes in all
     total_bytes: int = 2 * MAX_CONTENT_BYTES

@@ -81,7 +81,7 @@ def build_server(service: Service) -> Server:
         result = await anyio.to_thread.run_sync(service.call, params.name, params.arguments)
         # What a call leaves behind is the live state (extraction, graph, indexes): hundreds of
         # thousands of long-lived objects the cyclic collector would otherwise walk again and
-        # again during the next calls (pauses of 0.1-0.2 s on django). Frozen, they are left out
+        # again during the next calls (pauses longer than the calls themselves). Frozen, they are left out
         # of its walks; they are still freed as usual when the state drops them.
         gc.freeze()
         return types.CallToolResult(

@@ -383,8 +383,8 @@ def _vet(binary: str) -> CtagsInstall:
     )
 
 
-#: The detection of a binary, kept on disk by its real path, mtime and size: probing costs
-#: about 50 ms of every run, and a binary that has not changed answers the same.
+#: The detection of a binary, kept on disk by its real path, mtime and size: probing runs the
+#: binary several times on every run, and a binary that has not changed answers the same.
 DETECT_CACHE_FORMAT = 1
 DETECT_CACHE_NAME = "ctags-detect.json"
 DETECT_CACHE_ENTRIES = 8

@@ -64,8 +64,8 @@ NAME = "python_libcst"
 VERSION = (
     f"1.0-{RESOLVER_VERSION}-libcst{LIBCST_VERSION}-py{sys.version_info[0]}.{sys.version_info[1]}"
 )
-#: Python frames libcst's visitors use per level of ast depth, roughly (measured: 2.5 for chains of
-#: ``+``, more for nested calls); deeper files go straight to the ast fallback.
+#: Python frames libcst's visitors use per level of ast depth, roughly (chains of ``+`` use this
+#: many, nested calls more); deeper files go straight to the ast fallback.
 DEPTH_FRAMES = 2.5
 
 
