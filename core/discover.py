@@ -171,6 +171,43 @@ def compile_globs(patterns: Sequence[str], what: str) -> pathspec.GitIgnoreSpec 
     return spec
 
 
+@dataclass(frozen=True)
+class GlobFilter:
+    """The include and exclude globs of one listing, compiled once: the one place that decides
+    whether a listed file is selected, for a discovery and for a kept listing alike."""
+
+    include: pathspec.GitIgnoreSpec | None = None
+    exclude: pathspec.GitIgnoreSpec | None = None
+    #: the include globs as a left-out group names them
+    include_text: str = ""
+
+    @classmethod
+    def compile(cls, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> GlobFilter:
+        """Both lists compiled (:func:`compile_globs`; a bad glob raises :class:`GlobError`)."""
+        return cls(
+            compile_globs(include, "--include"),
+            compile_globs(exclude, "--exclude"),
+            ", ".join(_cleaned(include)),
+        )
+
+    @property
+    def selects_all(self) -> bool:
+        return self.include is None and self.exclude is None
+
+    def left_out_by(self, rel: str) -> tuple[str, str, str] | None:
+        """Why the globs leave ``rel`` out, as (reason, source, pattern), or None if selected."""
+        if self.include is not None and not self.include.match_file(rel):
+            return "not_included", "include", self.include_text
+        if self.exclude is not None:
+            hit = self.exclude.check_file(rel)
+            if hit.include:
+                return "excluded", "exclude", _pattern(self.exclude, hit.index)
+        return None
+
+    def selected(self, rel: str) -> bool:
+        return self.left_out_by(rel) is None
+
+
 def _unreadable(pattern: str) -> str:
     """Why pathspec reads ``pattern`` as no rule at all, in words."""
     if pattern.startswith("#"):
@@ -607,8 +644,7 @@ def discover(
     ``IGNORED_COUNT_BUDGET`` (``LeftOut.at_least`` then says the count is a lower bound).
     """
     root = check_root(root)
-    include_spec = compile_globs(include, "--include")
-    exclude_spec = compile_globs(exclude, "--exclude")
+    globs = GlobFilter.compile(include, exclude)
     diags: list[Diagnostic] = []
     tally = _Tally(root)
     listed = (
@@ -631,14 +667,10 @@ def discover(
         tally.diagnostic(d)
     entries: list[FileEntry] = []
     for rel in names:
-        if include_spec is not None and not include_spec.match_file(rel):
-            tally.add("not_included", "include", ", ".join(_cleaned(include)), rel)
+        left_out = globs.left_out_by(rel)
+        if left_out is not None:
+            tally.add(*left_out, rel)
             continue
-        if exclude_spec is not None:
-            hit = exclude_spec.check_file(rel)
-            if hit.include:
-                tally.add("excluded", "exclude", _pattern(exclude_spec, hit.index), rel)
-                continue
         found = stat_entry(root, rel, max_file_size)
         if isinstance(found, FileEntry):
             entries.append(found)

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from .discover import DEFAULT_SKIP_DIRS, Discovery, FileEntry, compile_globs, stat_entry
+from .discover import DEFAULT_SKIP_DIRS, Discovery, FileEntry, GlobFilter, stat_entry
 from .ignores import GITIGNORE, IGNORE_FILES
 from .model import Diagnostic
 
@@ -242,16 +242,10 @@ def select(
     """The files of a listing that match ``include`` and not ``exclude`` (gitignore-style
     globs), the listing's diagnostics about those files (and about folders), and how many
     files were listed: what :func:`~repomapper.discover.discover` with the same globs gives."""
-    include_spec = compile_globs(include, "--include")
-    exclude_spec = compile_globs(exclude, "--exclude")
-    if include_spec is None and exclude_spec is None:
+    globs = GlobFilter.compile(include, exclude)
+    if globs.selects_all:
         return list(found.files), list(found.diagnostics), found.seen
-
-    def wanted(rel: str) -> bool:
-        if include_spec is not None and not include_spec.match_file(rel):
-            return False
-        return exclude_spec is None or not exclude_spec.match_file(rel)
-
+    wanted = globs.selected
     entries = [e for e in found.files if wanted(e.path)]
     diags = [
         d for d in found.diagnostics if d.path is None or d.path.endswith("/") or wanted(d.path)

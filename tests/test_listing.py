@@ -255,3 +255,26 @@ def test_a_folder_changed_just_now_is_not_trusted(tree):
     collect(listing, tree, calls)
     collect(listing, tree, calls)
     assert listing.last == "discover"  # its stamp could hide a change in the same tick
+
+
+def test_a_kept_listing_selects_what_a_discovery_with_the_same_globs_lists(tmp_path):
+    """One glob filter for both: a state that keeps one listing and serves maps with other
+    globs (MCP) selects the very files a fresh discovery with those globs would list."""
+    from repomapper.discover import discover
+    from repomapper.listing import select
+
+    for rel in ("a.py", "pkg/b.py", "pkg/c.js", "tests/test_a.py", "docs/x.md", "pkg/sub/d.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x = 1\n")
+    everything = discover(tmp_path, use_git=False)
+    for include, exclude in (
+        ((), ()),
+        (("**/*.py",), ()),
+        ((), ("tests/",)),
+        (("pkg/**",), ("*.js",)),
+        (("*.py",), ("pkg/sub/", "!pkg/sub/d.py")),
+    ):
+        kept, _, seen = select(everything, include, exclude)
+        fresh = discover(tmp_path, include, exclude, use_git=False)
+        assert [e.path for e in kept] == [e.path for e in fresh.files], (include, exclude)
+        assert seen == fresh.seen
