@@ -61,6 +61,16 @@ def session(tmp_path: Path, server_args: list[str], scenario, extra_env: dict | 
         log.close()
 
 
+def _listed_types(node: object) -> list[object]:
+    """The ``type`` values of ``node`` and its children that are lists of types."""
+    if isinstance(node, dict):
+        found = [node["type"]] if isinstance(node.get("type"), list) else []
+        return found + [x for v in node.values() for x in _listed_types(v)]
+    if isinstance(node, list):
+        return [x for v in node for x in _listed_types(v)]
+    return []
+
+
 def test_tools_listed_and_each_answers(tmp_path, pyrepo):
     async def scenario(s, call):
         listed = await s.list_tools()
@@ -76,6 +86,11 @@ def test_tools_listed_and_each_answers(tmp_path, pyrepo):
         assert by_name["find_symbol"].input_schema["required"] == ["name"]
         assert by_name["file_outline"].input_schema["required"] == ["path"]
         assert all(t.description for t in listed.tools)
+        # one type per schema node, in what a tool takes and what it answers: single-type
+        # function-calling dialects (the MCP Inspector's --strict) cannot read ["string", "null"]
+        for t in listed.tools:
+            for schema in (t.input_schema, t.output_schema or {}):
+                assert not _listed_types(schema), (t.name, _listed_types(schema))
 
         err, data, text = await call(
             "repo_map", {"token_budget": 300, "task": "apply_discount rounds wrong"}

@@ -157,6 +157,9 @@ _DIAGNOSTIC = {
     },
 }
 _COUNT = {"type": "integer", "minimum": 0}
+#: a string or null, said with one type per branch: single-type function-calling dialects (and
+#: the MCP Inspector's strict mode) do not read a list of types
+_STRING_OR_NULL = {"anyOf": [{"type": "string"}, {"type": "null"}]}
 
 RESPONSE_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -211,13 +214,13 @@ RESPONSE_SCHEMA: dict[str, Any] = {
                     "end_line": {"type": "integer"},
                     "symbol_kind": {"type": "string"},
                     "scope": {"type": "string"},
-                    "signature": {"type": ["string", "null"]},
+                    "signature": _STRING_OR_NULL,
                 },
             },
         },
         "diagnostics": {"type": "array", "items": _DIAGNOSTIC},
         "next": {
-            "type": ["string", "null"],
+            **_STRING_OR_NULL,
             "description": "How to ask for more, when there is more.",
         },
     },
