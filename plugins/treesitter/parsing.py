@@ -16,6 +16,7 @@ from typing import Any
 
 from repomapper.model import SourceFile
 
+from .lag import reparse
 from .languages import Grammar, declines, load_grammar, spec_for_path
 
 log = logging.getLogger(__name__)
@@ -95,7 +96,8 @@ def _parse(source: SourceFile) -> Parsed | None:
         data = valid_utf8(data)
     if spec.ascii_only and not data.isascii():
         data = data.translate(_ASCII_MASK)
-    tree = _parser(grammar).parse(data)
+    parser = _parser(grammar)
+    data, tree = reparse(grammar.spec.name, data, parser.parse(data), parser.parse)
     return Parsed(source.path, data, grammar, tree)
 
 
