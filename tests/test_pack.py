@@ -609,3 +609,39 @@ def test_a_pack_follows_an_edit_between_two_packs(repo):
     assert ("app/api.py::twice", "app/util.py::unrelated_helper", "call") in [
         (d.from_symbol, d.to_symbol, d.kind) for d in after.dependencies
     ]
+
+
+def test_dependents_read_only_the_files_that_could_link(repo, monkeypatch):
+    from repomapper.pack.links import SymbolLinks
+
+    # a bare call no import explains: rule 4 links it to the one module-level definition
+    # and a call of a method name from a file that imports no definer of it (never linked)
+    (repo / "app/loose.py").write_text(
+        "def uses_it():\n    return normalise_key(1)\n\n\ndef saves(x):\n    return x.save(1)\n"
+    )
+    with mapper(repo) as m:
+        symbols = [
+            "app/util.py::normalise_key",
+            "app/memory.py::MemoryStore",
+            "app/memory.py::MemoryStore.save",
+            "app/base.py::Store",
+            "app/util.py::",
+        ]
+        pruned = {s: m.links().get_dependents(s, 2) for s in symbols}
+        monkeypatch.setattr(
+            SymbolLinks,
+            "_could_refer",
+            lambda self, path, qual: self.view.referrers(qual.rsplit(".", 1)[-1]),
+        )
+        every = {s: m.links().get_dependents(s, 2) for s in symbols}
+    assert pruned == every
+    assert "app/loose.py::uses_it" in {d.from_symbol for d in pruned["app/util.py::normalise_key"]}
+
+
+def test_a_file_in_full_is_its_lines_as_the_map_reads_them(repo):
+    (repo / "app/crlf.py").write_bytes(b"\xef\xbb\xbfdef f():\r\n    return 1\r\n\r\ndef g(): pass")
+    with mapper(repo) as m:
+        pack = m.generate_context_pack_sync("crlf", "f", ["app/crlf.py"], "coding")
+    (f,) = [f for f in pack.files if f.path == "app/crlf.py"]
+    assert f.mode == "full" and f.spans == ((1, 4),) and f.line_count == 4
+    assert f.content == "def f():\n    return 1\n\ndef g(): pass\n"
