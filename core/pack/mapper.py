@@ -66,13 +66,13 @@ class RepoMapper:
     and written to ``<pack_dir>/<task_id>.json`` only when a pack directory was given
     (``pack_dir`` or ``CONTEXT_PACK_DIR``; ``write`` defaults to whether one was). A pack is
     read from the RepoMap's repository state (its summaries, symbol table, import edges and
-    ranking); the mapper keeps nothing of its own between packs. A pack directory given under
-    the root is left out of the files mapped.
+    ranking); between packs the mapper keeps only what the last one read of that state, while
+    the state is the same, and stores nothing. A pack directory given under the root is left
+    out of the files mapped.
 
     ``repomap``: an open :class:`RepoMap` of the same root to read from (its state), which
-    stays the caller's to close; the settings that belong
-    to a RepoMap (``use_cache``, ``cache_dir``, ``plugins``, ``include``, ``exclude``) are then
-    its own and may not be given. Without it the mapper makes one, which :meth:`close` (or the
+    stays the caller's to close; the settings that belong to a RepoMap (``use_cache``,
+    ``cache_dir``, ``plugins``, ``include``, ``exclude``) are then its own and may not be given. Without it the mapper makes one, which :meth:`close` (or the
     end of a ``with`` block) closes.
     """
 
