@@ -169,9 +169,7 @@ def measure_pack(problem: str, gold: tuple[str, ...], root: Path, tmp: Path) -> 
     from repomapper.pack import RepoMapper
 
     out = PackOutcome(gold)
-    m = RepoMapper(
-        root, write=False, env={}, cache_dir=tmp / "pack-cache", ast_context_path=tmp / "ast.json"
-    )
+    m = RepoMapper(root, write=False, env={}, cache_dir=tmp / "pack-cache")
     try:
         for budget in PACK_BUDGETS:
             t = time.perf_counter()

@@ -1090,8 +1090,8 @@ def pack_command(
 ) -> None:
     """Print the context pack of a task for ROOT; with --output DIR also write DIR/<task_id>.json.
 
-    Nothing is written into ROOT unless DIR (or CONTEXT_PACK_DIR) is there; the AST context the
-    pack is selected from is kept in the tag cache.
+    Nothing is written into ROOT unless DIR (or CONTEXT_PACK_DIR) is there; the pack is selected
+    from the repository state kept in the tag cache.
     """
     from .pack import PackError, RepoMapper, check_task_id, render_markdown
     from .pack.store import dumps

@@ -266,25 +266,6 @@ def test_a_state_made_by_other_code_is_not_read():
         Stored({"version": np.array([state_version() ^ 1], dtype=np.int64)})
 
 
-def test_an_ast_context_made_by_other_code_is_built_again(tmp_path, monkeypatch):
-    from datetime import UTC, datetime
-
-    from repomapper.pack import persist
-    from repomapper.pack.models import ASTContext
-
-    path = tmp_path / "ast_context.json"
-    made = datetime.now(UTC).replace(microsecond=0).isoformat()
-    persist.save_ast_context(path, ASTContext(str(tmp_path), "sha", "set", {}, made, 0))
-    assert persist.load_ast_context(path, "sha", "set", 3600) is not None
-    monkeypatch.setattr(persist, "made_by", lambda what: "other code")
-    persist._code_digest.cache_clear()
-    try:
-        assert persist.load_ast_context(path, "sha", "set", 3600) is None
-    finally:
-        monkeypatch.undo()
-        persist._code_digest.cache_clear()
-
-
 def test_a_lexical_index_made_by_other_code_is_dropped(monkeypatch):
     import sqlite3
 

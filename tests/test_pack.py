@@ -1,5 +1,5 @@
-"""Context packs: models, the symbol dependency graph, selection by role, the budget, files and
-settings, hostile input, and the CLI."""
+"""Context packs: models, the dependencies between definitions read from the repository state,
+selection by role, the budget, files and settings, hostile input, and the CLI."""
 
 from __future__ import annotations
 
@@ -14,18 +14,17 @@ from click.testing import CliRunner
 
 from repomapper import RepoMapper
 from repomapper.cli import main
+from repomapper.model import Tag
 from repomapper.pack import (
     AgentRole,
     ContextPack,
-    DependencyGraph,
     DependencyInfo,
+    FileContent,
     PackError,
-    ParsedFile,
-    SymbolInfo,
+    PackSymbol,
     check_task_id,
     render_markdown,
 )
-from repomapper.pack.models import ASTContext, FileContent, ImportInfo
 
 FILES = {
     "app/__init__.py": "",
@@ -122,26 +121,21 @@ def test_models_round_trip_through_json(repo):
     )
     again = ContextPack.from_dict(json.loads(json.dumps(pack.to_dict())))
     assert again == pack
-    s = SymbolInfo(
+    s = PackSymbol(
         "f", "function", "a.py", 1, 3, "def f()", "doc", ("b.py",), "", 0.5, ("x",), "body"
     )
-    assert SymbolInfo.from_dict(json.loads(json.dumps(s.to_dict()))) == s
-    i = ImportInfo("a.b", ("c",), False, 3, ("a/b.py",))
-    assert ImportInfo.from_dict(i.to_dict()) == i
-    pf = ParsedFile("a.py", "python", (s,), (i,), ("f",), None, 3, (("g", 2, "call"),), "ab")
-    assert ParsedFile.from_dict(json.loads(json.dumps(pf.to_dict()))) == pf
+    assert PackSymbol.from_dict(json.loads(json.dumps(s.to_dict()))) == s
+    tag = Tag("a.py", 1, 3, "f", "def", "function", "", "def f()", "doc")
+    assert PackSymbol.of_tag(tag, ("b.py",), 0.5, ("x",), "body") == s
     d = DependencyInfo("a.py::f", "b.py::g", "call", 1, "a.py", 2)
     assert DependencyInfo.from_dict(d.to_dict()) == d
     fc = FileContent("a.py", "python", "full", "x\n", ((1, 1),), 1, 1, 1.0, ("target",))
     assert FileContent.from_dict(json.loads(json.dumps(fc.to_dict()))) == fc
-    ctx = ASTContext("/r", "sha", "fs", {"a.py": pf}, "2026-01-01T00:00:00+00:00", 10)
-    assert ASTContext.from_dict(json.loads(json.dumps(ctx.to_dict()))) == ctx
 
 
-# -- the dependency graph ------------------------------------------------------------------------
-def test_dependency_graph_links_bodies_bases_imports_and_tests(repo):
-    ctx = mapper(repo).refresh_ast_context_sync()
-    g = ctx.graph()
+# -- dependencies between definitions -------------------------------------------------------------
+def test_links_join_bodies_bases_imports_and_tests(repo):
+    g = mapper(repo).links()
     deps = g.get_dependencies("app/memory.py::MemoryStore.save", max_depth=1)
     assert [(d.to_symbol, d.kind, d.depth) for d in deps] == [
         ("app/util.py::normalise_key", "call", 1)
@@ -164,18 +158,33 @@ def test_dependency_graph_links_bodies_bases_imports_and_tests(repo):
     assert ("app/service.py::", "import") in [(d.to_symbol, d.kind) for d in modules]
 
 
-def test_dependency_graph_add_file_directly():
-    g = DependencyGraph()
-    a = ParsedFile(
-        "a.py",
-        "python",
-        (SymbolInfo("f", "function", "a.py", 1, 2), SymbolInfo("g", "function", "a.py", 4, 5)),
-        references=(("g", 2, "call"),),
-    )
-    g.add_file(a)
-    assert [d.to_symbol for d in g.get_dependencies("f")] == ["a.py::g"]
-    assert [d.from_symbol for d in g.get_dependents("a.py::g")] == ["a.py::f"]
-    assert g.get_dependencies("nothing") == []
+def test_links_read_the_state_as_it_is_now(repo):
+    with mapper(repo) as m:
+        assert m.links().get_dependencies("app/util.py::unrelated_helper") == []
+        (repo / "app/util.py").write_text(
+            FILES["app/util.py"].replace("return x * 2", "return normalise_key(x)")
+        )
+        deps = m.links().get_dependencies("app/util.py::unrelated_helper")
+        assert [(d.to_symbol, d.kind, d.line) for d in deps] == [
+            ("app/util.py::normalise_key", "call", 7)
+        ]
+        assert m.links().get_dependencies("nothing") == []
+
+
+def test_a_pack_reads_the_references_of_the_files_it_walks_only(repo, monkeypatch):
+    with mapper(repo) as m:
+        read: list[str] = []
+        real = m.repomap.state.extract_full
+
+        def spy(entries):
+            read.extend(e.path for e in entries)
+            return real(entries)
+
+        monkeypatch.setattr(m.repomap.state, "extract_full", spy)
+        m.generate_context_pack_sync("w1", "save", ["app/util.py"], "coding")
+        # util.py's own, and those of the files that import it or may call into it
+        assert "app/util.py" in read and "app/api.py" not in read
+        assert len(read) == len(set(read))  # each file's references read once per pack
 
 
 # -- selection by role -----------------------------------------------------------------------------
@@ -310,47 +319,18 @@ def test_empty_repository_says_why(tmp_path):
 
 
 # -- files, settings, git ----------------------------------------------------------------------------
-def test_ast_context_reuse_memory_cache_and_rebuild(repo):
-    m = mapper(repo)
-    m.generate_context_pack_sync("f1", "save", ["app/memory.py"], "coding")
-    assert m.last_ast_context == "built"
-    m.close()
-    m2 = mapper(repo)
-    m2.generate_context_pack_sync("f2", "save", ["app/memory.py"], "coding")
-    assert m2.last_ast_context == "cache"  # a new mapper reads it from the tag cache
-    m2.generate_context_pack_sync("f3", "save", ["app/memory.py"], "coding")
-    assert m2.last_ast_context == "memory"
-    (repo / "app/new.py").write_text("def brand_new():\n    return 1\n")
-    m2.generate_context_pack_sync("f4", "save", ["app/memory.py"], "coding")
-    assert m2.last_ast_context == "built"  # the file set changed
-    m2.close()
-    m3 = mapper(repo, ast_cache_ttl=0)
-    m3.generate_context_pack_sync("f5", "save", ["app/memory.py"], "coding")
-    assert m3.last_ast_context == "built"
-    m3.close()
+def test_packs_store_nothing_of_their_own(repo):
+    from repomapper.cache import open_cache
+
+    with mapper(repo) as m:
+        m.generate_context_pack_sync("f1", "save", ["app/memory.py"], "coding")
+    cache = open_cache(repo)
+    try:
+        rows = cache.conn.execute("SELECT key FROM maps WHERE key LIKE 'pack%'").fetchall()
+    finally:
+        cache.close()
+    assert rows == []
     assert sorted(p.name for p in repo.iterdir()) == ["app", "tests"]  # nothing written here
-
-
-def test_without_the_cache_the_ast_context_stays_in_memory(repo):
-    for _ in range(2):
-        with mapper(repo, use_cache=False) as m:
-            m.generate_context_pack_sync("n1", "save", ["app/memory.py"], "coding")
-            assert m.last_ast_context == "built"
-            m.generate_context_pack_sync("n2", "save", ["app/memory.py"], "coding")
-            assert m.last_ast_context == "memory"
-    with mapper(repo) as m:  # nor was anything stored for a cached mapper to find
-        m.generate_context_pack_sync("n3", "save", ["app/memory.py"], "coding")
-        assert m.last_ast_context == "built"
-
-
-def test_ast_context_file_only_when_asked(repo, tmp_path):
-    ast = tmp_path / "kept/ast.json"
-    with mapper(repo, ast_context_path=ast, use_cache=False) as m:
-        m.generate_context_pack_sync("a1", "save", ["app/memory.py"], "coding")
-    assert ast.is_file() and json.loads(ast.read_text())["format"] == "repomapper.ast_context/2"
-    with mapper(repo, ast_context_path=ast, use_cache=False) as m:
-        m.generate_context_pack_sync("a2", "save", ["app/memory.py"], "coding")
-        assert m.last_ast_context == "file"
 
 
 def test_no_git_uses_a_content_digest(repo):
@@ -386,7 +366,6 @@ def test_settings_env_and_arguments_win(repo, tmp_path):
         "DEFAULT_TOKEN_BUDGET": "50",
         "MAX_DEPENDENCY_DEPTH": "1",
         "MIN_RELEVANCE_SCORE": "0.3",
-        "AST_CACHE_TTL": "10",
     }
     m = RepoMapper(repo, env=env)
     assert m.settings.token_budget == 50 and m.settings.max_dependency_depth == 1
@@ -402,8 +381,6 @@ def test_settings_env_and_arguments_win(repo, tmp_path):
 
 def test_async_api(repo):
     m = mapper(repo)
-    ctx = asyncio.run(m.refresh_ast_context(str(repo)))
-    assert "app/memory.py" in ctx.files and ctx.files["app/memory.py"].exports == ("MemoryStore",)
     pack = asyncio.run(
         m.generate_context_pack("a1", "save", ["app/memory.py"], AgentRole.CODING, 500)
     )
@@ -551,137 +528,120 @@ def test_unmapped_and_binary_targets(repo):
     assert any(o["path"] == "blob.py" for o in pack.metadata["omitted"])
 
 
-def test_plugin_parser_answers_the_ast_parser_protocol(repo):
-    from repomapper.pack import ASTParser, PluginParser
-
-    parser = PluginParser(mapper(repo).repomap)
-    assert isinstance(parser, ASTParser) and ".py" in parser.get_supported_extensions()
-    pf = parser.parse_file("app/memory.py")
-    assert pf.raw_content == (repo / "app/memory.py").read_text()
-    assert [s.qualified_name for s in pf.symbols][:2] == ["MemoryStore", "MemoryStore.__init__"]
-    assert ("app/base.py",) in [i.resolved for i in pf.imports]
-    assert pf.line_count == 17 and pf.exports == ("MemoryStore",)
-    with pytest.raises(PackError):
-        parser.parse_file("../outside.py")
-
-
 def test_symlinked_output_dir_leading_out_is_refused(repo, tmp_path):
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (repo / "context").symlink_to(outside)
     with pytest.raises(PackError, match="symlink"):
         mapper(repo, pack_dir="context/packs")
-    with pytest.raises(PackError, match="symlink"):
-        mapper(repo, ast_context_path="context/ast.json")
     assert list(outside.iterdir()) == []
 
 
 def test_faulty_end_lines_cost_nothing():
-    g = DependencyGraph()
-    g.add_file(
-        ParsedFile(
-            "a.py",
-            "python",
-            (
-                SymbolInfo("f", "function", "a.py", 1, 10**12),
-                SymbolInfo("g", "function", "a.py", 3, 3),
-            ),
-            line_count=3,
-            references=(("g", 2, "call"),),
+    from repomapper.pack.links import _owners
+
+    huge = Tag("a.py", 1, 10**12, "f", "def", "function")
+    inner = Tag("a.py", 3, 3, "g", "def", "function")
+    owner = _owners([huge, inner], last=3)
+    assert owner == {1: huge, 2: huge, 3: inner}
+
+
+CONFIG = '''import typing as t
+
+T = t.TypeVar("T")
+
+
+class ConfigAttribute(t.Generic[T]):
+    """Makes an attribute forward to the config"""
+
+    def __init__(self, name: str) -> None:
+        self.__name__ = name
+
+    def __get__(self, obj, owner=None):
+        return obj.config[self.__name__]
+
+
+class Config(dict):
+    """Works exactly like a dict but provides ways to fill it from files."""
+
+    def __init__(self, root_path, defaults=None) -> None:
+        super().__init__(defaults or {})
+        self.root_path = root_path
+
+    def from_prefixed_env(self, prefix: str = "FLASK") -> bool:
+        """Load any environment variables that start with ``FLASK_``."""
+        return True
+
+    def from_mapping(self, mapping=None, **kwargs) -> bool:
+        """Updates the config like update() ignoring items with non-upper keys."""
+        return True
+'''
+
+
+def test_a_small_pack_shows_methods_under_their_own_class(tmp_path):
+    # issue 25: at a small budget the text showed `class ConfigAttribute` and then two methods
+    # of `Config`, as if they were ConfigAttribute's
+    root = make_repo(tmp_path / "cfg", {"config.py": CONFIG})
+    with mapper(root) as m:
+        pack = m.generate_context_pack_sync(
+            "cfg", "from_prefixed_env and from_mapping of the config", [], "coding", 100
         )
-    )
-    assert [d.to_symbol for d in g.get_dependencies("f")] == ["a.py::g"]
+    (f,) = pack.files
+    assert f.mode == "signatures"
+    lines = f.content.splitlines()
+    for method in ("def from_prefixed_env(", "def from_mapping("):
+        at = next(i for i, line in enumerate(lines) if method in line)
+        owner = [line for line in lines[:at] if line.startswith("class ")][-1]
+        assert owner == "class Config(dict):", f.content
+    assert {s.scope for s in pack.symbols if s.name.startswith("from_")} == {"Config"}
 
 
-def _stored_ast_keys(repo: Path) -> list[str]:
-    from repomapper.cache import open_cache
-
-    cache = open_cache(repo)
-    try:
-        rows = cache.conn.execute("SELECT key FROM maps WHERE key LIKE 'pack-ast:%'").fetchall()
-    finally:
-        cache.close()
-    return [k for (k,) in rows]
-
-
-def test_corrupt_ast_context_is_rebuilt(repo, tmp_path):
-    from repomapper.cache import open_cache
-
+def test_a_pack_follows_an_edit_between_two_packs(repo):
     with mapper(repo) as m:
-        m.generate_context_pack_sync("k1", "save", ["app/memory.py"], "coding")
-    (key,) = _stored_ast_keys(repo)
-    import zlib
-
-    zipped = [zlib.compress(t) for t in (b"not json", b'{"version": "2", "files": []}', b"[1]")]
-    for junk in ("not json", b"\xff\xfe", *zipped):
-        cache = open_cache(repo)
-        cache.put_map(key, junk)
-        cache.close()
-        with mapper(repo) as m2:
-            pack = m2.generate_context_pack_sync("k2", "save", ["app/memory.py"], "coding")
-            assert m2.last_ast_context == "built" and pack.files
-    ast = tmp_path / "ast.json"
-    for junk in ("not json", '{"version": "1", "files": []}', "[1, 2]"):
-        ast.write_text(junk)
-        with mapper(repo, ast_context_path=ast, use_cache=False) as m3:
-            pack = m3.generate_context_pack_sync("k3", "save", ["app/memory.py"], "coding")
-            assert m3.last_ast_context == "built" and pack.files
-
-
-def test_one_ast_context_per_repository_in_the_cache(repo):
-    with mapper(repo) as m:
-        m.generate_context_pack_sync("c1", "save", ["app/memory.py"], "coding")
-        first = _stored_ast_keys(repo)
-        (repo / "app/new.py").write_text("def brand_new():\n    return 1\n")
-        m.generate_context_pack_sync("c2", "save", ["app/memory.py"], "coding")
-    second = _stored_ast_keys(repo)
-    assert len(first) == len(second) == 1 and first != second
-
-
-def test_ast_context_key_names_what_produced_it():
-    from repomapper.pack.persist import cache_key
-
-    key = cache_key("sha", "files", ["python@1"])
-    assert key.startswith("pack-ast:")
-    assert key == cache_key("sha", "files", ["python@1", "python@1"])
-    assert (
-        len(
-            {
-                key,
-                cache_key("sha2", "files", ["python@1"]),
-                cache_key("sha", "files2", ["python@1"]),
-                cache_key("sha", "files", ["python@2"]),
-            }
+        before = m.generate_context_pack_sync("e1", "save", ["app/api.py"], "coding")
+        assert "unrelated_helper" not in json.dumps(before.to_dict()["dependencies"])
+        (repo / "app/api.py").write_text(
+            FILES["app/api.py"]
+            + "\n\nfrom app.util import unrelated_helper\n\n\n"
+            + "def twice(request):\n    return unrelated_helper(request)\n"
         )
-        == 4
+        after = m.generate_context_pack_sync("e1", "save", ["app/api.py"], "coding")
+    assert ("app/api.py::twice", "app/util.py::unrelated_helper", "call") in [
+        (d.from_symbol, d.to_symbol, d.kind) for d in after.dependencies
+    ]
+
+
+def test_dependents_read_only_the_files_that_could_link(repo, monkeypatch):
+    from repomapper.pack.links import SymbolLinks
+
+    # a bare call no import explains: rule 4 links it to the one module-level definition
+    # and a call of a method name from a file that imports no definer of it (never linked)
+    (repo / "app/loose.py").write_text(
+        "def uses_it():\n    return normalise_key(1)\n\n\ndef saves(x):\n    return x.save(1)\n"
     )
+    with mapper(repo) as m:
+        symbols = [
+            "app/util.py::normalise_key",
+            "app/memory.py::MemoryStore",
+            "app/memory.py::MemoryStore.save",
+            "app/base.py::Store",
+            "app/util.py::",
+        ]
+        pruned = {s: m.links().get_dependents(s, 2) for s in symbols}
+        monkeypatch.setattr(
+            SymbolLinks,
+            "_could_refer",
+            lambda self, path, qual: self.view.referrers(qual.rsplit(".", 1)[-1]),
+        )
+        every = {s: m.links().get_dependents(s, 2) for s in symbols}
+    assert pruned == every
+    assert "app/loose.py::uses_it" in {d.from_symbol for d in pruned["app/util.py::normalise_key"]}
 
 
-def test_ast_context_key_follows_the_code_that_builds_it(monkeypatch):
-    from repomapper.pack import persist
-
-    same = persist.cache_key("sha", "set", ["fp"])
-    assert same == persist.cache_key("sha", "set", ["fp"])
-    monkeypatch.setattr(persist, "made_by", lambda what: "other code")
-    persist._code_digest.cache_clear()
-    try:
-        assert persist.cache_key("sha", "set", ["fp"]) != same
-    finally:
-        monkeypatch.undo()
-        persist._code_digest.cache_clear()
-
-
-def test_ast_context_file_round_trip(repo, tmp_path):
-    from repomapper.pack.persist import load_ast_context, save_ast_context
-
-    ctx = mapper(repo).refresh_ast_context_sync()
-    path = tmp_path / "ast.json"
-    save_ast_context(path, ctx)
-    data = json.loads(path.read_text())
-    assert data["format"] == "repomapper.ast_context/2" and data["git_sha"] == ctx.git_sha
-    assert list(data["files"]) == sorted(ctx.files)
-    again = load_ast_context(path, ctx.git_sha, ctx.file_set, 3600)
-    assert again is not None and again.files == ctx.files
-    assert load_ast_context(path, "other", ctx.file_set, 3600) is None
-    assert load_ast_context(path, ctx.git_sha, "other", 3600) is None
-    assert load_ast_context(path, ctx.git_sha, ctx.file_set, 0) is None
+def test_a_file_in_full_is_its_lines_as_the_map_reads_them(repo):
+    (repo / "app/crlf.py").write_bytes(b"\xef\xbb\xbfdef f():\r\n    return 1\r\n\r\ndef g(): pass")
+    with mapper(repo) as m:
+        pack = m.generate_context_pack_sync("crlf", "f", ["app/crlf.py"], "coding")
+    (f,) = [f for f in pack.files if f.path == "app/crlf.py"]
+    assert f.mode == "full" and f.spans == ((1, 4),) and f.line_count == 4
+    assert f.content == "def f():\n    return 1\n\ndef g(): pass\n"

@@ -41,7 +41,7 @@ def test_a_given_repomap_is_read_and_left_open(repo, monkeypatch):
     monkeypatch.setattr(RepoMap, "__init__", counting_init)
     rm = RepoMap(repo)
     made.clear()
-    extracted = count_calls(monkeypatch, rm, "extract")
+    extracted = count_calls(monkeypatch, rm.state, "extract_full")
     ranked = count_calls(monkeypatch, rm, "rank")
     closed = count_calls(monkeypatch, rm, "close")
     with RepoMapper(repo, repomap=rm, env={}) as m:
@@ -49,7 +49,7 @@ def test_a_given_repomap_is_read_and_left_open(repo, monkeypatch):
         pack = m.generate_context_pack_sync("s1", "save", ["app/memory.py"], "coding")
         assert pack.files[0].path == "app/memory.py"
     assert made == []  # no second RepoMap
-    assert any(kw.get("full") for _, kw in extracted)  # the AST context from its extraction
+    assert extracted  # the lines of references from its state's extraction
     assert ranked  # and the selection from its ranking
     assert closed == []  # the owner closes it
     text = rm.get_repo_map(["app/memory.py"], ["app/service.py"])
@@ -74,7 +74,6 @@ def test_shared_repomap_and_own_give_the_same_pack(repo):
         a = own.generate_context_pack_sync("s3", "save records", ["app/memory.py"], "reviewing")
     with RepoMap(repo) as rm, RepoMapper(repo, repomap=rm, env={}) as shared:
         b = shared.generate_context_pack_sync("s3", "save records", ["app/memory.py"], "reviewing")
-        assert shared.last_ast_context == "cache"  # the cache of the same repository
     assert a.to_dict() == b.to_dict()
 
 
@@ -102,6 +101,10 @@ def test_own_output_under_the_root_is_not_mapped_by_a_shared_repomap(repo):
     with RepoMap(repo) as rm, RepoMapper(repo, repomap=rm, env={}, pack_dir="out") as m:
         m.generate_context_pack_sync("s4", "save", ["app/memory.py"], "coding")
         assert (repo / "out/s4.json").is_file()
-        m.generate_context_pack_sync("s5", "save", ["app/memory.py"], "coding")
-        assert m.last_ast_context == "memory"  # the pack written did not change the file set
-        assert not any(p.startswith("out/") for p in m.refresh_ast_context_sync().files)
+        first = m.generate_context_pack_sync("s5", "save", ["app/memory.py"], "coding")
+        (repo / "out/extra.py").write_text("def save():\n    return 1\n")
+        again = m.generate_context_pack_sync("s5", "save", ["app/memory.py"], "coding")
+        # the packs written (and anything else there) are neither selected nor in the file set
+        assert again.metadata["file_set"] == first.metadata["file_set"]
+        assert not any(f.path.startswith("out/") for f in again.files)
+        assert not m.links().resolve("out/extra.py")

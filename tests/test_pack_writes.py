@@ -1,6 +1,6 @@
 """Context packs write nothing into the repository they map unless asked (library, CLI, MCP
-tool), and their AST context outlives the process through the tag cache, never through a file
-in the repository."""
+tool), and a new process reads the state the last one stored (the tag cache and the stored
+ranking state, outside the repository) to the same pack."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def porcelain(root: Path) -> str:
 def test_library_pack_leaves_the_work_tree_clean(gitrepo):
     with RepoMapper(gitrepo, env={}) as m:
         pack = m.generate_context_pack_sync("w1", "save records", ["app/memory.py"], "coding")
-        m.refresh_ast_context_sync()
+        m.links().get_dependents("app/memory.py::MemoryStore")
     assert pack.files and pack.metadata["repository_state"] == "git"
     assert porcelain(gitrepo) == ""
 
@@ -105,28 +105,32 @@ def test_mcp_context_pack_leaves_the_work_tree_clean(gitrepo, tmp_path):
 NEW_PROCESS = """
 import sys
 from repomapper import RepoMapper
+from repomapper.pack.store import dumps
 with RepoMapper(sys.argv[1], env={}) as m:
-    m.generate_context_pack_sync("p", "save", ["app/memory.py"], "coding")
-    print(m.last_ast_context)
+    pack = m.generate_context_pack_sync("p", "save", ["app/memory.py"], "coding")
+    print(m.repomap.last_stats.get("stored_state", 0))
+    print(dumps(pack.to_dict()))
 """
 
 
-def source_of_ast_context(root: Path) -> str:
+def pack_in_a_new_process(root: Path) -> tuple[str, str]:
     out = subprocess.run(
         [sys.executable, "-c", NEW_PROCESS, str(root)],
         capture_output=True,
         text=True,
         check=True,
     )
-    return out.stdout.strip()
+    stored, pack = out.stdout.split("\n", 1)
+    return stored, pack
 
 
-def test_ast_context_outlives_the_process_through_the_cache(gitrepo):
-    assert source_of_ast_context(gitrepo) == "built"
-    assert source_of_ast_context(gitrepo) == "cache"
-    # an edit that keeps the size: the mtime alone says the file set changed
+def test_a_new_process_reads_the_stored_state_to_the_same_pack(gitrepo):
+    first = pack_in_a_new_process(gitrepo)
+    second = pack_in_a_new_process(gitrepo)
+    assert second[1] == first[1]
+    # an edit that keeps the size: the pack follows it
     memory = gitrepo / "app/memory.py"
     memory.write_text(memory.read_text().replace("data", "dat_"))
-    assert source_of_ast_context(gitrepo) == "built"
-    assert source_of_ast_context(gitrepo) == "cache"
+    edited = pack_in_a_new_process(gitrepo)
+    assert "self.dat_" in edited[1] and "self.data" not in edited[1]
     assert porcelain(gitrepo) == " M app/memory.py\n"

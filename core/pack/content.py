@@ -7,45 +7,50 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .models import ParsedFile, SymbolInfo
+from ..model import Tag
+from .models import symbol_id
 
 ELISION = "⋮"
 MODES = ("full", "outline", "signatures")
 
 
-def _header(lines: Sequence[str], s: SymbolInfo) -> range:
+def _end(s: Tag) -> int:
+    return max(s.end_line, s.start_line)
+
+
+def _header(lines: Sequence[str], s: Tag) -> range:
     """The signature lines of ``s``: as many source lines as its signature has (at least one),
     within its span."""
     n = max(1, len((s.signature or "").splitlines()))
-    end = min(s.end_line, s.start_line + n - 1, len(lines))
+    end = min(_end(s), s.start_line + n - 1, len(lines))
     return range(s.start_line, end + 1)
 
 
-def _doc(lines: Sequence[str], s: SymbolInfo, after: int) -> range:
+def _doc(lines: Sequence[str], s: Tag, after: int) -> range:
     """The docstring lines of ``s`` where they follow its header in the source."""
     if not s.docstring:
         return range(0)
     first = s.docstring.strip().splitlines()[0].strip() if s.docstring.strip() else ""
     if not first:
         return range(0)
-    for k in range(after + 1, min(after + 4, s.end_line, len(lines)) + 1):
+    for k in range(after + 1, min(after + 4, _end(s), len(lines)) + 1):
         if first in lines[k - 1]:
             n = len(s.docstring.strip().splitlines())
-            return range(k, min(s.end_line, k + n, len(lines)) + 1) if n > 1 else range(k, k + 1)
+            return range(k, min(_end(s), k + n, len(lines)) + 1) if n > 1 else range(k, k + 1)
     return range(0)
 
 
-def _enclosing(symbols: Sequence[SymbolInfo], s: SymbolInfo) -> list[SymbolInfo]:
+def _enclosing(by_name: dict[str, list[Tag]], s: Tag) -> list[Tag]:
     """The definitions ``s`` is nested in (its class, the class around that, ...): those its
-    scope names whose lines hold it."""
+    scope names whose lines hold it (``by_name``: a file's definitions by qualified name)."""
     if not s.scope:
         return []
+    parts = s.scope.split(".")
     return [
         t
-        for t in symbols
-        if t is not s
-        and t.start_line <= s.start_line <= t.end_line
-        and (s.scope == t.qualified_name or s.scope.startswith(t.qualified_name + "."))
+        for k in range(1, len(parts) + 1)
+        for t in by_name.get(".".join(parts[:k]), ())
+        if t is not s and t.start_line <= s.start_line <= _end(t)
     ]
 
 
@@ -60,26 +65,32 @@ def spans_of(wanted: Iterable[int]) -> tuple[tuple[int, int], ...]:
 
 
 def render(
-    text: str,
-    parsed: ParsedFile | None,
+    path: str,
+    lines: Sequence[str],
+    definitions: Sequence[Tag] | None,
+    import_lines: Iterable[int],
     mode: str,
     bodies: frozenset[str],
     matter: frozenset[str],
 ) -> tuple[str, tuple[tuple[int, int], ...]]:
-    """(content, spans) of a file in ``mode``; ``bodies`` and ``matter`` are symbol ids (whose
-    bodies, whose signatures the file must show)."""
-    lines = text.splitlines()
-    if mode == "full" or parsed is None:
-        return text, ((1, len(lines)),) if lines else ()
+    """(content, spans) of the file ``path`` (its ``lines``) in ``mode``; ``definitions`` are
+    its definitions (``None``: not mapped, shown in full), ``import_lines`` the lines of its
+    imports, ``bodies`` and ``matter`` symbol ids (whose bodies, whose signatures the file must
+    show)."""
+    if mode == "full" or definitions is None:
+        return _joined(lines), ((1, len(lines)),) if lines else ()
     wanted: set[int] = set()
     if mode == "outline":
-        wanted.update(i.line_number for i in parsed.imports if 0 < i.line_number <= len(lines))
-    for s in parsed.symbols:
-        sid = s.id
+        wanted.update(n for n in import_lines if 0 < n <= len(lines))
+    by_name: dict[str, list[Tag]] = {}
+    for s in definitions:
+        by_name.setdefault(s.qualified_name, []).append(s)
+    for s in definitions:
+        sid = symbol_id(path, s.qualified_name)
         if s.start_line < 1 or s.start_line > len(lines):
             continue
         if mode == "outline" and sid in bodies:
-            wanted.update(range(s.start_line, min(s.end_line, len(lines)) + 1))
+            wanted.update(range(s.start_line, min(_end(s), len(lines)) + 1))
         elif mode == "signatures" and sid not in matter and sid not in bodies:
             continue
         else:
@@ -89,7 +100,7 @@ def render(
                 wanted.update(_doc(lines, s, head[-1]))
         # a method shown without its class's header would read as a method of whatever class
         # is shown above it: the headers of the symbols enclosing it come along
-        for outer in _enclosing(parsed.symbols, s):
+        for outer in _enclosing(by_name, s):
             wanted.update(_header(lines, outer))
     spans = spans_of(wanted)
     out: list[str] = []
@@ -101,4 +112,8 @@ def render(
         prev = b
     if spans and prev < len(lines):
         out.append(ELISION)
-    return ("\n".join(out) + "\n" if out else ""), spans
+    return _joined(out), spans
+
+
+def _joined(lines: Sequence[str]) -> str:
+    return "\n".join(lines) + "\n" if lines else ""

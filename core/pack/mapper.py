@@ -1,4 +1,5 @@
-"""``RepoMapper``: context packs for agent tasks, on the ranking and extraction of ``RepoMap``."""
+"""``RepoMapper``: context packs for agent tasks, read from the repository state of a ``RepoMap``
+(its ranking, summaries, symbol table and import edges; see :mod:`repomapper.pack.view`)."""
 
 from __future__ import annotations
 
@@ -7,54 +8,71 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..cache import TagCache
 from ..discover import FileEntry, check_root
 from ..model import Diagnostic
+from ..ranked import RankedRepository
 from ..registry import PluginSet
 from ..repomap import RepoMap, summarise
+from ..stages.tables import current_tables
 from ..tokens import TokenCounter, as_counter
-from . import persist
 from .budget import Filled, fill, order
-from .context import build_ast_context
-from .models import (
-    AgentRole,
-    ASTContext,
-    ContextPack,
-    DependencyInfo,
-    SymbolInfo,
-    split_symbol_id,
-)
+from .links import SymbolLinks
+from .models import AgentRole, ContextPack, DependencyInfo, PackSymbol, split_symbol_id, symbol_id
 from .roles import RolePolicy, policy_for
 from .select import Selection, select
 from .settings import PackError, PackSettings
 from .store import atomic_write, check_task_id, content_digest, dumps, file_set_digest, git_state
+from .view import StateView
 
 log = logging.getLogger(__name__)
 
 #: most dependencies listed in a pack (the shallowest first)
 MAX_PACK_DEPENDENCIES = 500
+#: files listed per symbol in a pack's ``symbols[].references`` (the first, in path order)
+MAX_LISTED_REFERRERS = 20
+
+
+@dataclass(frozen=True)
+class _Request:
+    """One pack's checked input."""
+
+    task_id: str
+    task: str
+    targets: list[str]
+    policy: RolePolicy
+    budget: int
+
+
+@dataclass(frozen=True)
+class _Version:
+    """What the pack says of the repository's version: git's HEAD (or a content digest), its
+    commit date, and a digest of the file set."""
+
+    state: str
+    date: str | None
+    file_set: str
 
 
 class RepoMapper:
     """Generate context packs for the repository at ``repo_path``.
 
-    Settings are arguments, else the environment (``CONTEXT_PACK_DIR``, ``AST_CACHE_TTL``,
+    Settings are arguments, else the environment (``CONTEXT_PACK_DIR``,
     ``DEFAULT_TOKEN_BUDGET``, ``MAX_DEPENDENCY_DEPTH``, ``MIN_RELEVANCE_SCORE``), else the
     design's defaults. Nothing is written into the repository unless asked: a pack is returned,
     and written to ``<pack_dir>/<task_id>.json`` only when a pack directory was given
-    (``pack_dir`` or ``CONTEXT_PACK_DIR``; ``write`` defaults to whether one was). The AST
-    context is kept in memory and in the tag cache (not with ``use_cache=False``), and in the
-    file ``ast_context_path`` only when one is given. A pack directory or AST context file
-    given under the root is left out of the files mapped.
+    (``pack_dir`` or ``CONTEXT_PACK_DIR``; ``write`` defaults to whether one was). A pack is
+    read from the RepoMap's repository state (its summaries, symbol table, import edges and
+    ranking); between packs the mapper keeps only what the last one read of that state, while
+    the state is the same, and stores nothing. A pack directory given under the root is left
+    out of the files mapped.
 
-    ``repomap``: an open :class:`RepoMap` of the same root to read from (its discovery,
-    extraction, ranking and cache), which stays the caller's to close; the settings that belong
-    to a RepoMap (``use_cache``, ``cache_dir``, ``plugins``, ``include``, ``exclude``) are then
-    its own and may not be given. Without it the mapper makes one, which :meth:`close` (or the
+    ``repomap``: an open :class:`RepoMap` of the same root to read from (its state), which
+    stays the caller's to close; the settings that belong to a RepoMap (``use_cache``,
+    ``cache_dir``, ``plugins``, ``include``, ``exclude``) are then its own and may not be given. Without it the mapper makes one, which :meth:`close` (or the
     end of a ``with`` block) closes.
     """
 
@@ -63,8 +81,6 @@ class RepoMapper:
         repo_path: str | os.PathLike[str] = ".",
         *,
         pack_dir: str | os.PathLike[str] | None = None,
-        ast_context_path: str | os.PathLike[str] | None = None,
-        ast_cache_ttl: float | None = None,
         token_budget: int | None = None,
         max_dependency_depth: int | None = None,
         min_relevance_score: float | None = None,
@@ -82,24 +98,20 @@ class RepoMapper:
         self.settings = PackSettings.resolve(
             self.root,
             pack_dir=pack_dir,
-            ast_context_path=ast_context_path,
-            ast_cache_ttl=ast_cache_ttl,
             token_budget=token_budget,
             max_dependency_depth=max_dependency_depth,
             min_relevance_score=min_relevance_score,
             env=env,
         )
-        for what, path in (
-            ("the pack directory", self.settings.pack_dir),
-            ("the AST context", self.settings.ast_context_path),
-        ):
-            if path is not None:
-                _stay_inside(what, path, self.root)
+        if self.settings.pack_dir is not None:
+            _stay_inside("the pack directory", self.settings.pack_dir, self.root)
         if write and self.settings.pack_dir is None:
             raise PackError("write=True needs a pack directory (pack_dir or CONTEXT_PACK_DIR)")
         self.write = self.settings.pack_dir is not None if write is None else write
         self._owns_repomap = repomap is None
         self._own = self._own_files()
+        #: the links of the last pack, reused while the state is the same (see ``_links``)
+        self._kept: SymbolLinks | None = None
         if repomap is not None:
             _check_shared(repomap, self.root, use_cache, cache_dir, plugins, include, exclude)
             self.repomap = repomap
@@ -115,14 +127,11 @@ class RepoMapper:
                 include=include,
                 exclude=(*exclude, *self._own),
             )
-        self._ctx: ASTContext | None = None
-        #: where the last AST context came from: "memory", "cache", "file" or "built"
-        self.last_ast_context: str = ""
 
     def close(self) -> None:
-        """Close the RepoMap this mapper made (its cache connection and worker); one given to
-        it is left open for its owner. The AST context kept in memory is dropped."""
-        self._ctx = None
+        """Close the RepoMap this mapper made (its state: cache connection, worker); one given
+        to it is left open for its owner. What the last pack read of the state is dropped."""
+        self._kept = None
         if self._owns_repomap:
             self.repomap.close()
 
@@ -133,101 +142,50 @@ class RepoMapper:
         self.close()
 
     def _own_files(self) -> list[str]:
-        """Exclusion globs for the pack directory and AST context file the caller put under the
-        root: our own output is not mapped, nor does writing it change the file set."""
-        own = []
-        s = self.settings
-        for p, is_dir in ((s.pack_dir, True), (s.ast_context_path, False)):
-            if p is None:
-                continue
-            try:
-                rel = p.resolve().relative_to(self.root).as_posix()
-            except (ValueError, OSError):
-                continue
-            own.append(f"/{rel}/" if is_dir else f"/{rel}")
-            if not is_dir:
-                own.append(f"/{posixpath_dir(rel)}.{p.name}.*.tmp")
-        return own
+        """Exclusion globs for the pack directory the caller put under the root: our own output
+        is not mapped, nor does writing it change the file set."""
+        p = self.settings.pack_dir
+        if p is None:
+            return []
+        try:
+            rel = p.resolve().relative_to(self.root).as_posix()
+        except (ValueError, OSError):
+            return []
+        return [f"/{rel}/"]
 
-    # -- the AST context -------------------------------------------------------------------------
-    def _state(self) -> tuple[list[FileEntry], list[Diagnostic], str, str | None, str]:
-        entries, diags, _ = self.repomap.collect(None)
-        if not self._owns_repomap and self._own:
-            # a RepoMap given to us maps our own output too: leave it out of the AST context
-            # and its file set, or every pack written would make the next one rebuild it
-            own = [g.strip("/") for g in self._own if "*" not in g]
-            entries = [e for e in entries if not any(_under(e.path, o) for o in own)]
+    # -- what a pack reads -----------------------------------------------------------------------
+    def _left_out(self, entries: Sequence[FileEntry]) -> set[str]:
+        """The files of a RepoMap given to us that are our own output: left out of what a pack
+        selects and of its file set, or every pack written would change the next one."""
+        if self._owns_repomap or not self._own:
+            return set()
+        own = [g.strip("/") for g in self._own]
+        return {e.path for e in entries if any(_under(e.path, o) for o in own)}
+
+    def _version(self, entries: Sequence[FileEntry]) -> _Version:
         sha, date = git_state(self.root)
         state = sha if sha else content_digest(self.root, entries)
-        return entries, diags, state, date, file_set_digest(entries, state)
+        return _Version(state, date, file_set_digest(entries, state))
 
-    def _ast_context(self, force: bool = False) -> tuple[ASTContext, list[Diagnostic], str | None]:
-        entries, diags, state, date, file_set = self._state()
-        ttl = self.settings.ast_cache_ttl
-        ctx = self._ctx
-        if (
-            ctx is not None
-            and ctx.git_sha == state
-            and ctx.file_set == file_set
-            and ttl > 0
-            and not force
-        ):
-            self.last_ast_context = "memory"
-            return ctx, diags, date
-        fingerprint = self.repomap.plugins.fingerprint
-        key = persist.cache_key(state, file_set, (fingerprint(e.path) for e in entries))
-        cache = self.repomap.cache if self.repomap.use_cache else None
-        if cache is not None and not persist.usable(cache):
-            cache = None
-        ctx = None
-        if not force and cache is not None:
-            ctx = persist.load_cached(cache, key, state, file_set, ttl)
-            self.last_ast_context = "cache"
-        path = self.settings.ast_context_path
-        if ctx is None and not force and path is not None:
-            ctx = persist.load_ast_context(path, state, file_set, ttl)
-            self.last_ast_context = "file"
-        if ctx is None:
-            ctx = build_ast_context(self.repomap, entries, state, file_set)
-            self.last_ast_context = "built"
-            self._keep(ctx, cache, key, diags)
-        self._ctx = ctx
-        return ctx, diags, date
+    def _links(self, ranked: RankedRepository, left_out: set[str]) -> SymbolLinks:
+        """The links of the state ``ranked`` was ranked on: those of the last pack while the
+        state is the same (what they read of it, computed per file as walks reach it, holds
+        while no summary changed), else new ones."""
+        kept = self._kept
+        if kept is not None and kept.view.reads_as(ranked, left_out):
+            return kept
+        graph = self.repomap.graph_state
+        index = graph.index if graph is not None else None
+        view = StateView.of_ranked(self.repomap.state, ranked, index, left_out)
+        self._kept = SymbolLinks(view)
+        return self._kept
 
-    def _keep(
-        self, ctx: ASTContext, cache: TagCache | None, key: str, diags: list[Diagnostic]
-    ) -> None:
-        """Store a context just built in the tag cache, and in the file the caller named."""
-        if cache is not None:
-            persist.store_cached(cache, key, ctx)
-        path = self.settings.ast_context_path
-        if path is None:
-            return
-        try:
-            persist.save_ast_context(path, ctx)
-        except OSError as exc:
-            diags.append(
-                Diagnostic(
-                    "ast_context_unwritable",
-                    f"cannot write {path}: {exc}; the context is not kept there",
-                )
-            )
-
-    def refresh_ast_context_sync(
-        self, repo_path: str | os.PathLike[str] | None = None
-    ) -> ASTContext:
-        """Rebuild the AST context now (and store it again)."""
-        self._check_repo(repo_path)
-        return self._ast_context(force=True)[0]
-
-    async def refresh_ast_context(
-        self, repo_path: str | os.PathLike[str] | None = None
-    ) -> ASTContext:
-        return await asyncio.to_thread(self.refresh_ast_context_sync, repo_path)
-
-    def _check_repo(self, repo_path: str | os.PathLike[str] | None) -> None:
-        if repo_path is not None and Path(repo_path).resolve() != self.root:
-            raise PackError(f"{repo_path} is not this mapper's repository ({self.root})")
+    def links(self) -> SymbolLinks:
+        """The dependencies between the repository's definitions as it is now, read from the
+        state's current tables (``links().get_dependencies("a.py::f", max_depth=3)``)."""
+        tables = current_tables(self.repomap.state, self.repomap.selection)
+        left_out = self._left_out(list(tables.entries.values()))
+        return SymbolLinks(StateView.of_tables(self.repomap.state, tables, left_out))
 
     # -- targets ---------------------------------------------------------------------------------
     def check_targets(self, targets: Sequence[str | os.PathLike[str]]) -> list[str]:
@@ -265,39 +223,26 @@ class RepoMapper:
         """The pack for a task (see :mod:`repomapper.pack`); written to
         ``<pack_dir>/<task_id>.json`` only when the mapper writes (see the class).
         ``token_budget`` defaults to ``DEFAULT_TOKEN_BUDGET`` (100 000)."""
-        check_task_id(task_id)
-        policy = policy_for(role)
-        budget = self.settings.token_budget if token_budget is None else int(token_budget)
-        if budget < 1:
-            raise PackError(f"the token budget must be at least 1 (got {budget})")
-        targets = self.check_targets(target_files)
+        request = self._request(task_id, task_description, target_files, role, token_budget)
         started = time.perf_counter()
-        ctx, diags, date = self._ast_context()
-        ranked = self.repomap.rank(task=task_description or None, mentioned_fnames=targets)
-        diags.extend(ranked.diagnostics)
+        ranked = self.repomap.rank(task=task_description or None, mentioned_fnames=request.targets)
+        left_out = self._left_out(ranked.entries)
+        links = self._links(ranked, left_out)
+        view = links.view
         s = self.settings
         selection = select(
-            ctx, ranked, targets, policy, s.max_dependency_depth, s.min_relevance_score
+            links,
+            ranked,
+            request.targets,
+            request.policy,
+            s.max_dependency_depth,
+            s.min_relevance_score,
         )
-        filled = fill(self.root, ctx, selection.candidates, policy, budget, self.counter.count)
-        diags.extend(_unmapped(ctx, targets))
-        included = {f.path for f in filled.files}
-        if not filled.files:
-            diags.append(self._why_empty(ctx, selection, filled, budget))
-        metadata = self._describe(task_description, targets, budget, date, ctx, policy)
-        metadata.update(_left_out(ctx, selection, filled))
-        pack = ContextPack(
-            task_id,
-            policy.role.value,
-            ctx.git_sha,
-            filled.files,
-            _pack_symbols(ctx, selection, filled, included),
-            _pack_dependencies(selection, included),
-            metadata,
-            filled.tokens,
-            {p: c.score for p, c in sorted(selection.candidates.items())},
-            summarise(diags),
+        filled = fill(
+            view, selection.candidates, request.policy, request.budget, self.counter.count
         )
+        entries = [e for e in ranked.entries if e.path not in left_out]
+        pack = self._pack(request, view, selection, filled, self._version(entries), ranked)
         log.info(
             "pack %s: %d files, %d tokens in %.2fs",
             task_id,
@@ -309,28 +254,68 @@ class RepoMapper:
             self.write_pack(pack)
         return pack
 
-    def _describe(
+    def _request(
         self,
+        task_id: str,
         task: str,
-        targets: list[str],
-        budget: int,
-        date: str | None,
-        ctx: ASTContext,
-        policy: RolePolicy,
-    ) -> dict[str, Any]:
+        target_files: Sequence[str | os.PathLike[str]],
+        role: AgentRole | str,
+        token_budget: int | None,
+    ) -> _Request:
+        """The request checked: a plain task id, a known role, a budget of at least 1, targets
+        inside the root (each refusal a :class:`PackError` or ``ValueError`` naming it)."""
+        check_task_id(task_id)
+        policy = policy_for(role)
+        budget = self.settings.token_budget if token_budget is None else int(token_budget)
+        if budget < 1:
+            raise PackError(f"the token budget must be at least 1 (got {budget})")
+        return _Request(task_id, task, self.check_targets(target_files), policy, budget)
+
+    def _pack(
+        self,
+        request: _Request,
+        view: StateView,
+        selection: Selection,
+        filled: Filled,
+        version: _Version,
+        ranked: RankedRepository,
+    ) -> ContextPack:
+        """The pack of what was selected and filled, with its metadata and diagnostics."""
+        diags = list(ranked.diagnostics)
+        diags.extend(_unmapped(view, request.targets))
+        included = {f.path for f in filled.files}
+        if not filled.files:
+            diags.append(self._why_empty(view, selection, filled, request.budget))
+        metadata = self._describe(request, version)
+        metadata.update(_left_out_of(view, selection, filled))
+        return ContextPack(
+            request.task_id,
+            request.policy.role.value,
+            version.state,
+            filled.files,
+            _pack_symbols(view, selection, filled, included),
+            _pack_dependencies(selection, included),
+            metadata,
+            filled.tokens,
+            {p: c.score for p, c in sorted(selection.candidates.items())},
+            summarise(diags),
+        )
+
+    def _describe(self, request: _Request, version: _Version) -> dict[str, Any]:
         """The pack's metadata: the task, and how the pack was made."""
         s = self.settings
+        policy = request.policy
         return {
-            "task": task,
-            "targets": targets,
-            "budget": budget,
+            "task": request.task,
+            "targets": request.targets,
+            "budget": request.budget,
             "tokenizer": self.counter.name,
             "tokens_exact": self.counter.exact,
-            "generated_at": date,
+            "generated_at": version.date,
             "repository_state": "git"
-            if not ctx.git_sha.startswith("digest:")
+            if not version.state.startswith("digest:")
             else "content_digest",
-            "file_set": ctx.file_set,
+            "file_set": version.file_set,
             "relevance_threshold": s.min_relevance_score,
             "settings": s.to_dict(),
             "role_policy": {
@@ -371,9 +356,9 @@ class RepoMapper:
         return path
 
     def _why_empty(
-        self, ctx: ASTContext, selection: Selection, filled: Filled, budget: int
+        self, view: StateView, selection: Selection, filled: Filled, budget: int
     ) -> Diagnostic:
-        if not ctx.files and not selection.candidates:
+        if not view.mapped and not selection.candidates:
             return Diagnostic(
                 "nothing_to_map", "no file of the repository could be mapped", severity="error"
             )
@@ -414,7 +399,7 @@ def _stay_inside(what: str, path: Path, root: Path) -> None:
         ) from None
 
 
-def _unmapped(ctx: ASTContext, targets: Sequence[str]) -> list[Diagnostic]:
+def _unmapped(view: StateView, targets: Sequence[str]) -> list[Diagnostic]:
     """A target no backend extracted is in the pack as text only: say so."""
     return [
         Diagnostic(
@@ -424,17 +409,17 @@ def _unmapped(ctx: ASTContext, targets: Sequence[str]) -> list[Diagnostic]:
             severity="info",
         )
         for t in targets
-        if t not in ctx.files
+        if t not in view.mapped
     ]
 
 
-def _left_out(ctx: ASTContext, selection: Selection, filled: Filled) -> dict[str, Any]:
+def _left_out_of(view: StateView, selection: Selection, filled: Filled) -> dict[str, Any]:
     """The pack's metadata on what was considered and what was left out, and why."""
     omitted = list(filled.omitted) + [
         {"path": p, "score": sc, "reason": "below MIN_RELEVANCE_SCORE"} for p, sc in selection.cut
     ]
     return {
-        "files_mapped": len(ctx.files),
+        "files_mapped": len(view.mapped),
         "files_considered": len(selection.candidates) + len(selection.cut),
         "omitted": omitted[:200],
         "omitted_total": len(omitted),
@@ -442,26 +427,29 @@ def _left_out(ctx: ASTContext, selection: Selection, filled: Filled) -> dict[str
 
 
 def _pack_symbols(
-    ctx: ASTContext, selection: Selection, filled: Filled, included: set[str]
-) -> tuple[SymbolInfo, ...]:
+    view: StateView, selection: Selection, filled: Filled, included: set[str]
+) -> tuple[PackSymbol, ...]:
     """The symbols that matter in the files the pack holds, in the pack's file order, each
-    with its best score, its first reasons and how much of it the pack holds."""
-    symbols: list[SymbolInfo] = []
+    with its best score, its first reasons, how much of it the pack holds and the first files
+    that refer to its name (the state's symbol table)."""
+    symbols: list[PackSymbol] = []
     for c in order(selection.candidates):
         if c.path not in included:
             continue
-        pf = ctx.files.get(c.path)
-        for sym in pf.symbols if pf else ():
-            reasons = c.matter.get(sym.id)
+        for tag in view.definitions(c.path):
+            sid = symbol_id(c.path, tag.qualified_name)
+            reasons = c.matter.get(sid)
             if not reasons:
                 continue
             ordered = sorted(dict.fromkeys(reasons), key=lambda x: (-x[0], x[1]))
+            referrers = [p for p in view.referrers(tag.name) if p != c.path]
             symbols.append(
-                replace(
-                    sym,
-                    score=round(ordered[0][0], 6),
-                    why=tuple(w for _, w in ordered[:4]),
-                    included=filled.shown.get(sym.id, "listed"),
+                PackSymbol.of_tag(
+                    tag,
+                    tuple(referrers[:MAX_LISTED_REFERRERS]),
+                    round(ordered[0][0], 6),
+                    tuple(w for _, w in ordered[:4]),
+                    filled.shown.get(sid, "listed"),
                 )
             )
     return tuple(symbols)
@@ -508,8 +496,3 @@ def _check_shared(
 
 def _under(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith(prefix + "/")
-
-
-def posixpath_dir(rel: str) -> str:
-    d = rel.rsplit("/", 1)[0] if "/" in rel else ""
-    return f"{d}/" if d else ""

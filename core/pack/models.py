@@ -1,6 +1,8 @@
-"""The data of a context pack (the design's ``ParsedFile``, ``SymbolInfo``, ``ImportInfo``,
-``ASTContext``, ``ContextPack``, ``FileContent``, ``DependencyInfo``): frozen, with a JSON round
-trip (``to_dict`` / ``from_dict``) whose shape ``docs/schemas/context_pack.json`` describes.
+"""The output of a context pack (``ContextPack``, ``FileContent``, ``PackSymbol``,
+``DependencyInfo``): frozen, with a JSON round trip (``to_dict`` / ``from_dict``) whose shape
+``docs/schemas/context_pack.json`` describes. What a pack is selected from is the repository
+state's own data (its summaries' ``Tag``s, symbol table and import edges), not a model of its
+own.
 
 Lines are 1-based and inclusive. Symbol ids are ``"<path>::<qualified name>"``; a file's module
 level is ``"<path>::"``.
@@ -8,14 +10,11 @@ level is ``"<path>::"``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..model import Diagnostic
-
-if TYPE_CHECKING:
-    from .depgraph import DependencyGraph
+from ..model import Diagnostic, Tag
 
 PACK_FORMAT = "repomapper.context_pack/1"
 
@@ -50,10 +49,11 @@ def _diag_from(d: dict[str, Any]) -> Diagnostic:
 
 
 @dataclass(frozen=True, slots=True)
-class SymbolInfo:
-    """A definition: where, what kind, its signature and docstring, the files that reference it;
-    in a pack also its score, why it is there and how much of it the pack holds (``included``:
-    ``body``, ``signature`` or ``listed``)."""
+class PackSymbol:
+    """A definition in a pack (made from the state's :class:`~repomapper.model.Tag` by
+    :meth:`of_tag`): where, what kind, its signature and docstring, the files that reference it,
+    its score, why it is there and how much of it the pack holds (``included``: ``body``,
+    ``signature`` or ``listed``)."""
 
     name: str
     kind: str
@@ -76,6 +76,30 @@ class SymbolInfo:
     def id(self) -> str:
         return symbol_id(self.file_path, self.qualified_name)
 
+    @classmethod
+    def of_tag(
+        cls,
+        tag: Tag,
+        references: tuple[str, ...],
+        score: float,
+        why: tuple[str, ...],
+        included: str,
+    ) -> PackSymbol:
+        return cls(
+            tag.name,
+            str(tag.symbol_kind),
+            tag.file_path,
+            tag.start_line,
+            max(tag.end_line, tag.start_line),
+            tag.signature,
+            tag.docstring,
+            references,
+            tag.scope,
+            score,
+            why,
+            included,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -93,7 +117,7 @@ class SymbolInfo:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> SymbolInfo:
+    def from_dict(cls, d: dict[str, Any]) -> PackSymbol:
         return cls(
             d["name"],
             d["kind"],
@@ -107,82 +131,6 @@ class SymbolInfo:
             d.get("score", 0.0),
             tuple(d.get("why", ())),
             d.get("included", ""),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ImportInfo:
-    """An import statement; ``resolved`` lists the repository files it resolves to (through the
-    importing file's backend), empty for a third-party or unresolvable import."""
-
-    source: str
-    names: tuple[str, ...] = ()
-    is_relative: bool = False
-    line_number: int = 0
-    resolved: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "names": list(self.names),
-            "is_relative": self.is_relative,
-            "line_number": self.line_number,
-            "resolved": list(self.resolved),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ImportInfo:
-        return cls(
-            d["source"],
-            tuple(d.get("names", ())),
-            d.get("is_relative", False),
-            d.get("line_number", 0),
-            tuple(d.get("resolved", ())),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedFile:
-    """One file as our extraction saw it. ``references`` are (name, line, kind) triples of every
-    reference (what the dependency graph links; kind is the backend's, ``call`` where known);
-    ``raw_content`` is ``None`` where not loaded (the stored AST context keeps ``digest``, the
-    sha256 of the bytes, instead of the text)."""
-
-    path: str
-    language: str
-    symbols: tuple[SymbolInfo, ...] = ()
-    imports: tuple[ImportInfo, ...] = ()
-    exports: tuple[str, ...] = ()
-    raw_content: str | None = None
-    line_count: int = 0
-    references: tuple[tuple[str, int, str], ...] = ()
-    digest: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "language": self.language,
-            "symbols": [s.to_dict() for s in self.symbols],
-            "imports": [i.to_dict() for i in self.imports],
-            "exports": list(self.exports),
-            "raw_content": self.raw_content,
-            "line_count": self.line_count,
-            "references": [list(r) for r in self.references],
-            "digest": self.digest,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ParsedFile:
-        return cls(
-            d["path"],
-            d["language"],
-            tuple(SymbolInfo.from_dict(s) for s in d.get("symbols", ())),
-            tuple(ImportInfo.from_dict(i) for i in d.get("imports", ())),
-            tuple(d.get("exports", ())),
-            d.get("raw_content"),
-            d.get("line_count", 0),
-            tuple((r[0], r[1], r[2]) for r in d.get("references", ())),
-            d.get("digest", ""),
         )
 
 
@@ -269,7 +217,7 @@ class ContextPack:
     role: str
     git_sha: str
     files: tuple[FileContent, ...]
-    symbols: tuple[SymbolInfo, ...]
+    symbols: tuple[PackSymbol, ...]
     dependencies: tuple[DependencyInfo, ...]
     metadata: dict[str, Any]
     token_count: int
@@ -298,58 +246,10 @@ class ContextPack:
             d["role"],
             d["git_sha"],
             tuple(FileContent.from_dict(f) for f in d["files"]),
-            tuple(SymbolInfo.from_dict(s) for s in d["symbols"]),
+            tuple(PackSymbol.from_dict(s) for s in d["symbols"]),
             tuple(DependencyInfo.from_dict(x) for x in d["dependencies"]),
             d["metadata"],
             d["token_count"],
             dict(d["relevance_scores"]),
             tuple(_diag_from(x) for x in d.get("diagnostics", ())),
-        )
-
-
-@dataclass(frozen=True)
-class ASTContext:
-    """The extracted repository, keyed by its state: ``git_sha`` (or ``"digest:<sha256>"``
-    without git) and ``file_set`` (a digest of every path, size and mtime). The dependency graph
-    is rebuilt from ``files`` when read back, not stored."""
-
-    repo_path: str
-    git_sha: str
-    file_set: str
-    files: dict[str, ParsedFile]
-    created_at: str
-    token_estimate: int
-    dependency_graph: DependencyGraph | None = field(default=None, compare=False)
-
-    def graph(self) -> DependencyGraph:
-        if self.dependency_graph is not None:
-            return self.dependency_graph
-        from .depgraph import DependencyGraph
-
-        g = DependencyGraph()
-        for path in sorted(self.files):
-            g.add_file(self.files[path])
-        object.__setattr__(self, "dependency_graph", g)
-        return g
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "format": "repomapper.ast_context/1",
-            "repo_path": self.repo_path,
-            "git_sha": self.git_sha,
-            "file_set": self.file_set,
-            "created_at": self.created_at,
-            "token_estimate": self.token_estimate,
-            "files": {p: self.files[p].to_dict() for p in sorted(self.files)},
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ASTContext:
-        return cls(
-            d["repo_path"],
-            d["git_sha"],
-            d["file_set"],
-            {p: ParsedFile.from_dict(f) for p, f in d["files"].items()},
-            d["created_at"],
-            d["token_estimate"],
         )

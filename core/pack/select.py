@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..ranked import RankedRepository
-from ..relevance.roles import TEST, file_role, tested_stem
-from .depgraph import DependencyGraph
-from .models import ASTContext, DependencyInfo, split_symbol_id, symbol_id
+from ..relevance.roles import tested_stem
+from .links import SymbolLinks, is_test
+from .models import DependencyInfo, split_symbol_id, symbol_id
 from .roles import RolePolicy
 
 TARGET = 1.0
@@ -88,7 +88,7 @@ def _name(sid: str) -> str:
 
 
 def select(
-    ctx: ASTContext,
+    links: SymbolLinks,
     ranked: RankedRepository,
     targets: Sequence[str],
     policy: RolePolicy,
@@ -97,7 +97,7 @@ def select(
 ) -> Selection:
     """The files and symbols a task needs, each with its reasons (the steps of the module's
     docstring, in that order: the order candidates and seeds are met is part of the result)."""
-    work = _Selector(ctx, ranked, tuple(targets), policy)
+    work = _Selector(links, ranked, tuple(targets), policy)
     work.seed_targets()
     work.seed_named_files()
     work.seed_task_symbols()
@@ -115,17 +115,18 @@ class _Selector:
 
     def __init__(
         self,
-        ctx: ASTContext,
+        links: SymbolLinks,
         ranked: RankedRepository,
         targets: tuple[str, ...],
         policy: RolePolicy,
     ):
-        self.ctx = ctx
+        self.view = links.view
+        self.files = links.view.mapped
         self.ranked = ranked
         self.targets = targets
         self.target_set = set(targets)
         self.policy = policy
-        self.graph: DependencyGraph = ctx.graph()
+        self.graph = links
         self.cands: dict[str, Candidate] = {}
         self.seeds: list[str] = []
         self.deps: dict[tuple[str, str], DependencyInfo] = {}
@@ -156,15 +157,17 @@ class _Selector:
             c = self.cand(t)
             c.target = True
             c.add(TARGET, "target")
-            pf = self.ctx.files.get(t)
-            for s in pf.symbols if pf else ():
-                c.symbol(s.id, TARGET, "defined in a target", full)
-                self.seeds.append(s.id)
+            for s in self.view.definitions(t):
+                sid = symbol_id(t, s.qualified_name)
+                c.symbol(sid, TARGET, "defined in a target", full)
+                self.seeds.append(sid)
             self.seeds.append(symbol_id(t, ""))
 
     def seed_named_files(self) -> None:
         """The files the task names (by path, module or traceback frame)."""
         for path in sorted(self.ranked.named):
+            if path in self.view.left_out:  # the mapper's own output
+                continue
             c = self.cand(path)
             c.named = True
             c.add(NAMED, "named in the task")
@@ -178,23 +181,23 @@ class _Selector:
         )
         best_symbol = task_symbols[0][0] if task_symbols else 0.0
         for weight, (path, ident) in task_symbols[:MAX_TASK_SYMBOLS]:
-            pf = self.ctx.files.get(path)
             strength = weight / best_symbol
-            if pf is None or strength < TASK_SYMBOL_CUT:
+            if path not in self.files or strength < TASK_SYMBOL_CUT:
                 continue
-            for s in pf.symbols:
+            for s in self.view.definitions(path):
                 if s.name == ident:
+                    sid = symbol_id(path, s.qualified_name)
                     c = self.cand(path)
                     c.add(NAMED * strength, f"the task names {s.qualified_name}")
-                    c.symbol(s.id, NAMED * strength, "the task names it", True)
-                    self.seeds.append(s.id)
+                    c.symbol(sid, NAMED * strength, "the task names it", True)
+                    self.seeds.append(sid)
 
     def seed_relevance(self) -> None:
         """The relevance model's best files (as many as the role takes), with their best
         ranked symbols; they are candidates, not seeds."""
         for rf in self.ranked.files[: self.policy.relevance_files]:
             e = self.evidence.get(rf.path, 0.0)
-            if e <= 0:
+            if e <= 0 or rf.path in self.view.left_out:
                 continue
             c = self.cand(rf.path)
             reasons = ", ".join(f"{r.signal} {r.detail}".strip() for r in rf.why[:2])
@@ -202,13 +205,13 @@ class _Selector:
                 RELEVANCE_WEIGHT * e,
                 f"relevance model: {reasons}" if reasons else "relevance model",
             )
-            pf = self.ctx.files.get(rf.path)
-            if pf is None:
+            if rf.path not in self.files:
                 continue
             for ident, _ in self.ranked.symbols_of(rf.path)[:3]:
-                for s in pf.symbols:
+                for s in self.view.definitions(rf.path):
                     if s.name == ident:
-                        c.symbol(s.id, RELEVANCE_WEIGHT * e, "ranked for the task", False)
+                        sid = symbol_id(rf.path, s.qualified_name)
+                        c.symbol(sid, RELEVANCE_WEIGHT * e, "ranked for the task", False)
 
     # -- expansion ---------------------------------------------------------------------------------
     def follow_dependencies(self, max_depth: int) -> None:
@@ -216,7 +219,7 @@ class _Selector:
         for sid in self.unique_seeds():
             for d in self.graph.get_dependencies(sid, max_depth):
                 path, qual = split_symbol_id(d.to_symbol)
-                if path not in self.ctx.files:
+                if path not in self.files:
                     continue
                 self.keep(d)
                 if path in self.target_set:  # a target is there already, for a better reason
@@ -242,14 +245,14 @@ class _Selector:
                 continue
             for d in self.graph.get_dependents(sid, self.policy.dependent_depth):
                 path = split_symbol_id(d.from_symbol)[0]
-                if path in self.target_set or path not in self.ctx.files:
+                if path in self.target_set or path not in self.files:
                     continue
                 self.keep(d)
                 self._add_dependent(self.cand(path), path, d)
 
     def _add_dependent(self, c: Candidate, path: str, d: DependencyInfo) -> None:
         policy = self.policy
-        if file_role(path) == TEST:
+        if is_test(path):
             c.test = True
             c.add(policy.test_factor, f"tests {_name(d.to_symbol)}")
             c.symbol(d.from_symbol, policy.test_factor, "tests a target", policy.test_bodies)
@@ -262,8 +265,8 @@ class _Selector:
         """Test files named after a target (``test_x.py`` for ``x.py``)."""
         policy = self.policy
         stems = {posixpath.basename(t).rsplit(".", 1)[0]: t for t in self.targets}
-        for path in sorted(self.ctx.files):
-            if path in self.target_set or file_role(path) != TEST:
+        for path in sorted(self.files):
+            if path in self.target_set or not is_test(path):
                 continue
             stem = tested_stem(path)
             if not stem or stem not in stems:
@@ -272,8 +275,9 @@ class _Selector:
             c.test = True
             c.add(policy.test_factor, f"test of {stems[stem]} (by name)")
             if policy.test_bodies:
-                for s in self.ctx.files[path].symbols:
-                    c.symbol(s.id, policy.test_factor, "in a test of a target", True)
+                for s in self.view.definitions(path):
+                    sid = symbol_id(path, s.qualified_name)
+                    c.symbol(sid, policy.test_factor, "in a test of a target", True)
 
     def add_fixtures(self) -> None:
         """For a tester (test factor 0.9 or more): the ``conftest.py`` of the tests selected."""
@@ -283,7 +287,7 @@ class _Selector:
         test_dirs = {posixpath.dirname(p) for p, c in self.cands.items() if c.test}
         for d in sorted(test_dirs):
             fixture = posixpath.join(d, "conftest.py") if d else "conftest.py"
-            if fixture in self.ctx.files:
+            if fixture in self.files:
                 self.cand(fixture).add(factor * 0.8, "fixtures of the tests")
 
     # -- scores and the cut ------------------------------------------------------------------------

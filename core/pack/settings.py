@@ -1,10 +1,9 @@
 """Settings of the pack generator: arguments win over environment variables, which win over the
-defaults of the design (``CONTEXT_PACK_DIR``, ``AST_CACHE_TTL``, ``DEFAULT_TOKEN_BUDGET``,
-``MAX_DEPENDENCY_DEPTH``, ``MIN_RELEVANCE_SCORE``).
+defaults of the design (``CONTEXT_PACK_DIR``, ``DEFAULT_TOKEN_BUDGET``, ``MAX_DEPENDENCY_DEPTH``,
+``MIN_RELEVANCE_SCORE``).
 
 Nothing is written into the mapped repository unless asked: there is no default pack directory
-(packs are written only when ``pack_dir`` or ``CONTEXT_PACK_DIR`` names one) and no default AST
-context file (the AST context lives in the tag cache)."""
+(packs are written only when ``pack_dir`` or ``CONTEXT_PACK_DIR`` names one)."""
 
 from __future__ import annotations
 
@@ -23,9 +22,6 @@ class PackError(ValueError):
 class PackSettings:
     #: where packs are written; None: nowhere (the caller prints or returns them)
     pack_dir: Path | None
-    #: a file the caller asked to keep the AST context in too; None: the tag cache only
-    ast_context_path: Path | None
-    ast_cache_ttl: float = 3600.0
     token_budget: int = 100_000
     max_dependency_depth: int = 3
     min_relevance_score: float = 0.2
@@ -36,8 +32,6 @@ class PackSettings:
         root: Path,
         *,
         pack_dir: str | os.PathLike[str] | None = None,
-        ast_context_path: str | os.PathLike[str] | None = None,
-        ast_cache_ttl: float | None = None,
         token_budget: int | None = None,
         max_dependency_depth: int | None = None,
         min_relevance_score: float | None = None,
@@ -59,11 +53,8 @@ class PackSettings:
 
         named = pick(pack_dir, "CONTEXT_PACK_DIR", str, "")
         directory = _under(root, named) if named else None
-        ast_path = _under(root, ast_context_path) if ast_context_path else None
         s = cls(
             directory,
-            ast_path,
-            pick(ast_cache_ttl, "AST_CACHE_TTL", float, 3600.0),
             pick(token_budget, "DEFAULT_TOKEN_BUDGET", int, 100_000),
             pick(max_dependency_depth, "MAX_DEPENDENCY_DEPTH", int, 3),
             pick(min_relevance_score, "MIN_RELEVANCE_SCORE", float, 0.2),
@@ -74,8 +65,6 @@ class PackSettings:
             raise PackError(
                 f"MAX_DEPENDENCY_DEPTH must be 0 or more (got {s.max_dependency_depth})"
             )
-        if s.ast_cache_ttl < 0:
-            raise PackError(f"AST_CACHE_TTL must be 0 or more (got {s.ast_cache_ttl})")
         if not 0.0 <= s.min_relevance_score <= 1.0:
             raise PackError(
                 f"MIN_RELEVANCE_SCORE must be between 0 and 1 (got {s.min_relevance_score})"
@@ -85,7 +74,6 @@ class PackSettings:
     def to_dict(self) -> dict[str, Any]:
         # where files go is left out: a pack is the same wherever it is written
         return {
-            "ast_cache_ttl": self.ast_cache_ttl,
             "token_budget": self.token_budget,
             "max_dependency_depth": self.max_dependency_depth,
             "min_relevance_score": self.min_relevance_score,
