@@ -38,7 +38,7 @@ SUBPACKAGES: dict[str, bool] = {"plugins": True, "conformance": False}
 #: file in them, under ``repomapper``. Each list is closed under import (the test of this
 #: module checks it), so a module that a producer starts to import is keyed with it.
 MADE_BY: dict[str, tuple[str, ...]] = {
-    # a memoised map or graph page, a context pack's AST context: everything from discovery
+    # a memoised map or graph page: everything from discovery
     # to rendering, the bundled backends included
     "map": (PACKAGE,),
     # a tag cache row, between a backend's answer and the stored row (the answering backends'
