@@ -130,6 +130,18 @@ def resolve(imp: Import, index: RepoIndex) -> list[str] | None:
     return sorted(found)
 
 
+def resolve_as(family: str, imp: Import, index: RepoIndex) -> list[str] | None:
+    """``imp`` resolved with the rules of language family ``family`` (``"c"``, ``"go"``,
+    ``"java"``, ...: the ``imports`` names of :data:`.languages.SPECS`), whichever backend
+    extracted it; ``None`` for a family without rules here."""
+    resolver = _RESOLVERS.get(family)
+    if resolver is None:
+        return None
+    found = set(resolver(imp, index, _cache_for(index)))
+    found.discard(imp.file_path)
+    return sorted(found)
+
+
 def _closest(importer: str, candidates: Iterable[str]) -> list[str]:
     """The candidates sharing the longest directory prefix with ``importer`` (ties: all)."""
     parts = posixpath.dirname(importer).split("/")
