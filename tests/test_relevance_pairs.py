@@ -34,6 +34,10 @@ def test_pairs_are_found_in_the_same_folder_and_in_sibling_source_folders():
         "src/both.cpp",
         "web/page.h",
         "web/page.ts",  # a header is not implemented by TypeScript
+        "inc/doc.h",
+        "inc/doc-inl.h",  # a header's inline definitions implement it
+        "inc/tmpl.hpp",
+        "inc/tmpl.tcc",
     ]
     assert declaration_pairs(paths) == {
         "src/foo.h": ("src/foo.c",),
@@ -43,7 +47,10 @@ def test_pairs_are_found_in_the_same_folder_and_in_sibling_source_folders():
         "types/util.d.ts": ("src/util.ts",),
         "pkg/mod.pyi": ("pkg/mod.py",),
         "src/both.h": ("src/both.c", "src/both.cpp"),
+        "inc/doc.h": ("inc/doc-inl.h",),
+        "inc/tmpl.hpp": ("inc/tmpl.tcc",),
     }
+    assert declaration_suffix("inc/doc-inl.h") is None
     assert declaration_suffix("a/b.d.ts") == ".d.ts" and declaration_suffix("a/b.ts") is None
 
 

@@ -14,7 +14,8 @@ points at") lifts it whatever the task, which is not evidence that it is the fil
 * a declaration file with an implementation ranks right after it, never above it.
 
 Pairs (:func:`declaration_pairs`) are found from paths alone: the same stem with an
-implementation's extension in the same folder, or in a sibling folder where a project keeps its
+implementation's extension (for a header, also its inline-definitions header: ``x-inl.h``,
+``x.inl``, ``x.ipp``, ``x.tcc``) in the same folder, or in a sibling folder where a project keeps its
 sources apart from its public headers (``include/foo.h`` and ``src/foo.c``,
 ``include/lib/foo.hpp`` and ``src/lib/foo.cpp``, ``types/foo.d.ts`` and ``src/foo.js``).
 """
@@ -34,7 +35,29 @@ HUB_GRAPH_SHARE = 0.5
 _AFTER = 1e-9
 
 _HEADERS = (".h", ".hh", ".hpp", ".hxx", ".h++")
-_C_IMPLEMENTATIONS = (".c", ".cc", ".cpp", ".cxx", ".c++", ".m", ".mm", ".cu")
+#: headers that hold a header's inline and template definitions (``document-inl.h`` implements
+#: ``document.h``): implementations, not declarations
+_INLINE_IMPLEMENTATIONS = (
+    "-inl.h",
+    "_inl.h",
+    "-inl.hpp",
+    "_inl.hpp",
+    ".inl",
+    ".ipp",
+    ".tcc",
+    ".tpp",
+)
+_C_IMPLEMENTATIONS = (
+    ".c",
+    ".cc",
+    ".cpp",
+    ".cxx",
+    ".c++",
+    ".m",
+    ".mm",
+    ".cu",
+    *_INLINE_IMPLEMENTATIONS,
+)
 _TYPE_DECLARATIONS = (".d.ts", ".d.mts", ".d.cts")
 _ECMA_IMPLEMENTATIONS = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".mts", ".cts")
 #: declaration suffix -> the suffixes of the files that implement it
@@ -53,6 +76,8 @@ _SOURCE_DIRS = ("src", "source", "sources", "lib", "private", "impl")
 def declaration_suffix(path: str) -> str | None:
     """The declaration suffix of ``path`` (``.h``, ``.d.ts``, ...), or None for any other file."""
     name = posixpath.basename(path).lower()
+    if name.endswith(_INLINE_IMPLEMENTATIONS):
+        return None
     for suffix in (*_TYPE_DECLARATIONS, *_HEADERS, ".pyi"):
         if name.endswith(suffix) and len(name) > len(suffix):
             return suffix
@@ -65,7 +90,7 @@ def _split(path: str) -> tuple[str, str, str] | None:
     lower = name.lower()
     if declaration_suffix(path) is not None:
         return None
-    for suffix in (*_C_IMPLEMENTATIONS, *_ECMA_IMPLEMENTATIONS, ".py"):
+    for suffix in (*_INLINE_IMPLEMENTATIONS, *_C_IMPLEMENTATIONS, *_ECMA_IMPLEMENTATIONS, ".py"):
         if lower.endswith(suffix) and len(lower) > len(suffix):
             return folder, name[: -len(suffix)], suffix
     return None
