@@ -38,6 +38,8 @@ def test_pairs_are_found_in_the_same_folder_and_in_sibling_source_folders():
         "inc/doc-inl.h",  # a header's inline definitions implement it
         "inc/tmpl.hpp",
         "inc/tmpl.tcc",
+        "lib/parser.mli",
+        "lib/parser.ml",
     ]
     assert declaration_pairs(paths) == {
         "src/foo.h": ("src/foo.c",),
@@ -49,6 +51,7 @@ def test_pairs_are_found_in_the_same_folder_and_in_sibling_source_folders():
         "src/both.h": ("src/both.c", "src/both.cpp"),
         "inc/doc.h": ("inc/doc-inl.h",),
         "inc/tmpl.hpp": ("inc/tmpl.tcc",),
+        "lib/parser.mli": ("lib/parser.ml",),
     }
     assert declaration_suffix("inc/doc-inl.h") is None
     assert declaration_suffix("a/b.d.ts") == ".d.ts" and declaration_suffix("a/b.ts") is None

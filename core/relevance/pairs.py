@@ -1,10 +1,11 @@
 """Declaration/implementation pairs: a header and the file that implements it are one unit.
 
-A declaration file (a C or C++ header, a TypeScript ``.d.ts``, a Python ``.pyi`` stub) names
-what its implementation defines, so the task's evidence for it is evidence for the
-implementation, which is where a change usually lands. And a declaration file that everything
-includes is near everything in the reference graph: the graph signal ("near the files the task
-points at") lifts it whatever the task, which is not evidence that it is the file to change.
+A declaration file (a C or C++ header, a TypeScript ``.d.ts``, a Python ``.pyi`` stub, an OCaml
+``.mli`` interface, an Ada ``.ads`` specification) names what its implementation defines, so the
+task's evidence for it is evidence for the implementation, which is where a change usually lands.
+And a declaration file that everything includes is near everything in the reference graph: the
+graph signal ("near the files the task points at") lifts it whatever the task, which is not
+evidence that it is the file to change.
 
 :func:`unite_pairs` applies both after the relevance model has scored every file:
 
@@ -15,8 +16,8 @@ points at") lifts it whatever the task, which is not evidence that it is the fil
 
 Pairs (:func:`declaration_pairs`) are found from paths alone: the same stem with an
 implementation's extension (for a header, also its inline-definitions header: ``x-inl.h``,
-``x.inl``, ``x.ipp``, ``x.tcc``) in the same folder, or in a sibling folder where a project keeps its
-sources apart from its public headers (``include/foo.h`` and ``src/foo.c``,
+``x.inl``, ``x.ipp``, ``x.tcc``) in the same folder, or in a sibling folder where a project keeps
+its sources apart from its public headers (``include/foo.h`` and ``src/foo.c``,
 ``include/lib/foo.hpp`` and ``src/lib/foo.cpp``, ``types/foo.d.ts`` and ``src/foo.js``).
 """
 
@@ -65,6 +66,8 @@ _IMPLEMENTED_BY: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(_HEADERS, _C_IMPLEMENTATIONS),
     **dict.fromkeys(_TYPE_DECLARATIONS, _ECMA_IMPLEMENTATIONS),
     ".pyi": (".py",),
+    ".mli": (".ml",),  # OCaml interfaces
+    ".ads": (".adb",),  # Ada specifications
 }
 #: Folders that hold declarations apart from the sources, and where the sources are then kept.
 _DECLARATION_DIRS = frozenset(
@@ -78,7 +81,7 @@ def declaration_suffix(path: str) -> str | None:
     name = posixpath.basename(path).lower()
     if name.endswith(_INLINE_IMPLEMENTATIONS):
         return None
-    for suffix in (*_TYPE_DECLARATIONS, *_HEADERS, ".pyi"):
+    for suffix in (*_TYPE_DECLARATIONS, *_HEADERS, ".pyi", ".mli", ".ads"):
         if name.endswith(suffix) and len(name) > len(suffix):
             return suffix
     return None
@@ -90,7 +93,14 @@ def _split(path: str) -> tuple[str, str, str] | None:
     lower = name.lower()
     if declaration_suffix(path) is not None:
         return None
-    for suffix in (*_INLINE_IMPLEMENTATIONS, *_C_IMPLEMENTATIONS, *_ECMA_IMPLEMENTATIONS, ".py"):
+    for suffix in (
+        *_INLINE_IMPLEMENTATIONS,
+        *_C_IMPLEMENTATIONS,
+        *_ECMA_IMPLEMENTATIONS,
+        ".py",
+        ".ml",
+        ".adb",
+    ):
         if lower.endswith(suffix) and len(lower) > len(suffix):
             return folder, name[: -len(suffix)], suffix
     return None
