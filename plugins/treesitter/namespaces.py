@@ -43,6 +43,21 @@ def nearest(importer: str, files: Sequence[str], limit: int = MAX_NAMESPACE_FILE
     return sorted(sorted(files, key=lambda f: (-shared(f), f))[:limit])
 
 
+def _nearest_in(
+    index: RepoIndex, kind: str, package: str, files: Sequence[str], importer: str
+) -> list[str]:
+    """:func:`nearest` remembered per index, package and importer folder: a namespace that
+    thousands of files use is sorted once per folder, not once per directive."""
+    memo: dict[tuple[str, str, str], list[str]] = index.derived(
+        ("treesitter", "nearest_namespace_files"), lambda _: {}
+    )
+    key = (kind, package, posixpath.dirname(importer))
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = nearest(importer, files)
+    return list(found)
+
+
 def _class_files(index: RepoIndex, table: Packages, package: str, name: str) -> list[str]:
     hits = table.by_stem(package, name)
     if hits:
@@ -61,7 +76,8 @@ def resolve_jvm(imp: Import, index: RepoIndex) -> list[str]:
     if not parts:
         return []
     if "*" in imp.names and ".".join(parts) in table.files:
-        return nearest(imp.file_path, table.files[".".join(parts)])
+        package = ".".join(parts)
+        return _nearest_in(index, "jvm", package, table.files[package], imp.file_path)
     # the longest package prefix first: ``a.b.C.Inner`` is class C of package a.b
     for k in range(len(parts) - 1, 0, -1):
         package = ".".join(parts[:k])
@@ -78,7 +94,7 @@ def resolve_csharp(imp: Import, index: RepoIndex) -> list[str]:
     name = imp.source.removeprefix("global::")
     name = name.split("<", 1)[0]  # a generic type alias: ``using L = A.List<int>;``
     if name in table.files and name:
-        return nearest(imp.file_path, table.files[name])
+        return _nearest_in(index, "csharp", name, table.files[name], imp.file_path)
     namespace, _, type_name = name.rpartition(".")
     if namespace in table.files:
         return table.by_stem(namespace, type_name)
