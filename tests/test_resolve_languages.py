@@ -231,3 +231,12 @@ def test_php_without_composer_reads_the_namespace_as_a_path(tmp_path):
     assert resolved(index, "app/Http/Controller.php") == {
         "2:App\\Models\\User": ["app/Models/User.php"]
     }
+
+
+def test_a_changed_package_declaration_is_read_again_for_a_new_index(tmp_path):
+    rel = "src/main/java/a/X.java"
+    index = write(tmp_path, {rel: "package a;\nclass X {}\n"})
+    assert namespaces.jvm_packages(index).files == {"a": (rel,)}
+    (tmp_path / rel).write_text("package moved.elsewhere;\nclass X {}\n")
+    again = RepoIndex(tmp_path, [rel])
+    assert namespaces.jvm_packages(again).files == {"moved.elsewhere": (rel,)}
