@@ -1,10 +1,11 @@
 """The import-resolution check: a plugin's ``resolve_import`` on a small repository per
 language, against the import edges that language's own rules give.
 
-A corpus may hold, beside ``fixtures/`` and ``goldens/``::
+A corpus may hold, among its goldens (specifications, not fixtures a backend is run on one by
+one)::
 
-    <root>/resolution/<language>/repo/...           a small repository
-    <root>/resolution/<language>/expected.json      the edges its imports must resolve to
+    <root>/goldens/resolution/<language>/repo/...        a small repository
+    <root>/goldens/resolution/<language>/expected.json   the edges its imports must resolve to
 
 ``expected.json`` lists imports by the file that writes them and their source as extracted::
 
@@ -41,7 +42,8 @@ from .thresholds import OVERRIDES, Override, threshold_for
 
 CHECK = "import_resolution"
 CAPABILITY = "import resolution"
-RESOLUTION_DIR = "resolution"
+#: where a corpus keeps its resolution cases, below its root
+RESOLUTION_DIR = ("goldens", "resolution")
 EXPECTED_FILE = "expected.json"
 
 
@@ -69,7 +71,7 @@ def cases_for(files: Iterable[FixtureFile]) -> tuple[list[Case], list[str]]:
     errors: list[str] = []
     seen: set[Path] = set()
     for f in files:
-        folder = f.language_dir.parent.parent / RESOLUTION_DIR / f.language_dir.name
+        folder = f.language_dir.parent.parent.joinpath(*RESOLUTION_DIR, f.language_dir.name)
         if folder in seen or not (folder / EXPECTED_FILE).is_file():
             continue
         seen.add(folder)

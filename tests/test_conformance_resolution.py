@@ -73,10 +73,10 @@ def toy_corpus(root: Path) -> Path:
         "goldens/toy/a.toy.json": json.dumps(
             {"imports": [{"source": "lib.b", "names": [], "line": 1}]}
         ),
-        "resolution/toy/repo/app/main.toy": "use lib.b\nuse std.io\n",
-        "resolution/toy/repo/lib/b.toy": "",
-        "resolution/toy/repo/app/std/io.toy": "",
-        "resolution/toy/expected.json": json.dumps(
+        "goldens/resolution/toy/repo/app/main.toy": "use lib.b\nuse std.io\n",
+        "goldens/resolution/toy/repo/lib/b.toy": "",
+        "goldens/resolution/toy/repo/app/std/io.toy": "",
+        "goldens/resolution/toy/expected.json": json.dumps(
             {
                 "imports": [
                     {"from": "app/main.toy", "source": "lib.b", "to": ["lib/b.toy"]},
@@ -126,7 +126,7 @@ def test_a_plugin_without_resolve_import_is_not_failed(tmp_path):
 
 def test_an_unreadable_case_is_an_error_not_a_silent_pass(tmp_path):
     root = toy_corpus(tmp_path / "corpus")
-    (root / "resolution/toy/expected.json").write_text("{not json")
+    (root / "goldens/resolution/toy/expected.json").write_text("{not json")
     report = run_conformance(
         isolated_plugin_set("toy", Toy("exact")), "toy", fixtures_dir=root, properties=False
     )
