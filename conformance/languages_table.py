@@ -26,6 +26,7 @@ COLUMNS = (
     ("definitions", "definitions"),
     ("references", "references"),
     ("imports", "imports"),
+    ("resolved imports", "import_resolution"),
     ("end lines", "end_lines"),
 )
 
@@ -121,7 +122,10 @@ def render_markdown(rows: list[Row]) -> str:
         "cells say whether the backend that serves the language meets the bar on its golden",
         "(`yes (found/expected)`), does not claim the capability (`no`), or has nothing to check",
         "(`n/a`, e.g. a format without imports). Extraction speed per language is in the",
-        "`klines/s` column of `repomapper conformance`.",
+        "`klines/s` column of `repomapper conformance`. `resolved imports` counts the import",
+        "edges the backend resolves on the language's small repository",
+        "(`conformance/goldens/resolution/<language>/`; the rules are in `docs/plugins.md`,",
+        'section "Import resolution"); `-` where none is shipped.',
         "",
         "Extras: `core` needs nothing beyond `pip install repomapper`; `languages` is",
         '`pip install "repomapper[languages]"` (individual grammar wheels); `langpack` is',

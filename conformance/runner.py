@@ -32,6 +32,7 @@ from .corpus import (
 from .goldens import Golden, GoldenError, load_golden
 from .properties import DEFAULT_EXAMPLES, PropertyResult, run_properties
 from .report import CheckResult, ConformanceReport, LanguageResult, Problem, evaluate_check
+from .resolution import check_resolution
 from .scoring import CHECKS, TALLY_CHECKS, Score, score_file
 from .subject import Subject, describe_exception
 from .thresholds import FALLBACK_LANGUAGES, OVERRIDES, Override, threshold_for
@@ -213,6 +214,12 @@ def check_language(
                 total.messages.get(check, []),
             )
         )
+    resolution, resolution_errors = check_resolution(
+        subject, plan.plugin, plan.language, plan.files, overrides
+    )
+    errors.extend(resolution_errors)
+    if resolution is not None:
+        checks.append(resolution)
     props: list[PropertyResult] = []
     if properties:
         path = Path(plan.files[0].rel_path).name
@@ -456,7 +463,20 @@ def _plans_of(
     note: a dedicated backend serves those)."""
     fallback_skipped: list[str] = []
     plans = plan_for(name, info, corpora, request.language, fallback_skipped)
-    if fallback_skipped:
+    if fallback_skipped and request.language is not None and request.explicit and not plans:
+        # asked for this fallback on exactly this language: say why nothing is checked
+        held_to = ", ".join(sorted(FALLBACK_LANGUAGES.get(name, ())))
+        language = normalize_language(request.language)
+        found.problems.append(
+            Problem(
+                name,
+                f"not checked on {language}: {name} is a fallback backend, held to the fixture "
+                f"languages whose goldens were written for it ({held_to}; see "
+                f"FALLBACK_LANGUAGES); {language} is left to a dedicated backend "
+                f"(`repomapper conformance --language {language}` checks the installed ones)",
+            )
+        )
+    elif fallback_skipped:
         found.problems.append(
             Problem(
                 name,

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from repomapper.model import BackendInfo, SourceFile
+from repomapper.index import RepoIndex
+from repomapper.model import BackendInfo, Import, SourceFile
 from repomapper.registry import PluginSet
 
 
@@ -70,4 +71,10 @@ class Subject:
     def imports(self, source: SourceFile) -> Any:
         return self.plugin_set.call_first(
             "extract_imports", [self.name], skip=self._others, source=source
+        )[1]
+
+    def resolve(self, imp: Import, index: RepoIndex) -> Any:
+        """Whatever ``resolve_import`` returned (``None`` when it declined or is absent)."""
+        return self.plugin_set.call_first(
+            "resolve_import", [self.name], skip=self._others, imp=imp, index=index
         )[1]

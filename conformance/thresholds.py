@@ -32,6 +32,8 @@ DEFAULT_THRESHOLDS: dict[str, Threshold] = {
     "references": Threshold(precision=0.9, recall=0.9),
     "imports": Threshold(precision=0.9, recall=0.9),
     "import_names": Threshold(accuracy=0.9),
+    # edges resolved on a corpus's small repositories (conformance/resolution.py)
+    "import_resolution": Threshold(precision=0.9, recall=0.9),
 }
 
 

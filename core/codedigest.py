@@ -124,6 +124,23 @@ BUNDLED_BACKENDS: dict[str, tuple[str, ...]] = {
         "repomapper.plugins.__init__",
         "repomapper.plugins.ctags",
         "repomapper.plugins.python",
+        # the tree-sitter backend's import-resolution rules, which ctags applies (not its
+        # queries or parsing: a changed query does not change what ctags extracts)
+        *(
+            f"repomapper.plugins.treesitter.{m}"
+            for m in (
+                "resolve",
+                "configfiles",
+                "languages",
+                "includes",
+                "namespaces",
+                "declared",
+                "loadpaths",
+                "composer",
+                "workspaces",
+                "cargo",
+            )
+        ),
     ),
 }
 

@@ -317,10 +317,27 @@ def test_a_fallback_held_back_from_a_language_is_a_note():
     plugin_set = PluginSet(PluginConfig(load_entry_points=False))
     if not plugin_set.infos["ctags"].available:
         pytest.skip("Universal Ctags is not installed")
-    report = run_conformance(plugin_set, "ctags", language="java", properties=False)
-    assert _problems(report)[0] == (
-        "ctags",
-        "fallback not checked on java (a dedicated backend serves them; see FALLBACK_LANGUAGES)",
-        False,
-    )
+    report = run_conformance(plugin_set, "ctags", language="java", explicit=False, examples=0)
+    assert _problems(report) == [
+        (
+            "ctags",
+            "fallback not checked on java (a dedicated backend serves them; see "
+            "FALLBACK_LANGUAGES)",
+            False,
+        )
+    ]
     assert report.results == ()
+
+
+def test_a_fallback_asked_for_on_a_language_it_is_held_from_says_why():
+    """``repomapper conformance --plugin ctags --language java``: one failure that says why
+    nothing is checked, not a bare "nothing was checked"."""
+    plugin_set = PluginSet(PluginConfig(load_entry_points=False))
+    if not plugin_set.infos["ctags"].available:
+        pytest.skip("Universal Ctags is not installed")
+    report = run_conformance(plugin_set, "ctags", language="java", properties=False)
+    [(plugin, message, fatal)] = _problems(report)
+    assert plugin == "ctags" and fatal and not report.ok
+    assert message.startswith("not checked on java: ctags is a fallback backend, held to ")
+    assert "c, elisp, go" in message and "--language java" in message
+    assert report.failures() == [f"ctags: {message}"]

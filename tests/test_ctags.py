@@ -633,8 +633,10 @@ def test_resolve_c_includes():
         return ctags.resolve(Import("src/main.c", src, is_relative=rel), index, "C", (".c",))
 
     assert r("util.h", True) == ["src/util.h"]  # the including file's directory first
-    assert r("api.h", True) == ["include/api.h"]  # then a unique base name anywhere
-    assert r("dup.h", True) == []  # ambiguous
+    assert r("api.h", True) == ["include/api.h"]  # then the include roots
+    # then the files ending with the written path nearest the includer (the tree-sitter
+    # backend's rules for C, which the fallback shares): two equally near
+    assert r("dup.h", True) == ["a/dup.h", "b/dup.h"]
     assert r("x/util.h", False) == ["lib/x/util.h"]  # <x/util.h>: a path suffix
     assert r("stdio.h", False) == []
 

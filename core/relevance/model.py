@@ -31,6 +31,7 @@ from ..model import FileSymbols, Reason
 from ..rank import ALPHA
 from .explicit import Findings, PathIndex, find_explicit
 from .lexical import LexicalIndex
+from .pairs import unite_pairs
 from .query import TaskQuery
 from .roles import CODE, file_role, tested_stem
 from .symbols import score_symbols
@@ -160,6 +161,15 @@ def rank_task(
                 Reason("demoted", f"{role} file; the task is not about {role}s", ROLE_FACTOR)
             )
         scores[p] = s + 1e-6 * prior_n.get(p, 0.0)
+
+    # a declaration file and its implementation rank as one unit (see pairs.py)
+    scores = unite_pairs(
+        scores,
+        {p: GRAPH_WEIGHT * g for p, g in graph_score.items()},
+        {p: seed.get(p, 0.0) + test_score.get(p, 0.0) for p in paths},
+        reasons,
+    )
+
     ranked = tuple(
         sorted(((p, float(f"{s:.12g}")) for p, s in scores.items()), key=lambda x: (-x[1], x[0]))
     )

@@ -16,6 +16,7 @@ read), never with ``-R``, never through a shell.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -569,11 +570,35 @@ def _path_forms(spec: str) -> list[str]:
     return list(dict.fromkeys(f.strip("/") for f in forms if f.strip("/")))
 
 
+#: ctags languages whose imports follow rules the tree-sitter backend implements (a language's
+#: rules, not a backend's: ``#include`` search paths, Go modules, Java packages, Ruby's load
+#: path, composer maps), by the name of those rules (:func:`..treesitter.resolve.resolve_as`).
+LANGUAGE_RULES: dict[str, str] = {
+    "C": "c",
+    "C++": "c",
+    "CUDA": "c",
+    "Go": "go",
+    "Java": "java",
+    "Kotlin": "java",
+    "C#": "csharp",
+    "Ruby": "ruby",
+    "PHP": "php",
+}
+
+
 def resolve(imp: Import, index: RepoIndex, language: str, exts: Sequence[str]) -> list[str]:
     """The repository files ``imp`` (written in a ``language`` file) refers to."""
     spec = imp.source.strip()
     if not spec or "\0" in spec:
         return []
+    if language in LANGUAGE_RULES:
+        from ..treesitter.resolve import resolve_as
+
+        if spec.endswith(".*"):  # ctags writes a wildcard into the name: ``a.b.*``
+            imp = dataclasses.replace(imp, source=spec[:-2], names=("*",))
+        found = resolve_as(LANGUAGE_RULES[language], imp, index)
+        if found is not None:
+            return found
     if imp.is_relative or language in _PATH_FIRST or spec.startswith(("./", "../")):
         hit = index.resolve_relative_path(imp.file_path, spec, exts, index_names=())
         if hit is not None:

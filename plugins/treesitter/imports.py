@@ -264,6 +264,28 @@ def _java(node: Node, data: bytes, path: str) -> list[Import]:
     return [Import(path, _dotted(target[0], data), ("*",) if wildcard else (), False, _line(node))]
 
 
+def _kotlin(node: Node, data: bytes, path: str) -> list[Import]:
+    """``import a.b.C``, ``import a.b.*`` (names ``("*",)``) and ``import a.b.C as D``."""
+    target = next((c for c in node.named_children if c.type == "qualified_identifier"), None)
+    if target is None:
+        return []
+    wildcard = any(c.type == "*" for c in node.children)
+    alias_node = next((c for c in node.named_children if c.type == "identifier"), None)
+    alias = _text(alias_node, data) if alias_node is not None else None
+    return [
+        Import(
+            path,
+            _dotted(target, data).replace("`", ""),
+            ("*",) if wildcard else (),
+            False,
+            _line(node),
+            0,
+            (),
+            alias,
+        )
+    ]
+
+
 def _csharp(node: Node, data: bytes, path: str) -> list[Import]:
     alias_node = node.child_by_field_name("name")
     targets = [
@@ -414,6 +436,7 @@ HANDLERS: dict[str, Handler] = {
     "rust_mod": _rust_mod,
     "rust_extern": _rust_extern,
     "java": _java,
+    "kotlin": _kotlin,
     "csharp": _csharp,
     "php_use": _php_use,
     "php_require": _php_require,

@@ -5,7 +5,8 @@
   include roots, nearest first; last, a file whose path ends with the written one, nearest to
   the includer (layouts a build file spells out, such as ``-Ideps/lua/src``).
 * ``#include <x.h>``: the include roots, then the same last resort; never for a C or POSIX
-  standard header (``src/compat/string.h`` is not ``<string.h>``) or a C++ one (``<vector>``).
+  standard header (``src/compat/string.h`` is not ``<string.h>``) or a C++ one (``<vector>``,
+  ``<cstdio>``), even where a folder of the repository holds a file of that name.
 
 The include roots are the repository's root, every folder named ``include`` (or ``inc``), and
 every folder named ``src``, ``lib`` or ``source`` that holds headers directly.
@@ -36,7 +37,20 @@ _SYSTEM_HEADER_NAMES = """
     sys/statvfs.h sys/time.h sys/times.h sys/types.h sys/uio.h sys/un.h sys/utsname.h sys/wait.h
     syslog.h tar.h termios.h ulimit.h unistd.h utime.h utmpx.h wordexp.h malloc.h memory.h
     windows.h"""
-SYSTEM_HEADERS = frozenset(_SYSTEM_HEADER_NAMES.split())
+#: The C++ standard library's headers (through C++23), and its ``<cname>`` forms of C's.
+_CPP_HEADER_NAMES = """
+    algorithm any array atomic barrier bit bitset charconv chrono codecvt compare complex
+    concepts condition_variable coroutine deque exception execution expected filesystem flat_map
+    flat_set format forward_list fstream functional future generator initializer_list iomanip ios
+    iosfwd iostream istream iterator latch limits list locale map mdspan memory memory_resource
+    mutex new numbers numeric optional ostream print queue random ranges ratio regex
+    scoped_allocator semaphore set shared_mutex source_location span spanstream sstream stack
+    stacktrace stdexcept stdfloat stop_token streambuf string string_view strstream syncstream
+    system_error thread tuple type_traits typeindex typeinfo unordered_map unordered_set utility
+    valarray variant vector version cassert ccomplex cctype cerrno cfenv cfloat cinttypes
+    ciso646 climits clocale cmath csetjmp csignal cstdalign cstdarg cstdbool cstddef cstdint
+    cstdio cstdlib cstring ctgmath ctime cuchar cwchar cwctype"""
+SYSTEM_HEADERS = frozenset(_SYSTEM_HEADER_NAMES.split()) | frozenset(_CPP_HEADER_NAMES.split())
 
 
 def include_roots(index: RepoIndex) -> tuple[str, ...]:

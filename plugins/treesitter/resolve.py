@@ -11,9 +11,11 @@
   (:mod:`.includes`).
 * Rust: ``mod x;``, ``use crate::/self::/super::``, and the workspace's other crates by
   name (:mod:`.cargo`).
-* Java (package paths),
-  Ruby (``require_relative``, ``require`` under ``lib/``) and PHP (``require``, PSR-4-like
-  ``use``) by path; C# ``using`` names namespaces, not files.
+* Java and Kotlin by declared packages, C# ``using`` by declared namespaces, with a bounded
+  fan-out (:mod:`.namespaces`).
+* Ruby ``require_relative`` by path, ``require`` on the load path (:mod:`.loadpaths`).
+* PHP ``require``/``include`` by path, ``use`` through composer's PSR-4/PSR-0 maps
+  (:mod:`.composer`), or the namespace as a folder path where the repository has no map.
 
 Configuration files are read, never executed. Per-index lookups are cached on the index object.
 """
@@ -123,6 +125,18 @@ def resolve(imp: Import, index: RepoIndex) -> list[str] | None:
     resolver = _RESOLVERS.get(spec.imports)
     if resolver is None:
         return []
+    found = set(resolver(imp, index, _cache_for(index)))
+    found.discard(imp.file_path)
+    return sorted(found)
+
+
+def resolve_as(family: str, imp: Import, index: RepoIndex) -> list[str] | None:
+    """``imp`` resolved with the rules of language family ``family`` (``"c"``, ``"go"``,
+    ``"java"``, ...: the ``imports`` names of :data:`.languages.SPECS`), whichever backend
+    extracted it; ``None`` for a family without rules here."""
+    resolver = _RESOLVERS.get(family)
+    if resolver is None:
+        return None
     found = set(resolver(imp, index, _cache_for(index)))
     found.discard(imp.file_path)
     return sorted(found)
@@ -495,16 +509,15 @@ def _resolve_rust(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str
 
 
 def _resolve_java(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str]:
-    parts = imp.source.split(".")
-    if imp.names == ("*",):
-        suffix = "/".join(parts)
-        dirs = [d for d in cache.dirs if d == suffix or d.endswith("/" + suffix)]
-        return [f for d in dirs for f in index.files_in_dir(d, (".java",))]
-    for k in range(len(parts), max(len(parts) - 3, 0), -1):  # nested classes, static members
-        found = cache.files_ending_with("/".join(parts[:k]) + ".java")
-        if found:
-            return _closest(imp.file_path, found)
-    return []
+    from .namespaces import resolve_jvm
+
+    return resolve_jvm(imp, index)
+
+
+def _resolve_csharp(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str]:
+    from .namespaces import resolve_csharp
+
+    return resolve_csharp(imp, index)
 
 
 def _resolve_c(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str]:
@@ -514,12 +527,9 @@ def _resolve_c(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str]:
 
 
 def _resolve_ruby(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str]:
-    spec = imp.source if imp.source.endswith(".rb") else f"{imp.source}.rb"
-    if imp.is_relative:
-        hit = index.resolve_relative_path(imp.file_path, spec)
-        return [hit] if hit else []
-    found = [f for f in cache.files_ending_with(spec) if f == spec or f.endswith(f"lib/{spec}")]
-    return _closest(imp.file_path, found)
+    from .loadpaths import resolve_ruby
+
+    return resolve_ruby(imp, index)
 
 
 def _resolve_php(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str]:
@@ -531,9 +541,15 @@ def _resolve_php(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str]
         if hit is None and not source.startswith("."):
             hit = source if source in index.files else None
         return [hit] if hit else []
+    from .composer import resolve_class
+
     found: set[str] = set()
     namespaces = [f"{source}\\{n}" for n in imp.names] or [source]
     for ns in namespaces:
+        by_map = resolve_class(index, ns)
+        if by_map is not None:  # the repository's autoload maps decide
+            found.update(by_map)
+            continue
         parts = [p for p in ns.split("\\") if p]
         for k in range(len(parts)):
             if len(parts) - k < min(2, len(parts)):
@@ -545,17 +561,14 @@ def _resolve_php(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str]
     return sorted(found)
 
 
-def _resolve_nothing(imp: Import, index: RepoIndex, cache: _IndexCache) -> list[str]:
-    return []
-
-
 _RESOLVERS: dict[str, Callable[[Import, RepoIndex, _IndexCache], list[str]]] = {
     "ecma": _resolve_ecma,
     "go": _resolve_go,
     "rust": _resolve_rust,
     "java": _resolve_java,
+    "kotlin": _resolve_java,
     "c": _resolve_c,
     "ruby": _resolve_ruby,
     "php": _resolve_php,
-    "csharp": _resolve_nothing,
+    "csharp": _resolve_csharp,
 }

@@ -1,1 +1,1 @@
-(import (qualified_identifier) @import.path)
+(import) @import.kotlin

@@ -1,0 +1,1 @@
+#define ACME_VERSION 1

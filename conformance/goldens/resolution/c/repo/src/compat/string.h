@@ -1,0 +1,1 @@
+/* a compatibility shim, not <string.h> */

@@ -1,0 +1,2 @@
+#include "util.h"
+int clamp(int x) { return x < 0 ? 0 : x; }

@@ -1,0 +1,2 @@
+#pragma once
+namespace shapes { struct Circle { double r; }; }

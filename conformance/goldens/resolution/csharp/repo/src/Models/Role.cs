@@ -1,0 +1,3 @@
+namespace Acme.Models;
+
+public class Role {}

@@ -1,0 +1,4 @@
+namespace Acme.Models
+{
+    public class User {}
+}

@@ -1,0 +1,4 @@
+namespace Acme.Json
+{
+    class Json {}
+}

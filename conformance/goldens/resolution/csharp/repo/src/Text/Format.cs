@@ -1,0 +1,4 @@
+namespace Acme.Text
+{
+    public static class Format {}
+}

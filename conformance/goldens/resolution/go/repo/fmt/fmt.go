@@ -1,0 +1,4 @@
+package fmt
+
+// a folder named like the standard library's fmt
+func Println() {}

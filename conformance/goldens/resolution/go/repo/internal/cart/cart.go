@@ -1,0 +1,3 @@
+package cart
+
+func Total() int { return 0 }

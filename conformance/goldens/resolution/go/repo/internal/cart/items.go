@@ -1,0 +1,3 @@
+package cart
+
+type Item struct{}

@@ -1,0 +1,3 @@
+package com.acme.model;
+
+class Role {}

@@ -1,0 +1,5 @@
+package com.acme.model;
+
+public class User {
+    public static class Inner {}
+}

@@ -1,0 +1,2 @@
+// a file named like the lodash package
+module.exports = {};

@@ -1,0 +1,1 @@
+export function clamp(x) { return Math.max(0, x); }

@@ -1,0 +1,3 @@
+package com.acme.model
+
+data class User(val name: String)

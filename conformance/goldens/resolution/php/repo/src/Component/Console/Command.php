@@ -1,0 +1,7 @@
+<?php
+
+namespace Acme\Component\Console;
+
+class Command
+{
+}

@@ -1,0 +1,7 @@
+<?php
+
+namespace Acme\Http;
+
+class Kernel
+{
+}

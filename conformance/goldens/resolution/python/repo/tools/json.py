@@ -1,0 +1,1 @@
+# a script named like the standard library's json

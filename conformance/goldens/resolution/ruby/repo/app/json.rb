@@ -1,0 +1,3 @@
+# not the standard library's json
+class AppJson
+end

@@ -1,0 +1,4 @@
+module Acme
+  module Util
+  end
+end

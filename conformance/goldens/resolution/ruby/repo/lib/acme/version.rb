@@ -1,0 +1,3 @@
+module Acme
+  VERSION = '1.0'
+end

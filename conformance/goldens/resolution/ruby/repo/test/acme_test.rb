@@ -1,0 +1,2 @@
+require 'test_helper'
+require 'acme'

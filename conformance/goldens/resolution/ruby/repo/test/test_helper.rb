@@ -1,0 +1,1 @@
+require 'minitest/autorun'

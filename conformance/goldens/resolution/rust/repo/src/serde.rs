@@ -1,0 +1,1 @@
+// a file named like the serde crate, never declared as a module

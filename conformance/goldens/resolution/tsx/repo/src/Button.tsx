@@ -1,0 +1,1 @@
+export function Button() { return <button />; }

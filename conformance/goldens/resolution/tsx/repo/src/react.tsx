@@ -1,0 +1,2 @@
+// a file named like the react package
+export const react = 1;

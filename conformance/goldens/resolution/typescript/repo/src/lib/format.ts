@@ -1,0 +1,1 @@
+export function format(s: string): string { return s; }
