@@ -26,7 +26,16 @@ from .graph import SymbolTable, TargetResolver
 from .index import RepoIndex
 from .layered import Layered, copied_mapping
 from .model import FileSymbols
-from .rank import FactorBlocks, FactoredGraph, Ranking, pagerank, personalization, rank_definitions
+from .rank import (
+    FactorBlocks,
+    FactoredGraph,
+    Ranking,
+    demoted,
+    pagerank,
+    personalization,
+    rank_definitions,
+    role_weights,
+)
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +73,8 @@ class StateInputs:
     context: object = None
     #: resolved imports remembered by an earlier process, used when the state is built
     imports_memo: ImportMemo | None = None
+    #: files the user asked for by an include glob: not ranked below code for their role
+    asked: frozenset[str] = frozenset()
 
     def boosts(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
         return self.chat, self.mentioned_files, self.mentioned_idents
@@ -108,6 +119,8 @@ class GraphState:
     #: how the state was arrived at: "built" or "updated" (with how many changed files)
     how: str = "built"
     context: object = None
+    #: the files asked for whatever their role (see :attr:`StateInputs.asked`)
+    asked: frozenset[str] = frozenset()
 
     @property
     def graph(self) -> FactoredGraph:
@@ -181,7 +194,8 @@ def update_state(
         return build_state(files, inputs)
     old = state.files
     changed = [p for p, fs in files.items() if old[p] is not fs]
-    if not changed and state.boosts == inputs.boosts():
+    same_boosts = state.boosts == inputs.boosts() and state.asked == inputs.asked
+    if not changed and same_boosts:
         return state
     if len(changed) > len(files) * REBUILD_SHARE:
         return build_state(files, inputs)
@@ -214,7 +228,7 @@ def update_state(
         and not touched
         and not boosted
         and not redo
-        and state.boosts == inputs.boosts()
+        and same_boosts
         and all(definitions.rows[p] == state.definitions.rows[p] for p in changed)
     ):
         # no name's rows, no import, no definition row changed (an edit inside a body): the
@@ -262,8 +276,10 @@ def _ranked(
 
     def compute() -> tuple[FactoredGraph, Mapping[str, float], Ranking]:
         graph = blocks.factored(files, ordered, definitions)
-        prior = pagerank(graph, personalization(files, chat, mentioned_f, mentioned_i))
-        return graph, prior, rank_definitions(graph, table, prior, mentioned_i)
+        weights = role_weights(files, chat, mentioned_f, mentioned_i, inputs.asked)
+        pers = personalization(files, chat, mentioned_f, mentioned_i, weights)
+        prior = demoted(pagerank(graph, pers), weights)
+        return graph, prior, rank_definitions(graph, table, prior, mentioned_i, weights)
 
     return GraphState(
         files,
@@ -276,4 +292,5 @@ def _ranked(
         Rankings(compute),
         how,
         inputs.context,
+        inputs.asked,
     )
