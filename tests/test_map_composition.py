@@ -264,3 +264,17 @@ def test_the_maps_files_come_in_ranked_files_order(tmp_path):
     assert result.ranked_symbols[0].path == "hub.py"
     assert ranked[:2] == ["many.py", "hub.py"]
     assert shown == [p for p in ranked if p in shown]
+
+
+def test_a_stored_state_is_ranked_again_for_the_files_an_include_glob_asks_for(tmp_path):
+    root = write(tmp_path / "repo", {**APP, **TESTS})
+    cache = tmp_path / "cache"
+    with RepoMap(root, cache_dir=cache) as rm:  # stores the ranking state of every file
+        stored = [f.path for f in rm.rank().files]
+    # the same files through globs that ask for the tests: the stored state is read, and ranked
+    # again for them, as a state built without any cache is
+    with RepoMap(root, cache_dir=cache, include=["src/**", "tests/**"]) as rm:
+        asked = [f.path for f in rm.rank().files]
+    with RepoMap(root, use_cache=False, include=["src/**", "tests/**"]) as rm:
+        fresh = [f.path for f in rm.rank().files]
+    assert asked == fresh != stored
