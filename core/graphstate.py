@@ -230,12 +230,20 @@ def update_state(
         and not redo
         and same_boosts
         and all(definitions.rows[p] == state.definitions.rows[p] for p in changed)
+        and all(_generated(old[p]) == _generated(files[p]) for p in changed)
     ):
-        # no name's rows, no import, no definition row changed (an edit inside a body): the
-        # graph and both rankings are the same; only the files and their definitions' tags are
+        # no name's rows, no import, no definition row, no generated marker changed (an edit
+        # inside a body): the graph and both rankings are the same; only the files and their
+        # definitions' tags are
         return replace(state, files=files, table=table, imports=imports, how=how)
     blocks = state.blocks.updated(table, touched | boosted, inputs.chat, inputs.mentioned_idents)
     return _ranked(files, inputs, index, table, imports, blocks, definitions, how)
+
+
+def _generated(fs: FileSymbols) -> bool:
+    """Whether extraction found a file marked as generated (its role then: see
+    :func:`~repomapper.rank.role_weights`)."""
+    return any(d.code == "generated" for d in fs.diagnostics)
 
 
 def _same_imports(old: FileSymbols, new: FileSymbols) -> bool:
@@ -276,7 +284,8 @@ def _ranked(
 
     def compute() -> tuple[FactoredGraph, Mapping[str, float], Ranking]:
         graph = blocks.factored(files, ordered, definitions)
-        weights = role_weights(files, chat, mentioned_f, mentioned_i, inputs.asked)
+        marked = [p for p, fs in files.items() if _generated(fs)]
+        weights = role_weights(files, chat, mentioned_f, mentioned_i, inputs.asked, marked)
         pers = personalization(files, chat, mentioned_f, mentioned_i, weights)
         prior = demoted(pagerank(graph, pers), weights)
         return graph, prior, rank_definitions(graph, table, prior, mentioned_i, weights)

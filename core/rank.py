@@ -118,14 +118,19 @@ def role_weights(
     mentioned_fnames: frozenset[str] = frozenset(),
     mentioned_idents: frozenset[str] = frozenset(),
     asked: frozenset[str] = frozenset(),
+    marked: Iterable[str] = (),
 ) -> dict[str, float]:
-    """The files below code by their role (:data:`ROLE_WEIGHTS`), each with its weight: not
+    """The files below code by their role (:data:`ROLE_WEIGHTS`; ``marked``: files whose text
+    says a tool generated them, generated whatever their path), each with its weight: not
     those the user asked for (chat files, mentioned files, files named by a mentioned
     identifier, ``asked``: selected by an include glob that selects no code), and none at all
     when no file is code (a map of the tests alone ranks them as Aider would)."""
-    from .relevance.roles import CODE, file_roles
+    from .relevance.roles import CODE, GENERATED, file_roles
 
     roles = file_roles(files)
+    for f in marked:
+        if roles.get(f) == CODE:
+            roles[f] = GENERATED
     if not any(role == CODE for role in roles.values()):
         return {}
     out = {}
