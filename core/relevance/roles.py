@@ -19,6 +19,7 @@ import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 CODE = "code"
 TEST = "test"
@@ -192,6 +193,7 @@ CONVENTIONS: tuple[NamingConvention, ...] = (
 )
 _BY_EXTENSION = {ext: c for c in CONVENTIONS for ext in c.extensions}
 _NONE = NamingConvention("other", ())
+_BY_NAME = {c.name: c for c in CONVENTIONS}
 
 
 def convention_for(path: str) -> NamingConvention:
@@ -215,6 +217,12 @@ def _is_test_dir(original: str, convention: NamingConvention) -> bool:
     if name.endswith("testing") and name.isalnum():
         return True
     return any(w in _TEST_DIR_WORDS for w in _words(original))
+
+
+@lru_cache(maxsize=1 << 14)  # a folder's name is asked once per file in it
+def _is_test_folder(original: str, convention: str) -> bool:
+    """:func:`_is_test_dir` by the convention's name (cheaper to hash than the convention)."""
+    return _is_test_dir(original, _BY_NAME.get(convention, _NONE))
 
 
 def _class_suffix(stem: str, convention: NamingConvention) -> str | None:
@@ -245,8 +253,10 @@ def _is_generated_name(name: str) -> bool:
     return ".min." in lower or lower.endswith(_GENERATED_SUFFIXES) or ".generated." in lower
 
 
+@lru_cache(maxsize=1 << 16)
 def file_role(path: str) -> str:
-    """The role of ``path`` from the path alone (see :func:`file_roles` for the whole set)."""
+    """The role of ``path`` from the path alone (see :func:`file_roles` for the whole set);
+    remembered, since every ranking asks it of every file."""
     original = path.split("/")
     dirs = path.lower().split("/")[:-1]
     if any(d in _VENDOR_DIRS for d in dirs):
@@ -255,7 +265,7 @@ def file_role(path: str) -> str:
         return GENERATED
     convention = convention_for(path)
     if _is_test_name(original[-1], convention) or any(
-        _is_test_dir(d, convention) for d in original[:-1]
+        _is_test_folder(d, convention.name) for d in original[:-1]
     ):
         return TEST
     if any(d in _EXAMPLE_DIRS for d in dirs):
