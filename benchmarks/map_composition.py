@@ -31,7 +31,9 @@ require('./route')`` are one line twice. ``order`` is the position of ``ranked_f
 the map's files, and whether every file of the map comes in ``ranked_files`` order.
 
 ``--save`` writes the figures as JSON; ``--compare`` prints a before/after table against a saved
-run (the one in ``docs/ranking.md`` was made so, before and after the change).
+run. The table in ``docs/ranking.md`` was made so: the "before" run with a copy of the older
+tree laid out as the installed package (``core/`` as ``repomapper``, ``plugins/`` as
+``repomapper.plugins``) first on ``PYTHONPATH``, the "after" run with the work tree.
 """
 
 from __future__ import annotations
