@@ -87,6 +87,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "repomapper.namecounts",
         "repomapper.rank",
         "repomapper.registry",
+        "repomapper.relevance.roles",
         "repomapper.rowtext",
         "repomapper.snapshot",
         "repomapper.state.graphs",

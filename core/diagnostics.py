@@ -14,6 +14,7 @@ SUMMARISED = {
     "no_backend": "{n} file(s) have no backend for their type (extensions: {ext})",
     "binary": "{n} binary file(s) skipped",
     "minified": "{n} minified file(s) skipped",
+    "generated": "{n} file(s) marked as generated, ranked below code",
     "too_large": "{n} file(s) over the size limit skipped",
     "backend_unavailable": "{n} file(s) could not be mapped because their backend is unavailable: {detail}",
     "symlink_outside_root": "{n} symlink(s) leading outside the repository skipped",

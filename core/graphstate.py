@@ -26,7 +26,16 @@ from .graph import SymbolTable, TargetResolver
 from .index import RepoIndex
 from .layered import Layered, copied_mapping
 from .model import FileSymbols
-from .rank import FactorBlocks, FactoredGraph, Ranking, pagerank, personalization, rank_definitions
+from .rank import (
+    FactorBlocks,
+    FactoredGraph,
+    Ranking,
+    demoted,
+    pagerank,
+    personalization,
+    rank_definitions,
+    role_weights,
+)
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +73,8 @@ class StateInputs:
     context: object = None
     #: resolved imports remembered by an earlier process, used when the state is built
     imports_memo: ImportMemo | None = None
+    #: files the user asked for by an include glob: not ranked below code for their role
+    asked: frozenset[str] = frozenset()
 
     def boosts(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
         return self.chat, self.mentioned_files, self.mentioned_idents
@@ -108,6 +119,8 @@ class GraphState:
     #: how the state was arrived at: "built" or "updated" (with how many changed files)
     how: str = "built"
     context: object = None
+    #: the files asked for whatever their role (see :attr:`StateInputs.asked`)
+    asked: frozenset[str] = frozenset()
 
     @property
     def graph(self) -> FactoredGraph:
@@ -181,7 +194,8 @@ def update_state(
         return build_state(files, inputs)
     old = state.files
     changed = [p for p, fs in files.items() if old[p] is not fs]
-    if not changed and state.boosts == inputs.boosts():
+    same_boosts = state.boosts == inputs.boosts() and state.asked == inputs.asked
+    if not changed and same_boosts:
         return state
     if len(changed) > len(files) * REBUILD_SHARE:
         return build_state(files, inputs)
@@ -214,14 +228,22 @@ def update_state(
         and not touched
         and not boosted
         and not redo
-        and state.boosts == inputs.boosts()
+        and same_boosts
         and all(definitions.rows[p] == state.definitions.rows[p] for p in changed)
+        and all(_generated(old[p]) == _generated(files[p]) for p in changed)
     ):
-        # no name's rows, no import, no definition row changed (an edit inside a body): the
-        # graph and both rankings are the same; only the files and their definitions' tags are
+        # no name's rows, no import, no definition row, no generated marker changed (an edit
+        # inside a body): the graph and both rankings are the same; only the files and their
+        # definitions' tags are
         return replace(state, files=files, table=table, imports=imports, how=how)
     blocks = state.blocks.updated(table, touched | boosted, inputs.chat, inputs.mentioned_idents)
     return _ranked(files, inputs, index, table, imports, blocks, definitions, how)
+
+
+def _generated(fs: FileSymbols) -> bool:
+    """Whether extraction found a file marked as generated (its role then: see
+    :func:`~repomapper.rank.role_weights`)."""
+    return any(d.code == "generated" for d in fs.diagnostics)
 
 
 def _same_imports(old: FileSymbols, new: FileSymbols) -> bool:
@@ -262,8 +284,11 @@ def _ranked(
 
     def compute() -> tuple[FactoredGraph, Mapping[str, float], Ranking]:
         graph = blocks.factored(files, ordered, definitions)
-        prior = pagerank(graph, personalization(files, chat, mentioned_f, mentioned_i))
-        return graph, prior, rank_definitions(graph, table, prior, mentioned_i)
+        marked = [p for p, fs in files.items() if _generated(fs)]
+        weights = role_weights(files, chat, mentioned_f, mentioned_i, inputs.asked, marked)
+        pers = personalization(files, chat, mentioned_f, mentioned_i, weights)
+        prior = demoted(pagerank(graph, pers), weights)
+        return graph, prior, rank_definitions(graph, table, prior, mentioned_i, weights)
 
     return GraphState(
         files,
@@ -276,4 +301,5 @@ def _ranked(
         Rankings(compute),
         how,
         inputs.context,
+        inputs.asked,
     )

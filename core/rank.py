@@ -37,6 +37,20 @@ SELF_SHARE = 0.1
 #: Definitions of an identifier the user mentioned rank this many times higher (on top of
 #: Aider's x10 on the edges that reach them), so a mention reliably brings the symbol into view.
 MENTIONED_BOOST = 10.0
+#: What a file's role is worth in the task-free ranking, against code's 1: the random walk
+#: restarts at it this much less, and its rank and its definitions' are multiplied by it (so a
+#: test's references vote less, and a test helper that tests reference stays below code).
+#: Tests, examples and documentation show how code is used; generated and vendored copies
+#: repeat code that is shown better elsewhere, or not the project's own.
+#: (The roles of :mod:`repomapper.relevance.roles`, spelled out: that package imports this
+#: module, so this one reads it only when called.)
+ROLE_WEIGHTS: dict[str, float] = {
+    "test": 0.1,
+    "example": 0.1,
+    "docs": 0.1,
+    "generated": 0.05,
+    "vendored": 0.05,
+}
 
 
 class RankedPairs(MadeOnRead[tuple[str, str, float]]):
@@ -98,13 +112,69 @@ def path_parts(path: str) -> frozenset[str]:
     return frozenset((name, stem))
 
 
+def role_weights(
+    files: Iterable[str],
+    chat_files: frozenset[str] = frozenset(),
+    mentioned_fnames: frozenset[str] = frozenset(),
+    mentioned_idents: frozenset[str] = frozenset(),
+    asked: frozenset[str] = frozenset(),
+    marked: Iterable[str] = (),
+) -> dict[str, float]:
+    """The files below code by their role (:data:`ROLE_WEIGHTS`; ``marked``: files whose text
+    says a tool generated them, generated whatever their path), each with its weight: not
+    those the user asked for (chat files, mentioned files, files named by a mentioned
+    identifier, ``asked``: selected by an include glob that selects no code), and none at all
+    when no file is code (a map of the tests alone ranks them as Aider would)."""
+    from .relevance.roles import CODE, GENERATED, file_roles
+
+    roles = file_roles(files)
+    for f in marked:
+        if roles.get(f) == CODE:
+            roles[f] = GENERATED
+    if not any(role == CODE for role in roles.values()):
+        return {}
+    out = {}
+    for f, role in roles.items():
+        weight = ROLE_WEIGHTS.get(role)
+        if weight is None or f in chat_files or f in mentioned_fnames or f in asked:
+            continue
+        if mentioned_idents and path_parts(f) & mentioned_idents:
+            continue
+        out[f] = weight
+    return out
+
+
+def asked_by_include(include: Sequence[str], files: Iterable[str]) -> frozenset[str]:
+    """The files an include glob asks for by their role: each glob that selects files but no
+    code file (``tests/**``, ``**/test_*.py``, ``examples/**``) asks for the files it selects;
+    ``**/*.py``, which selects code too, asks for nothing in particular."""
+    if not include:
+        return frozenset()
+    from .discover import compile_globs
+    from .relevance.roles import CODE, file_roles
+
+    roles = file_roles(files)
+    asked: set[str] = set()
+    for pattern in include:
+        spec = compile_globs([pattern], "--include")
+        if spec is None:
+            continue
+        chosen = [f for f in roles if spec.match_file(f)]
+        if chosen and all(roles[f] != CODE for f in chosen):
+            asked.update(chosen)
+    return frozenset(asked)
+
+
 def personalization(
     files: Iterable[str],
     chat_files: frozenset[str],
     mentioned_fnames: frozenset[str],
     mentioned_idents: frozenset[str],
+    weights: Mapping[str, float] | None = None,
 ) -> dict[str, float]:
-    """Aider's scheme: 100/N for a chat file, a mentioned file, a path part matching an ident."""
+    """Aider's scheme: 100/N for a chat file, a mentioned file, a path part matching an ident.
+    With none of those, the walk restarts at every file (Aider's uniform restart), each as
+    much as its role's weight (``weights``, 1 for a file not in it)."""
     files = sorted(set(files))
     if not files:
         return {}
@@ -120,7 +190,16 @@ def personalization(
             score += base
         if score > 0:
             scores[f] = score
+    if not scores and weights:
+        return {f: weights.get(f, 1.0) for f in files}
     return scores
+
+
+def demoted(file_ranks: Mapping[str, float], weights: Mapping[str, float]) -> dict[str, float]:
+    """Each file's rank times its role's weight (1 for a file not in ``weights``)."""
+    if not weights:
+        return dict(file_ranks)
+    return {f: r * weights.get(f, 1.0) for f, r in file_ranks.items()}
 
 
 def stable(x: float) -> float:
@@ -659,13 +738,15 @@ def rank_definitions(
     table: SymbolTable,
     file_ranks: Mapping[str, float],
     mentioned_idents: frozenset[str] = frozenset(),
+    weights: Mapping[str, float] | None = None,
 ) -> Ranking:
     """Distribute each file's rank over its out-edges to (definer, identifier) pairs.
 
     Rank that arrives over an import edge is shared equally by the target's top-level classes and
     functions, so an imported module's API is ranked even when no name matched. Unreferenced
-    definitions share a tenth of their file's rank. The pairs are those of the definition index
-    the graph was laid out against.
+    definitions share a tenth of their file's rank. A definition's rank is multiplied by its
+    file's role weight (``weights``, see :func:`role_weights`). The pairs are those of the
+    definition index the graph was laid out against.
     """
     import numpy as np
 
@@ -692,6 +773,9 @@ def rank_definitions(
         totals = np.bincount(owner, a.kind[unref], minlength=n)
         ranked[unref] += x[owner] * SELF_SHARE * a.kind[unref] / totals[owner]
         received |= unref
+        if weights:
+            factor = np.array([weights.get(f, 1.0) for f in g.files], dtype=np.float64)
+            ranked *= factor[a.pair_file]
     position = {f: i for i, f in enumerate(g.files)}
     for ident in mentioned_idents:
         for definer in table.defines.get(ident, ()):

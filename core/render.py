@@ -1,18 +1,21 @@
-"""Render ranked definitions as map text, and fit it to a token budget by binary search.
+"""Render ranked definitions as map text, and fit it to a token budget.
 
 Each selected definition is shown by its source line, under the header lines of its enclosing
 scopes, with an elision mark between lines that are not adjacent. Files come in rank order;
 lines are cut at a maximum width. The budget is a hard cap: only text whose exact count is within
-it is ever returned; an entry that does not fit is shortened or skipped and filling goes on.
+it is ever returned; an entry that does not fit is shortened or skipped and filling goes on. An
+entry that repeats a line already shown is wanted less each time (:func:`repriced`).
 """
 
 from __future__ import annotations
 
+import heapq
 import logging
 import re
 from array import array
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from itertools import accumulate
 from pathlib import Path
 from typing import overload
@@ -35,6 +38,16 @@ class Item:
     score: float
     #: show at most this many of the identifier's definitions in the file (None: all of them)
     limit: int | None = None
+    #: the first definitions not shown: the entry shows definitions ``skip`` to ``limit``
+    skip: int = 0
+
+    def shown(self, tags: Sequence[Tag]) -> Sequence[Tag]:
+        """Which of the identifier's definitions in the file (``tags``) the entry shows."""
+        return tags[self.skip : self.limit] if self.skip or self.limit else tags
+
+    def shortened(self) -> Item:
+        """The entry cut to its first definition."""
+        return replace(self, limit=self.skip + 1)
 
 
 class SourceLines:
@@ -185,7 +198,7 @@ class MapRenderer:
                 order.append(item.path)
                 interest[item.path] = set()
             tags = self.definitions.get((item.path, item.ident), ())
-            for tag in tags[: item.limit] if item.limit else tags:
+            for tag in item.shown(tags):
                 interest[item.path].add(tag.start_line)
         if file_order is not None:
             order.sort(key=lambda p: (file_order.get(p, len(file_order)), p))
@@ -218,6 +231,90 @@ class MapRenderer:
 
 #: The budget fill gives up after this many entries in a row that do not fit.
 MAX_SKIPS = 64
+#: An entry whose line repeats one already shown is wanted this much less for each time it was
+#: shown: eleven subclasses' ``def decode(self, data: bytes) -> bytes:`` say little more than
+#: one, and a second ``var x = require(...)`` nothing an agent needs before other code.
+REPEAT_FACTOR = 0.5
+
+
+def repriced(
+    items: Iterable[Item],
+    shapes: Callable[[Item], Sequence[str | None]],
+    files_last: bool = False,
+) -> Iterator[Item]:
+    """``items`` (most wanted first) with each entry wanted :data:`REPEAT_FACTOR` times less
+    for every entry of the same shape yielded before it, and moved back behind the entries
+    wanted more than that. ``shapes`` gives the shape of each definition an entry shows (its
+    line, see :func:`line_shape`; None for one without); an entry whose definitions repeat
+    one another (one identifier defined in several classes of the file) is split into one
+    entry per definition, so the first is shown and the others are priced as repeats.
+    ``files_last``: entries without an identifier come after every deferred entry (the order
+    without a task: definitions, then files)."""
+    seen: Counter[str] = Counter()
+    waiting: list[tuple[float, int, Item, str]] = []  # (-want, arrival, entry, shape)
+    arrived = 0
+
+    def release(bound: float | None) -> Iterator[Item]:
+        """The deferred entries wanted at least ``bound`` (all of them when None)."""
+        while waiting and (bound is None or -waiting[0][0] >= bound):
+            neg, n, item, shape = heapq.heappop(waiting)
+            want = item.score * REPEAT_FACTOR ** seen[shape]
+            if want < -neg:  # its shape was shown again while it waited
+                heapq.heappush(waiting, (-want, n, item, shape))
+                continue
+            seen[shape] += 1
+            yield replace(item, score=want)
+
+    for item in items:
+        if item.ident is None:
+            yield from release(None if files_last else item.score)
+            yield item
+            continue
+        parts = shapes(item)
+        split = len(parts) > 1 and (
+            len(set(parts)) < len(parts) or any(p is not None and seen[p] for p in parts)
+        )
+        pieces = (
+            [(Item(item.path, item.ident, item.score, item.skip + i + 1, item.skip + i), p)
+             for i, p in enumerate(parts)]
+            if split
+            else [(item, parts[0] if len(parts) == 1 else None)]
+        )  # fmt: skip
+        for piece, shape in pieces:
+            yield from release(piece.score)
+            if shape is None or not seen[shape]:
+                if shape is not None:
+                    seen[shape] += 1
+                yield piece
+                continue
+            arrived += 1
+            want = piece.score * REPEAT_FACTOR ** seen[shape]
+            heapq.heappush(waiting, (-want, arrived, piece, shape))
+    yield from release(None)
+
+
+#: string literals of most languages (quotes and back-quotes, with escapes)
+_STRING = re.compile(r"""(['"`])(?:\\.|(?!\1).)*\1""")
+#: member names after a dot (``require('./utils').compileETag``)
+_MEMBER = re.compile(r"\.[A-Za-z_$][\w$]*")
+#: kinds of definitions that hold data, whose shape sets their name and values aside
+_DATA_KINDS = frozenset({"variable", "constant", "field"})
+
+
+def line_shape(tag: Tag) -> str | None:
+    """What makes two definitions' lines the same for :func:`repriced`: the signature with its
+    white space collapsed; for data (variables, constants, fields) also without the defined
+    name, string literals and member names, so ``var debug = require('debug')`` and
+    ``var Route = require('./route');`` are one shape (a final semicolon is set aside). None for
+    a definition without a signature."""
+    if not tag.signature:
+        return None
+    line = " ".join(tag.signature.split()).rstrip(";")
+    if str(tag.symbol_kind) in _DATA_KINDS:
+        line = _STRING.sub("''", line)
+        line = re.sub(rf"(?<![\w$]){re.escape(tag.name)}(?![\w$])", "_", line)
+        line = _MEMBER.sub("._", line)
+    return line
 
 
 def fill_budget(
@@ -254,9 +351,7 @@ def fill_budget(
         key = item.path if item.ident is not None else None
         current = by_file.get(key, [])
         accepted = None
-        for candidate in (
-            (item, Item(item.path, item.ident, item.score, 1)) if item.ident else (item,)
-        ):
+        for candidate in (item, item.shortened()) if item.ident else (item,):
             tokens = section([*current, candidate])
             delta = tokens - cost.get(key, 0) + (0 if current else 1)
             if used + delta <= budget:

@@ -1,7 +1,9 @@
-"""What a file is for, from its path: code, or a test, example, documentation or vendored copy.
+"""What a file is for, from its path: code, or a test, example, documentation, generated or
+vendored copy.
 
 A task that is not about tests rarely needs a test file first, and never an example or a vendored
-copy of a library; those files still rank, below the code they exercise.
+copy of a library; those files still rank, below the code they exercise. The map without a task
+ranks them below code too (see :mod:`repomapper.rank`).
 
 Tests are recognised by each language's own conventions (:data:`CONVENTIONS`, by extension):
 ``*_test.go`` and Go's test helpers (``testhelpers.go``, ``integrationtest_builder.go``, folders
@@ -15,13 +17,20 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 CODE = "code"
 TEST = "test"
 EXAMPLE = "example"
 DOCS = "docs"
+#: generated or compiled: minified bundles, protocol-buffer stubs, the ``.js``/``.d.ts`` copies
+#: of a package's TypeScript ``src/`` (the latter found by :func:`file_roles`, which sees the set)
+GENERATED = "generated"
 VENDORED = "vendored"
+#: every role, code first
+ROLES = (CODE, TEST, EXAMPLE, DOCS, GENERATED, VENDORED)
 
 #: Folder names (lower case) that hold tests, test data or test support in any language.
 _TEST_DIRS = frozenset(
@@ -65,7 +74,36 @@ _VENDOR_DIRS = frozenset(
         "extern",
         "node_modules",
         "_vendor",
+        "vendors",
+        "third-party",
+        "3rdparty",
+        "bower_components",
+        "jspm_packages",
     }
+)
+#: Lower-case name suffixes of files a tool writes (protocol buffers, bundles, designers).
+_GENERATED_SUFFIXES = (
+    "_pb2.py",
+    "_pb2.pyi",
+    "_pb2_grpc.py",
+    ".pb.go",
+    ".pb.cc",
+    ".pb.h",
+    ".pb.ts",
+    "_pb.js",
+    "_pb.d.ts",
+    ".g.dart",
+    ".freezed.dart",
+    ".designer.cs",
+    ".g.cs",
+)
+#: Extensions of a compiled JavaScript copy or a TypeScript declaration, longest first.
+_COMPILED_EXTENSIONS = (".d.mts", ".d.cts", ".d.ts", ".mjs", ".cjs", ".js")
+#: Extensions of the sources such copies are compiled from.
+_SOURCE_EXTENSIONS = (".d.ts", ".tsx", ".mts", ".cts", ".ts", ".jsx", ".mjs", ".cjs", ".js")
+#: Output folders a build puts its copies in, dropped before a copy is compared with ``src/``.
+_BUILD_DIRS = frozenset(
+    {"dist", "lib", "build", "out", "esm", "cjs", "es", "umd", "types", "typings", "mjs"}
 )
 
 #: Stems (lower case) that are tests or test support whatever the language.
@@ -155,6 +193,7 @@ CONVENTIONS: tuple[NamingConvention, ...] = (
 )
 _BY_EXTENSION = {ext: c for c in CONVENTIONS for ext in c.extensions}
 _NONE = NamingConvention("other", ())
+_BY_NAME = {c.name: c for c in CONVENTIONS}
 
 
 def convention_for(path: str) -> NamingConvention:
@@ -180,6 +219,12 @@ def _is_test_dir(original: str, convention: NamingConvention) -> bool:
     return any(w in _TEST_DIR_WORDS for w in _words(original))
 
 
+@lru_cache(maxsize=1 << 14)  # a folder's name is asked once per file in it
+def _is_test_folder(original: str, convention: str) -> bool:
+    """:func:`_is_test_dir` by the convention's name (cheaper to hash than the convention)."""
+    return _is_test_dir(original, _BY_NAME.get(convention, _NONE))
+
+
 def _class_suffix(stem: str, convention: NamingConvention) -> str | None:
     """The test-class suffix ``stem`` ends with (``Test`` in ``FooTest``), or ``None``."""
     for suffix in convention.class_suffixes:
@@ -203,14 +248,24 @@ def _is_test_name(name: str, convention: NamingConvention) -> bool:
     return any(w in _COMMON_WORDS or w in convention.words for w in words)
 
 
+def _is_generated_name(name: str) -> bool:
+    lower = name.lower()
+    return ".min." in lower or lower.endswith(_GENERATED_SUFFIXES) or ".generated." in lower
+
+
+@lru_cache(maxsize=1 << 16)
 def file_role(path: str) -> str:
+    """The role of ``path`` from the path alone (see :func:`file_roles` for the whole set);
+    remembered, since every ranking asks it of every file."""
     original = path.split("/")
     dirs = path.lower().split("/")[:-1]
     if any(d in _VENDOR_DIRS for d in dirs):
         return VENDORED
+    if _is_generated_name(original[-1]):
+        return GENERATED
     convention = convention_for(path)
     if _is_test_name(original[-1], convention) or any(
-        _is_test_dir(d, convention) for d in original[:-1]
+        _is_test_folder(d, convention.name) for d in original[:-1]
     ):
         return TEST
     if any(d in _EXAMPLE_DIRS for d in dirs):
@@ -235,3 +290,48 @@ def tested_stem(path: str) -> str | None:
     if class_suffix is not None:
         return stem[: -len(class_suffix)]
     return None
+
+
+def _strip_extension(path: str, extensions: tuple[str, ...]) -> str | None:
+    lower = path.lower()
+    for ext in extensions:
+        if lower.endswith(ext):
+            return path[: -len(ext)]
+    return None
+
+
+def _module_path(path: str, extensions: tuple[str, ...]) -> str | None:
+    """``dist/esm/v3/errors.d.ts`` -> ``v3/errors``: the path without its extension and its
+    build folders, or None when it has none of ``extensions``."""
+    stem = _strip_extension(path, extensions)
+    if stem is None:
+        return None
+    *dirs, name = stem.split("/")
+    return "/".join([*(d for d in dirs if d.lower() not in _BUILD_DIRS), name])
+
+
+def file_roles(paths: Iterable[str]) -> dict[str, str]:
+    """Each path's role (:func:`file_role`), and what only the set shows: a ``.js``, ``.cjs``,
+    ``.mjs`` or ``.d.ts``/``.d.cts``/``.d.mts`` file outside ``src/`` whose path, build folders
+    (``dist/``, ``lib/``, ``esm/``...) and extension dropped, is that of a TypeScript or
+    JavaScript file under a ``src/`` folder of the same package (``src/`` dropped) is a compiled
+    copy of it (``v3/errors.d.ts`` of ``src/v3/errors.ts``, ``pkg/dist/a.js`` of
+    ``pkg/src/a.ts``): :data:`GENERATED`."""
+    paths = sorted(set(paths))
+    roles = {p: file_role(p) for p in paths}
+    sources: set[str] = set()
+    for p in paths:
+        head, sep, rest = p.partition("src/")
+        if sep and (not head or head.endswith("/")) and roles[p] == CODE:
+            module = _module_path(rest, _SOURCE_EXTENSIONS)
+            if module is not None:
+                sources.add(head + module)
+    if not sources:
+        return roles
+    for p in paths:
+        if roles[p] != CODE or p.startswith("src/") or "/src/" in p:
+            continue
+        module = _module_path(p, _COMPILED_EXTENSIONS)
+        if module is not None and module in sources:
+            roles[p] = GENERATED
+    return roles

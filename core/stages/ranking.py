@@ -13,7 +13,7 @@ from .. import snapshot
 from ..graphstate import GraphState
 from ..importmemo import CachedImports
 from ..model import Diagnostic, FileSymbols, RankedFile
-from ..rank import pagerank
+from ..rank import asked_by_include, pagerank
 from ..ranked import PageRankedFiles, RankedRepository
 from ..relevance import parse_task, rank_task
 from ..relevance.query import MAX_TASK_CHARS, TaskQuery
@@ -56,6 +56,7 @@ def rank_prepared(
         frozenset(settings.mentioned_idents),
         settings.selection,
         stored,
+        asked_by_include(settings.selection.include, mapped),
     )
     query = _task_query(settings.task, diags)
     task_free = RankedRepository(
@@ -129,14 +130,18 @@ def graph_state(
     mentioned_idents: frozenset[str],
     selection: Selection,
     stored: snapshot.Stored | None,
+    asked: frozenset[str] = frozenset(),
 ) -> GraphState:
-    """The selection's graph state for these boosts, loaded, updated or built."""
+    """The selection's graph state for these boosts, loaded, updated or built; ``asked``: the
+    files the include globs ask for whatever their role (see :func:`~repomapper.rank.role_weights`)."""
     # what resolution may read besides the mapped files (tsconfig.json, go.mod, ...): the
     # versions of every other file, so that a change to one builds the state again
     keys = {e.path: files.extractor.key(e) for e in files.all_entries}
     context = frozenset(k for p, k in keys.items() if p not in mapped)
     memo = CachedImports(state.cache, mapped, context, files.extractor)
-    inputs = state.graphs.inputs(files.chat, mentioned_files, mentioned_idents, context, memo)
+    inputs = state.graphs.inputs(
+        files.chat, mentioned_files, mentioned_idents, context, memo, asked
+    )
     with state.timer.stage("graph"):
         graph, loaded = state.graphs.current(
             selection,

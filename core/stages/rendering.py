@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from ..diagnostics import summarise
 from ..discover import FileEntry, explain_empty
 from ..memo import map_code
 from ..model import Diagnostic, MapResult, RankedSymbol
 from ..rank import stable
-from ..ranked import RankedRepository, map_items
-from ..render import Item, MapRenderer, fill_budget
+from ..ranked import PageRankedFiles, RankedRepository, map_items
+from ..render import Item, MapRenderer, fill_budget, line_shape, repriced
 from ..settings import MapSettings
 from ..state import RepositoryState
 
@@ -29,7 +29,8 @@ def render(
     if budget is None:
         budget = settings.effective_budget(bool(ranked.chat))
     entries = {e.path: e for e in ranked.all_entries}
-    file_order = {f.path: i for i, f in enumerate(ranked.files)} if ranked.task else None
+    # the files in the order ranked_files reports them (the entries chose which files)
+    file_order = _positions(ranked)
     renderer = MapRenderer(
         ranked.table.definitions,
         {p: fs.definitions for p, fs in ranked.mapped.items()},
@@ -43,7 +44,8 @@ def render(
 
     count, fresh = state.counts.counting()
     section = _section_pricer(state, entries, prefix, text_of, count, fresh)
-    text, tokens, selected = fill_budget(map_items(ranked), text_of, count, budget, section)
+    items = _Replayed(wanted(ranked))
+    text, tokens, selected = fill_budget(iter(items), text_of, count, budget, section)
     state.counts.store(fresh, later=state.memo_later)
     diags = list(ranked.diagnostics)
     if not text:
@@ -66,11 +68,52 @@ def render(
         files_total=len(ranked.all_entries),
         files_covered=len({i.path for i in selected}),
         ranked_files=tuple(ranked.files),
-        ranked_symbols=ranked_symbols(ranked),
+        ranked_symbols=ranked_symbols(ranked, iter(items)),
         diagnostics=summarise(diags),
         chat_files=tuple(sorted(ranked.chat)),
         extra={"files_mapped": len(ranked.mapped), "files_seen": ranked.seen},
     )
+
+
+def _positions(ranked: RankedRepository) -> dict[str, int]:
+    """Each ranked file's position in ``ranked_files``; read from the rows of a task-free
+    ranking without making a RankedFile of each of its thousands of files."""
+    if isinstance(ranked.files, PageRankedFiles):
+        return {p: i for i, (p, _) in enumerate(ranked.files._rows())}
+    return {f.path: i for i, f in enumerate(ranked.files)}
+
+
+class _Replayed:
+    """An iterator's items, read again from the start by each ``iter()``: the budget fill and
+    ``ranked_symbols`` read one stream of entries, priced once."""
+
+    def __init__(self, items: Iterator[Item]):
+        self._items = items
+        self._kept: list[Item] = []
+
+    def __iter__(self) -> Iterator[Item]:
+        i = 0
+        while True:
+            if i == len(self._kept):
+                item = next(self._items, None)
+                if item is None:
+                    return
+                self._kept.append(item)
+            yield self._kept[i]
+            i += 1
+
+
+def wanted(ranked: RankedRepository) -> Iterator[Item]:
+    """The map's entries, most wanted first: the ranking's (:func:`~repomapper.ranked.map_items`)
+    with repeated lines priced down (:func:`~repomapper.render.repriced`)."""
+    definitions = ranked.table.definitions
+
+    def shapes(item: Item) -> list[str | None]:
+        if item.ident is None:
+            return []
+        return [line_shape(t) for t in item.shown(definitions.get((item.path, item.ident), ()))]
+
+    return repriced(map_items(ranked), shapes, files_last=not ranked.task)
 
 
 def _section_pricer(
@@ -94,7 +137,7 @@ def _section_pricer(
         key = settled.get(entry) if entry is not None and first.ident is not None else None
         made_of_key = None
         if key is not None and remembered is not None:
-            shown = [(i.ident, i.limit) for i in part]
+            shown = [(i.ident, i.limit, i.skip) for i in part]
             made_of = (map_code(), prefix, key.path, key.digest, key.fingerprint, shown)
             made_of_key = (
                 b"section:"
@@ -113,14 +156,20 @@ def _section_pricer(
     return section
 
 
-def ranked_symbols(ranked: RankedRepository) -> tuple[RankedSymbol, ...]:
-    """The first symbols in the map's own order (so the list agrees with the map)."""
+def ranked_symbols(
+    ranked: RankedRepository, items: Iterator[Item] | None = None
+) -> tuple[RankedSymbol, ...]:
+    """The first symbols in the order the map wanted its entries (``items``: that stream,
+    by default :func:`wanted`'s), so the list agrees with the map."""
     out: list[RankedSymbol] = []
-    for item in map_items(ranked):
+    for item in wanted(ranked) if items is None else items:
         if item.ident is None:
             continue
         why = ranked.symbol_reasons.get((item.path, item.ident), ())
-        tags = sorted(ranked.table.definitions[(item.path, item.ident)], key=lambda t: t.start_line)
+        tags = sorted(
+            item.shown(ranked.table.definitions[(item.path, item.ident)]),
+            key=lambda t: t.start_line,
+        )
         for t in tags:
             out.append(
                 RankedSymbol(

@@ -72,6 +72,7 @@ class GraphStates:
         mentioned_idents: frozenset[str],
         context: object = None,
         memo: ImportMemo | None = None,
+        asked: frozenset[str] = frozenset(),
     ) -> StateInputs:
         return StateInputs(
             self.root,
@@ -82,6 +83,7 @@ class GraphStates:
             mentioned_idents,
             context,
             memo,
+            asked,
         )
 
     def current(
@@ -178,6 +180,8 @@ class GraphStates:
     ) -> None:
         if any(not keys[p].digest for p in state.files):
             return  # a file whose content could not be read: no content key to check it by
+        if state.asked:
+            return  # ranked for its include globs, which the stored state does not record
         try:
             self._cache().write_state(lambda out: snapshot.write(out, state, keys, context))
         except ValueError as exc:  # a name the format cannot hold: later processes rebuild
