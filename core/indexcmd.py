@@ -153,6 +153,8 @@ def _extract_on_cluster(
         click.echo(f"repomapper: {line}", err=True)
     for reason, n in sorted(run.refused.items()):
         click.echo(f"repomapper: {n} row(s) from the cluster refused: {reason}", err=True)
+    for reason, n in sorted(run.unextracted.items()):
+        click.echo(f"repomapper: {n} file(s) not extracted on the cluster: {reason}", err=True)
     for note in run.notes:
         click.echo(f"repomapper: a worker reported: {note}", err=True)
     click.echo(

@@ -181,6 +181,24 @@ def test_a_worker_row_keeps_the_content_it_was_made_from(tmp_path):
     assert (run.stored, run.left) == (1, 1)
 
 
+def test_files_a_worker_cannot_see_are_reported_and_extracted_here(local, tmp_path):
+    """A worker that does not have the root at the driver's path (another machine without the
+    shared mount) returns no rows: the reason is counted and every file is extracted here."""
+    src, expected = local
+
+    class Elsewhere(InProcess):
+        def run(self, fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]]):
+            moved = [(str(tmp_path / "not-mounted"), paths) for _, paths in tasks]
+            yield from super().run(fn, moved)
+
+    run = extract_on_cluster([src], Elsewhere(), tmp_path / "cache")
+    assert (run.stored, run.left) == (0, len(TREE))
+    assert run.unextracted == {"no such file": len(TREE)}
+    found = export_bundle(src, tmp_path / "out.bundle", cache_dir=tmp_path / "cache")
+    assert found.extracted == len(TREE)
+    assert (tmp_path / "out.bundle").read_bytes() == expected
+
+
 def test_an_unwritable_cache_is_an_error(tmp_path):
     src = write_tree(tmp_path / "src", OTHER)
     blocker = tmp_path / "cache"
@@ -310,6 +328,21 @@ def test_a_local_cluster_of_two_workers_exports_the_local_bundle(local, tmp_path
     with RepoMap(clone, cache_dir=tmp_path / "fresh") as rm:
         rm.map()
         assert rm.last_stats.get("extracted", 0) == 0  # warm: nothing extracted
+
+
+@needs_dask
+def test_a_scheduler_without_workers_is_an_error():
+    from distributed import LocalCluster
+
+    from repomapper.cluster import DaskEngine
+
+    no_http = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
+    with LocalCluster(
+        n_workers=0, host="127.0.0.1", dashboard_address=None, scheduler_kwargs=no_http
+    ) as empty:
+        address = empty.scheduler_address
+        with pytest.raises(ClusterError, match="has no worker"):
+            DaskEngine(ClusterSpec(address=address), connect_seconds=0.5)
 
 
 @needs_dask

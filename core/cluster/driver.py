@@ -35,6 +35,8 @@ from .work import extract_rows
 
 log = logging.getLogger(__name__)
 
+#: distinct reasons kept of those the workers give (their answers are not trusted to be few)
+MAX_REASONS = 20
 #: (files done, files to do, batches done, batches to do)
 ClusterProgress = Callable[[int, int, int, int], None]
 
@@ -68,12 +70,20 @@ class ClusterRun:
     failed: list[str] = field(default_factory=list)
     #: reason -> rows refused
     refused: dict[str, int] = field(default_factory=dict)
+    #: reason a worker gave -> files it returned no row for (a file missing there, say)
+    unextracted: dict[str, int] = field(default_factory=dict)
     #: what the workers reported (a plugin disabled, a file unreadable there), once each
     notes: list[str] = field(default_factory=list)
     workers: int = 0
     #: seconds listing and hashing, and seconds from the first batch sent to the last stored
     planning_seconds: float = 0.0
     seconds: float = 0.0
+    #: of ``seconds``, what the driver spent checking and storing the rows
+    storing_seconds: float = 0.0
+    #: seconds the workers spent in their batches, by worker (host:pid)
+    busy: dict[str, float] = field(default_factory=dict)
+    #: characters of the stored rows' texts (what came back over the network, about)
+    row_chars: int = 0
 
     def refuse(self, reason: str, n: int = 1) -> None:
         self.refused[reason] = self.refused.get(reason, 0) + n
@@ -132,8 +142,11 @@ def extract_on_cluster(
                 )
                 run.left += len(batch.paths)
             else:
+                begin = time.perf_counter()
                 rows = _accepted(outcome.result, plan, batch, run)
                 _store(cache, rows)
+                run.storing_seconds += time.perf_counter() - begin
+                run.row_chars += sum(len(t) for _, row in rows for t in row if t)
                 run.stored += len(rows)
                 run.left += len(batch.paths) - len(rows)
             done_files += len(batch.paths)
@@ -206,9 +219,17 @@ def _accepted(
             run.refuse("a row is of other content or other code than the driver's")
             continue
         out[path] = (CacheKey(path, 0, 0, fingerprint, digest), row)
+    left = answer.get("left")
+    for item in left if isinstance(left, list) else ():
+        why = str(item[1])[:200] if isinstance(item, list) and len(item) == 2 else "(malformed)"
+        if why in run.unextracted or len(run.unextracted) < MAX_REASONS:
+            run.unextracted[why] = run.unextracted.get(why, 0) + 1
+    worker, seconds = answer.get("worker"), answer.get("seconds")
+    if isinstance(worker, str) and isinstance(seconds, int | float):
+        run.busy[worker[:200]] = run.busy.get(worker[:200], 0.0) + float(seconds)
     notes = answer.get("notes")
     for note in notes if isinstance(notes, list) else ():
         text = str(note)[:300]
-        if text not in run.notes:
+        if text not in run.notes and len(run.notes) < MAX_REASONS:
             run.notes.append(text)
     return [out[p] for p in sorted(out)]

@@ -110,13 +110,23 @@ class DaskEngine:
                         processes=True,
                         host="127.0.0.1",
                         dashboard_address=None,
+                        # its HTTP server (health, metrics) on a free port, not 8787
+                        scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
                         silence_logs=logging.ERROR,
                     )
                 self.client = distributed.Client(self._cluster, timeout=connect_seconds)
             else:
                 self.client = distributed.Client(spec.address, timeout=connect_seconds)
+            # tasks sent to a scheduler without workers would wait for ever
+            self.client.wait_for_workers(1, timeout=connect_seconds)
         except (OSError, TimeoutError, ValueError, RuntimeError) as exc:
+            connected = self.client is not None
             self.close()
+            if connected:
+                raise ClusterError(
+                    f"the cluster at {spec} has no worker (none joined within"
+                    f" {connect_seconds:g} s)"
+                ) from exc
             raise ClusterError(f"cannot reach the cluster at {spec}: {exc}") from exc
 
     @property

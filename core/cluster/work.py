@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ log = logging.getLogger(__name__)
 MAX_FILE_SIZE = 1 << 62
 
 #: One batch's answer, as plain data: {"rows": [[path, digest, fingerprint, [7 columns]], ...],
-#: "left": [[path, why], ...], "notes": [message, ...], "worker": name}
+#: "left": [[path, why], ...], "notes": [message, ...], "worker": host:pid, "seconds": busy}
 BatchResult = dict[str, Any]
 
 _local = threading.local()
@@ -54,6 +55,7 @@ def extract_rows(root: str, paths: Sequence[str]) -> BatchResult:
     each file's cache row with its content key, as plain data. A file that cannot be read, or
     whose extraction a crash, a time-out or a disabled plugin touched, has no row: it is listed
     in ``left`` with the reason, and the driver extracts it itself."""
+    started = time.perf_counter()
     plugins, pool = _plugins()
     base = Path(root)
     diags: list[Diagnostic] = []
@@ -72,7 +74,13 @@ def extract_rows(root: str, paths: Sequence[str]) -> BatchResult:
         else:
             rows.append([key.path, key.digest, key.fingerprint, list(row)])
     notes = [d.message for d in extractor.diagnostics]
-    return {"rows": rows, "left": left, "notes": notes, "worker": f"{os.uname().nodename}"}
+    return {
+        "rows": rows,
+        "left": left,
+        "notes": notes,
+        "worker": f"{os.uname().nodename}:{os.getpid()}",
+        "seconds": time.perf_counter() - started,
+    }
 
 
 def release() -> None:
