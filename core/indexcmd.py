@@ -3,6 +3,7 @@ the cache of another machine (see :mod:`repomapper.bundle` and ``docs/index-bund
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import click
@@ -15,14 +16,21 @@ def index_group() -> None:
     """Build a repository's index once and load it anywhere (index bundles)."""
 
 
+class _UsageProblem(click.ClickException):
+    """A problem with how the command was asked (exit 2, as for a usage error)."""
+
+    exit_code = 2
+
+
 @index_group.command("export")
-@click.argument("root", default=".", type=click.Path(path_type=Path, readable=False))
+@click.argument("roots", nargs=-1, metavar="[ROOT]...", type=click.Path(path_type=Path))
 @click.option(
     "--output",
     "-o",
     required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="The bundle file to write.",
+    type=click.Path(path_type=Path),
+    help="The bundle file to write; with several ROOTs, a directory that gets one bundle per"
+    " root, named after the root's folder (NAME.bundle).",
 )
 @click.option(
     "--cache-dir",
@@ -42,25 +50,141 @@ def index_group() -> None:
 @click.option(
     "--jobs", "-j", type=click.IntRange(min=1), default=None, help="Extraction processes."
 )
+@click.option(
+    "--cluster",
+    metavar="ADDRESS|local:N",
+    default=None,
+    help="Extract on a Dask cluster: a running scheduler's address (tcp://HOST:8786), or local:N"
+    " for N local workers started and stopped by this command (the cluster extra; see"
+    " docs/cluster.md). The bundles are byte-identical to a local export's.",
+)
+@click.option(
+    "--batch-files",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --cluster: files a batch sent to a worker holds at most (default 256).",
+)
 def export_command(
-    root: Path, output: Path, cache_dir: Path | None, tokens: tuple[int, ...], jobs: int | None
+    roots: tuple[Path, ...],
+    output: Path,
+    cache_dir: Path | None,
+    tokens: tuple[int, ...],
+    jobs: int | None,
+    cluster: str | None,
+    batch_files: int | None,
 ) -> None:
-    """Build ROOT's index in the cache and write it to one bundle file: every file's summary,
-    the ranking state, the remembered token counts, the lexical index and the map of each
-    --tokens (see docs/index-bundles.md)."""
+    """Build each ROOT's index (default: the current directory) in the cache and write it to
+    one bundle file per root: every file's summary, the ranking state, the remembered token
+    counts, the lexical index and the map of each --tokens (see docs/index-bundles.md). With
+    --cluster, the files are extracted on a Dask cluster first (see docs/cluster.md)."""
     from .bundle import export_bundle
 
     try:
-        found = export_bundle(root, output, cache_dir, map_tokens=tokens, jobs=jobs)
-    except (DiscoveryError, OSError) as exc:
+        targets = _targets(roots or (Path("."),), output)
+    except DiscoveryError as exc:
         raise click.ClickException(str(exc)) from exc
+    if cluster is not None:
+        _extract_on_cluster(cluster, [r for r, _ in targets], cache_dir, batch_files)
+    for root, target in targets:
+        try:
+            found = export_bundle(root, target, cache_dir, map_tokens=tokens, jobs=jobs)
+        except (DiscoveryError, OSError) as exc:
+            raise click.ClickException(str(exc)) from exc
+        click.echo(
+            f"repomapper: wrote {target}: {found.rows} file rows, {found.counts} token counts,"
+            f" {found.lexical} lexical rows, {found.maps} memoised map(s),"
+            f" ranking state {found.state_bytes} bytes"
+            + (f"; {found.missing} file(s) without a row" if found.missing else "")
+            + (f"; {found.extracted} file(s) extracted here" if cluster is not None else ""),
+            err=True,
+        )
+
+
+def _targets(roots: tuple[Path, ...], output: Path) -> list[tuple[Path, Path]]:
+    """Each root with its bundle: ``output`` itself for one root; for several, a file named
+    after each root's folder in the directory ``output`` (made when missing)."""
+    from .discover import check_root
+
+    resolved = [check_root(r) for r in roots]
+    if len(resolved) != len(set(resolved)):
+        raise _UsageProblem("a ROOT is given twice")
+    if len(resolved) == 1:
+        if output.is_dir():
+            raise _UsageProblem(f"--output {output} is a directory: name the bundle file")
+        return [(resolved[0], output)]
+    if output.exists() and not output.is_dir():
+        raise _UsageProblem(f"with several ROOTs, --output names a directory ({output} is a file)")
+    names = [(r.name or "root") + ".bundle" for r in resolved]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise _UsageProblem(
+            f"several ROOTs share a folder name ({', '.join(twice)}): their bundles would have"
+            " the same name; export them separately"
+        )
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise click.ClickException(f"cannot make {output}: {exc.strerror or exc}") from exc
+    return [(r, output / n) for r, n in zip(resolved, names, strict=True)]
+
+
+def _extract_on_cluster(
+    address: str, roots: list[Path], cache_dir: Path | None, batch_files: int | None
+) -> None:
+    """The files of ``roots`` the cache lacks, extracted on the cluster into the cache."""
+    from .cluster import ClusterError, ClusterSpec, DaskEngine, extract_on_cluster
+    from .cluster.batching import MAX_FILES
+
+    try:
+        spec = ClusterSpec.parse(address)
+    except ValueError as exc:
+        raise _UsageProblem(f"--cluster: {exc}") from exc
+    try:
+        with DaskEngine(spec) as engine:
+            workers = engine.workers
+            click.echo(f"repomapper: cluster {spec}: {workers} worker(s)", err=True)
+            run = extract_on_cluster(
+                roots, engine, cache_dir, _ProgressLines(), batch_files or MAX_FILES
+            )
+    except ClusterError as exc:
+        error = _UsageProblem if exc.exit_code == 2 else click.ClickException
+        raise error(str(exc)) from exc
+    for line in run.failed:
+        click.echo(f"repomapper: {line}", err=True)
+    for reason, n in sorted(run.refused.items()):
+        click.echo(f"repomapper: {n} row(s) from the cluster refused: {reason}", err=True)
+    for reason, n in sorted(run.unextracted.items()):
+        click.echo(f"repomapper: {n} file(s) not extracted on the cluster: {reason}", err=True)
+    for note in run.notes:
+        click.echo(f"repomapper: a worker reported: {note}", err=True)
     click.echo(
-        f"repomapper: wrote {output}: {found.rows} file rows, {found.counts} token counts,"
-        f" {found.lexical} lexical rows, {found.maps} memoised map(s),"
-        f" ranking state {found.state_bytes} bytes"
-        + (f"; {found.missing} file(s) without a row" if found.missing else ""),
+        f"repomapper: cluster: {run.stored} of {run.sent} file(s) extracted on {run.workers}"
+        f" worker(s) in {run.seconds:.1f} s ({run.files_per_second:.0f} files/s),"
+        f" {run.cached} already in the cache"
+        + (f"; {run.left} left to extract here" if run.left else ""),
         err=True,
     )
+
+
+class _ProgressLines:
+    """Progress of the cluster's batches on stderr: a line every few seconds, and the last."""
+
+    EVERY = 2.0
+
+    def __init__(self) -> None:
+        self.started = self.shown = time.monotonic()
+
+    def __call__(self, files: int, total: int, batches: int, all_batches: int) -> None:
+        now = time.monotonic()
+        if batches < all_batches and now - self.shown < self.EVERY:
+            return
+        self.shown = now
+        rate = files / max(now - self.started, 1e-9)
+        click.echo(
+            f"repomapper: cluster: {files}/{total} files, {batches}/{all_batches} batches"
+            f" ({rate:.0f} files/s)",
+            err=True,
+        )
 
 
 @index_group.command("import")

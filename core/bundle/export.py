@@ -17,7 +17,7 @@ import os
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,8 @@ class Exported:
     #: files with no content row (unreadable ones: they are extracted again where imported)
     missing: int
     maps: int = 0
+    #: files extracted here by the export (not found in the cache)
+    extracted: int = 0
 
 
 def export_bundle(
@@ -74,6 +76,7 @@ def export_bundle(
     with RepoMap(root, budgets[0], cache_dir=cache_dir, **options) as rm:
         rm.map()
         state = rm.state
+        extracted = state.last_stats.get("extracted", 0)
         maps = _memoised(rm)
         for budget in budgets[1:]:  # the same state: extracted and ranked once
             other = RepoMap(root, budget, state=state)
@@ -96,7 +99,7 @@ def export_bundle(
     finally:
         cache.close()
         tmp.unlink(missing_ok=True)
-    return found
+    return replace(found, extracted=extracted)
 
 
 def _memoised(rm: RepoMap) -> dict[str, str]:

@@ -255,29 +255,32 @@ def _text_of(value: Any, shape: type) -> bool:
 
 
 def _row(record: dict[str, Any], result: Imported) -> ContentRow | None:
-    key, row = record.get("key"), record.get("row")
-    if not (isinstance(key, list) and len(key) == 3 and all(isinstance(k, str) for k in key)):
-        result.skip("a row's key is malformed")
+    found = checked_row(record.get("key"), record.get("row"))
+    if isinstance(found, str):
+        result.skip(found)
         return None
+    return found
+
+
+def checked_row(key: Any, row: Any) -> ContentRow | str:
+    """A content row from untrusted plain data (a bundle's record, a cluster worker's answer),
+    checked as the cache's own rows are shaped: the row, or why it is refused."""
+    if not (isinstance(key, list) and len(key) == 3 and all(isinstance(k, str) for k in key)):
+        return "a row's key is malformed"
     path, digest, fingerprint = key
     if not valid_path(path):
-        result.skip("a row's path is not inside the root")
-        return None
+        return "a row's path is not inside the root"
     if not _DIGEST.fullmatch(digest) or not fingerprint or len(fingerprint) > 2000:
-        result.skip("a row's digest or backends are malformed")
-        return None
+        return "a row's digest or backends are malformed"
     if not isinstance(row, list) or len(row) != 7:
-        result.skip("a row's columns are malformed")
-        return None
+        return "a row's columns are malformed"
     plugin, language, defs, refs, summary, imports, diags = row
     if not all(v is None or (isinstance(v, str) and len(v) <= 200) for v in (plugin, language)):
-        result.skip("a row's backend is malformed")
-        return None
+        return "a row's backend is malformed"
     if not (
         all(_text_of(v, list) for v in (defs, refs, imports, diags)) and _text_of(summary, dict)
     ):
-        result.skip("a row's texts are not JSON of the cache's shape")
-        return None
+        return "a row's texts are not JSON of the cache's shape"
     return (path, digest, fingerprint), tuple(row)
 
 
