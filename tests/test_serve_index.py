@@ -39,6 +39,23 @@ def test_only_changed_files_are_extracted_again(pyrepo):
     state.close()
 
 
+def test_the_tables_of_a_selection_read_the_graph_state_its_map_built(pyrepo):
+    """A map whose include glob asks for tests (ranked as asked, not below code) and the tools'
+    tables of the same selection share one graph state: the tables do not rank it again."""
+    (pyrepo / "tests").mkdir(exist_ok=True)
+    (pyrepo / "tests" / "test_money.py").write_text(
+        "from shop.money import format_price\n\n\ndef test_price():\n    format_price(1)\n"
+    )
+    rm = RepoMap(pyrepo, include=["tests/**", "shop/**"])
+    rm.map()
+    built = rm.graph_state
+    assert built is not None and "tests/test_money.py" in built.asked
+    tables = current_tables(rm.state, rm.selection)
+    assert rm.state.graphs.get(rm.selection) is built
+    assert "test_price" in tables.table.defines
+    rm.close()
+
+
 def test_with_a_watcher_edits_and_new_files_are_seen_at_once(pyrepo):
     pytest.importorskip("watchfiles")
     state = RepoMap(pyrepo).state

@@ -14,6 +14,7 @@ from ..discover import FileEntry
 from ..graph import SymbolTable
 from ..index import RepoIndex
 from ..model import Diagnostic, FileExtraction, FileSymbols, Tag
+from ..rank import asked_by_include
 from ..settings import ALL_FILES, Selection
 from ..state import RepositoryState
 from .ranking import graph_state
@@ -92,6 +93,8 @@ def current_tables(state: RepositoryState, selection: Selection = ALL_FILES) -> 
         frozenset(mentioned_idents),
         selection,
         stored,
+        # the same files asked for as the map of this selection, or the tools would rank again
+        kept.asked if kept is not None else asked_by_include(selection.include, mapped),
     )
     entries = {e.path: e for e in files.entries}
     return RepositoryTables(
