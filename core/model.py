@@ -297,8 +297,9 @@ class Diagnostic:
     ``decode_error``, ``binary``, ``too_large``, ``minified``, ``symlink_outside_root``,
     ``unreadable``, ``no_backend``, ``backend_unavailable``, ``backend_error``,
     ``cache_unavailable``, ``no_files_matched``, ``nothing_to_map``, ``estimated_tokens``,
-    ``outside_root``. ``unreadable`` with a path ending in ``/`` is a folder that could not be
-    listed (its files are not in ``files_total``).
+    ``outside_root``, ``parse_partial`` (an info: the rest of the file parsed), ``generated``
+    (an info: the file says it was generated, and ranks below code). ``unreadable`` with a path
+    ending in ``/`` is a folder that could not be listed (its files are not in ``files_total``).
     """
 
     code: str
