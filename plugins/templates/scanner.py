@@ -27,6 +27,14 @@ from dataclasses import dataclass, field
 MAX_TAG_CHARS = 65_536
 #: characters of a tag kept as a definition's signature (the core cuts it again)
 MAX_SIGNATURE_CHARS = 400
+#: open blocks followed per syntax; deeper ones are only counted (their definitions still
+#: reported, on one line), so hostile nesting costs neither time nor huge scopes
+MAX_DEPTH = 100
+#: template tags (and unclosed openers) read per file; the rest of a file past them is not
+#: read (generated or hostile input: a real template has hundreds)
+MAX_TAGS = 50_000
+#: a definition name longer than this is not a name a map shows (hostile or generated input)
+MAX_NAME_CHARS = 200
 
 #: which tag syntaxes a file is read with
 GO = "go"  # {{ }} with Go actions (define, block, template, partial, end), Handlebars too
@@ -265,6 +273,9 @@ class Scanner:
         self.closers = _Closers(text)
         self.pending: list[_Pending] = []
         self.stacks: dict[str, list[_Frame]] = {"go": [], "hb": [], "jinja": []}
+        #: blocks opened beyond MAX_DEPTH, per syntax, not yet closed
+        self.overflow: dict[str, int] = {"go": 0, "hb": 0, "jinja": 0}
+        self.scope: str | None = ""
         # the last template comment: (its last line, its text, tags read before it ended)
         self.comment: tuple[int, str, int] | None = None
         #: ``{% from "m" import a as b %}``: the local name b stands for a
@@ -283,11 +294,17 @@ class Scanner:
         if self.opener is not None:
             pos = 0
             text = self.text
-            while True:
+            for _ in range(MAX_TAGS):
                 m = self.opener.search(text, pos)
                 if m is None:
                     break
                 pos = self._tag(m.group(), m.start(), m.end())
+            else:
+                if self.opener.search(text, pos) is not None:
+                    line = self.lines.at(pos)
+                    self.doc.problems.append(
+                        f"line {line}: read the first {MAX_TAGS:,} template tags only"
+                    )
         last = self.text.count("\n") + (0 if self.text.endswith("\n") else 1)
         for stack in self.stacks.values():
             for frame in stack:
@@ -365,7 +382,7 @@ class Scanner:
 
     def _skip_raw_handlebars(self, start: int) -> int:
         """``{{{{raw}}}} ... {{{{/raw}}}}``: the content is text."""
-        end = self.text.find("{{{{/", start + 4)
+        end = self.closers.find("{{{{/", start + 4)
         if end == -1:
             return start + 4
         close = self.closers.find("}}}}", end)
@@ -381,33 +398,49 @@ class Scanner:
 
     # -- definitions and blocks -------------------------------------------------------------
     def _scope(self) -> str:
-        names = [
-            self.pending[f.definition].name
-            for stack in self.stacks.values()
-            for f in stack
-            if f.definition is not None
-        ]
-        return ".".join(names)
+        """The enclosing definitions' names, dotted (remembered until a definition's block
+        opens or closes)."""
+        if self.scope is None:
+            self.scope = ".".join(
+                self.pending[f.definition].name
+                for stack in self.stacks.values()
+                for f in stack
+                if f.definition is not None
+            )
+        return self.scope
 
     def _define(
         self, stack: str, kind: str, name: _Token, start: int, end: int, opened: bool
     ) -> None:
+        if len(name.value) > MAX_NAME_CHARS:
+            if opened:
+                self._open(stack, kind)
+            return
         line = self.lines.at(name.pos)
         doc = self._doc_for(line)
         signature = _signature(self.text, start, end)
         self.pending.append(_Pending(name.value, line, self._scope(), signature, doc))
         index = len(self.pending) - 1
-        if opened:
+        if opened and len(self.stacks[stack]) < MAX_DEPTH:
             self.stacks[stack].append(_Frame(kind, index))
+            self.scope = None
         else:
             self.pending[index].end_line = line
+            if opened:
+                self.overflow[stack] += 1
 
     def _open(self, stack: str, kind: str) -> None:
-        self.stacks[stack].append(_Frame(kind))
+        if len(self.stacks[stack]) < MAX_DEPTH:
+            self.stacks[stack].append(_Frame(kind))
+        else:
+            self.overflow[stack] += 1
 
     def _pop(self, stack: str, end_pos: int, kind: str | None = None) -> None:
         """Close the innermost open block (of ``kind``, when given, closing any opened since;
         nothing when no block of that kind is open)."""
+        if self.overflow[stack]:
+            self.overflow[stack] -= 1
+            return
         frames = self.stacks[stack]
         if kind is not None and not any(f.kind == kind for f in frames):
             return
@@ -420,6 +453,7 @@ class Scanner:
 
     def _close(self, frame: _Frame, line: int, unclosed: bool = False) -> None:
         if frame.definition is not None:
+            self.scope = None
             pending = self.pending[frame.definition]
             pending.end_line = line
             if unclosed:
