@@ -125,6 +125,11 @@ BUNDLED_BACKENDS: dict[str, tuple[str, ...]] = {
         "repomapper.plugins.ctags",
         "repomapper.plugins.python",
     ),
+    "repomapper.plugins.templates": (
+        "repomapper.index",
+        "repomapper.plugins.__init__",
+        "repomapper.plugins.templates",
+    ),
 }
 
 
