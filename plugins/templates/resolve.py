@@ -7,7 +7,9 @@ A name is looked up, first hit wins:
    :data:`ROOT_NAMES`: ``templates``, ``layouts``, ``views``, ``_includes``, ...), each as
    ``root/name``, ``root/partials/name`` and ``root/_partials/name`` (Hugo's ``partial "x"``);
 3. in the importing file's own folder (and its ``partials/``);
-4. a name with a folder in it (``app/base.html``, Django's per-app namespaces) under every other
+4. under the template roots beside the importing file's folders (a root whose parent folder
+   holds the importer: Jekyll's ``_includes`` for a page in ``_layouts``), nearest first;
+5. a name with a folder in it (``app/base.html``, Django's per-app namespaces) under every other
    template root of the repository: each that has it.
 
 A name without an extension also finds ``name.<template extension>`` (Handlebars partials, Hugo's
@@ -70,7 +72,13 @@ def resolve_template(importer: str, name: str, index: RepoIndex) -> list[str]:
         return []
     roots = template_roots(index)
     around = sorted((r for r in roots if importer.startswith(r + "/")), key=lambda r: (-len(r), r))
-    for base in [*around, folder]:
+    # roots beside the importer's folders (Jekyll's _includes for a file in _layouts), nearest
+    # first: a root whose parent folder holds the importing file
+    beside = sorted(
+        (r for r in roots if r not in around and _holds(posixpath.dirname(r), importer)),
+        key=lambda r: (-len(posixpath.dirname(r)), r),
+    )
+    for base in [*around, folder, *beside]:
         for sub in PARTIAL_DIRS:
             found = _match(index, posixpath.join(base, sub, name), importer, rails)
             if found:
@@ -78,9 +86,15 @@ def resolve_template(importer: str, name: str, index: RepoIndex) -> list[str]:
     if "/" not in name:
         return []
     elsewhere = (
-        _match(index, posixpath.join(r, name), importer, rails) for r in roots if r not in around
+        _match(index, posixpath.join(r, name), importer, rails)
+        for r in roots
+        if r not in around and r not in beside
     )
     return sorted({f for f in elsewhere if f})
+
+
+def _holds(folder: str, path: str) -> bool:
+    return not folder or path.startswith(folder + "/")
 
 
 def _match(index: RepoIndex, path: str, importer: str, rails: bool) -> str | None:

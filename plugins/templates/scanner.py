@@ -42,6 +42,7 @@ JINJA = "jinja"  # {% %}, {# #} and {{ }} expressions
 ERB = "erb"  # <% %>
 
 FUNCTION = "function"
+VARIABLE = "variable"
 
 #: names a Jinja/Twig/Nunjucks expression calls that the template engine itself provides
 _BUILTIN_CALLS = frozenset(
@@ -74,6 +75,7 @@ _BUILTIN_CALLS = frozenset(
         "len",
         "print",
         "printf",
+        "content_for",
     }
 )
 #: statement heads after which the first name is not a call of a repository name
@@ -124,6 +126,11 @@ _TOKEN = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 _WS = re.compile(r"\s+")
+#: an ERB tag that ends a Ruby block, and one that opens one
+_ERB_END = re.compile(r"end\b(?!\s*[=:])")
+_ERB_OPENS = re.compile(
+    r"\bdo\s*(?:\|[^|]*\|)?$|^(?:if|unless|while|until|case|for|begin)\b", re.DOTALL
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,6 +241,7 @@ class _Pending:
     signature: str
     doc: str | None
     end_line: int = 0
+    kind: str = FUNCTION
 
 
 def _tokens(text: str, start: int, end: int) -> list[_Token]:
@@ -272,9 +280,9 @@ class Scanner:
         self.lines = _Lines(text)
         self.closers = _Closers(text)
         self.pending: list[_Pending] = []
-        self.stacks: dict[str, list[_Frame]] = {"go": [], "hb": [], "jinja": []}
+        self.stacks: dict[str, list[_Frame]] = {"go": [], "hb": [], "jinja": [], "erb": []}
         #: blocks opened beyond MAX_DEPTH, per syntax, not yet closed
-        self.overflow: dict[str, int] = {"go": 0, "hb": 0, "jinja": 0}
+        self.overflow: dict[str, int] = {"go": 0, "hb": 0, "jinja": 0, "erb": 0}
         self.scope: str | None = ""
         # the last template comment: (its last line, its text, tags read before it ended)
         self.comment: tuple[int, str, int] | None = None
@@ -313,7 +321,13 @@ class Scanner:
         for d in self.pending:
             self.doc.definitions.append(
                 Definition(
-                    d.name, d.line, max(d.end_line or d.line, d.line), d.scope, d.signature, d.doc
+                    d.name,
+                    d.line,
+                    max(d.end_line or d.line, d.line),
+                    d.scope,
+                    d.signature,
+                    d.doc,
+                    d.kind,
                 )
             )
         self._drop_local_imports()
@@ -358,7 +372,7 @@ class Scanner:
         if opener == "{%":
             return self._jinja_statement(start, content, inner_end, end + 2)
         if opener == "<%":
-            self._erb(content, inner_end)
+            self._erb(start, content, inner_end, end + 2)
             return end + 2
         self._action(start, content, inner_end, end + 2)
         return end + 2
@@ -410,7 +424,14 @@ class Scanner:
         return self.scope
 
     def _define(
-        self, stack: str, kind: str, name: _Token, start: int, end: int, opened: bool
+        self,
+        stack: str,
+        kind: str,
+        name: _Token,
+        start: int,
+        end: int,
+        opened: bool,
+        symbol_kind: str = FUNCTION,
     ) -> None:
         if len(name.value) > MAX_NAME_CHARS:
             if opened:
@@ -419,7 +440,8 @@ class Scanner:
         line = self.lines.at(name.pos)
         doc = self._doc_for(line)
         signature = _signature(self.text, start, end)
-        self.pending.append(_Pending(name.value, line, self._scope(), signature, doc))
+        pending = _Pending(name.value, line, self._scope(), signature, doc, kind=symbol_kind)
+        self.pending.append(pending)
         index = len(self.pending) - 1
         if opened and len(self.stacks[stack]) < MAX_DEPTH:
             self.stacks[stack].append(_Frame(kind, index))
@@ -576,7 +598,10 @@ class Scanner:
                 self._calls(toks, skip=1)
                 return tag_end
             self._open("jinja", head)
-        elif head in ("endblock", "endmacro"):
+        elif head in ("capture", "set") and len(toks) == 2 and toks[1].kind == "name":
+            # Liquid's {% capture x %} and Jinja's block {% set x %}: a named piece of output
+            self._define("jinja", head, toks[1], start, tag_end, opened=True, symbol_kind=VARIABLE)
+        elif head in ("endblock", "endmacro", "endcapture", "endset"):
             self._pop("jinja", start, head[3:])
         elif head in _IMPORT_STATEMENTS:
             self._jinja_import(head, toks, content, end)
@@ -625,8 +650,9 @@ class Scanner:
         return end
 
     # -- <% %> ------------------------------------------------------------------------------
-    def _erb(self, content: int, end: int) -> None:
+    def _erb(self, start: int, content: int, end: int, tag_end: int) -> None:
         toks = _tokens(self.text, content, end)
+        self._erb_blocks(toks, start, content, end, tag_end)
         for i, tok in enumerate(toks):
             if tok.kind != "name" or tok.text != "render":
                 continue
@@ -648,6 +674,32 @@ class Scanner:
                 self.doc.imports.append(TemplateImport(target.value, self.lines.at(target.pos)))
         self._calls(toks)
 
+    def _erb_blocks(
+        self, toks: list[_Token], start: int, content: int, end: int, tag_end: int
+    ) -> None:
+        """Rails' named content blocks: ``<% content_for :x do %>`` ... ``<% end %>`` defines x,
+        ``yield :x`` and ``content_for?(:x)`` refer to it; other ``do``/``if`` blocks only
+        nest."""
+        code = self.text[content : min(end, content + MAX_TAG_CHARS)].strip()
+        if _ERB_END.match(code):
+            self._pop("erb", start)
+            return
+        opens = bool(_ERB_OPENS.search(code))
+        defined = False
+        for i, tok in enumerate(toks):
+            if tok.kind != "name" or tok.text not in ("content_for", "yield"):
+                continue
+            name = _erb_symbol(toks, i + 1)
+            if name is None:
+                continue
+            if tok.text == "content_for" and opens and not defined and toks[i + 1].text != "?":
+                self._define("erb", "do", name, start, tag_end, opened=True)
+                defined = True
+            else:
+                self.doc.references.append(Reference(name.value, self.lines.at(name.pos), "name"))
+        if opens and not defined:
+            self._open("erb", "do")
+
     def _drop_local_imports(self) -> None:
         """A partial or template name the file defines itself (an inline partial, a define) is
         not an import of another file."""
@@ -660,6 +712,18 @@ def _section_name(text: str, start: int, end: int) -> str:
     """The helper or section name after ``{{#``, ``{{^``, ``{{#>`` or ``{{/``."""
     m = re.compile(r"\s*([\w@./-]+)").match(text, start, end)
     return m.group(1) if m else ""
+
+
+def _erb_symbol(toks: list[_Token], i: int) -> _Token | None:
+    """The name in ``:x``, ``(:x``, ``("x"`` or ``?(:x`` at token ``i``."""
+    while i < len(toks) and toks[i].text in ("(", "?"):
+        i += 1
+    if i < len(toks) and toks[i].kind == "str" and toks[i].value:
+        return toks[i]
+    symbol = i + 1 < len(toks) and toks[i].text == ":" and toks[i + 1].kind == "name"
+    if symbol and toks[i + 1].pos == toks[i].pos + 1:
+        return toks[i + 1]
+    return None
 
 
 def _strip_after(text: str, pos: int, end: int) -> int:
