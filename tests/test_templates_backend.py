@@ -194,6 +194,13 @@ def test_a_go_template_name_is_a_reference_and_a_file_name_also_an_import():
     ]
 
 
+def test_a_hugo_inline_partial_is_not_an_import():
+    text = (
+        '{{ partial "inline/walk.html" . }}\n{{ define "_partials/inline/walk.html" }}x{{ end }}\n'
+    )
+    assert _imports("menu.html", text) == []
+
+
 # -- what is read ---------------------------------------------------------------------------------
 def test_plain_html_is_declined_and_a_template_is_claimed(tmp_path):
     assert _tags("index.html", "<html><body><h1 id='top'>Hi</h1></body></html>\n") is None
@@ -253,6 +260,34 @@ def test_rails_content_blocks_and_liquid_captures():
     assert (capture.name, capture.symbol_kind, capture.end_line) == ("title", "variable", 3)
 
 
+def test_freemarker_macros_calls_and_imports(tmp_path):
+    page = (
+        '<#import "../_features.html" as f>\n'  # 1
+        "<#-- <#macro ghost> is a comment -->\n"  # 2
+        '<@f.scaffold title="x">\n'  # 3
+        "  <@note/>\n"  # 4
+        "</@f.scaffold>\n"  # 5
+        "<#macro note>\n"  # 6
+        "  <p>note</p>\n"  # 7
+        "</#macro>\n"  # 8
+    )
+    tags = {(t.name, t.kind, t.start_line, t.end_line) for t in _tags("features/page.html", page)}
+    assert tags == {("scaffold", "ref", 3, 3), ("note", "ref", 4, 4), ("note", "def", 6, 8)}
+    root = write_tree(
+        tmp_path / "site",
+        {
+            "website/templates/features/page.html": page,
+            "website/templates/_features.html": "<#macro scaffold title><#nested></#macro>\n",
+        },
+    )
+    rm = RepoMap(root, use_cache=False)
+    try:
+        edges = dict(rm.rank().imports["website/templates/features/page.html"])
+    finally:
+        rm.close()
+    assert edges == {"website/templates/_features.html": 1}
+
+
 def test_an_imported_alias_refers_to_the_macro_it_names():
     text = '{% from "forms.html" import field as f %}\n{{ f(user.name) }}\n'
     assert [(t.name, t.start_line) for t in _tags("x.j2", text)] == [("field", 2)]
@@ -265,6 +300,7 @@ HOSTILE = {
     "nul.tmpl": b'{{ define "x" }}\x00\x00{{ template "y" }}\x00{{ end }}\n' * 20_000,
     "deep.tmpl": b"{{ if . }}" * 200_000 + b'{{ define "d" }}{{ end }}',
     "tags.hbs": b"{{> a}}" * 200_000,
+    "unclosed.ftl": b"<#macro a " * 300_000 + b"<#-- " * 300_000 + b"<@x.y" * 300_000,
 }
 
 

@@ -1,5 +1,5 @@
 """The templates backend: Go templates (Hugo, Helm), Jinja, Django, Nunjucks, Twig, Liquid,
-Handlebars/Mustache and ERB files.
+Handlebars/Mustache, ERB and FreeMarker files.
 
 It reads the template tags only (``scanner``: definitions such as ``{{ define "x" }}`` and
 ``{% block x %}``, references such as ``{{ template "x" }}`` and macro calls, imports such as
@@ -33,7 +33,7 @@ from .scanner import Document, scan
 log = logging.getLogger(__name__)
 
 NAME = "templates"
-VERSION = "1.0"
+VERSION = "1.1"
 
 CAPABILITIES = tuple(
     c.value

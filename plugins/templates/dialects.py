@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from .scanner import ERB, GO, JINJA
+from .scanner import ERB, FTL, GO, JINJA
 
 #: language -> (extensions, the tag syntaxes its files are read with). ``GO`` stands for
 #: ``{{ }}`` actions and expressions (Go templates, Handlebars, Jinja's ``{{ }}``), ``JINJA`` for
-#: ``{% %}`` statements and ``{# #}`` comments, ``ERB`` for ``<% %>``.
+#: ``{% %}`` statements and ``{# #}`` comments, ``ERB`` for ``<% %>``, ``FTL`` for FreeMarker's
+#: ``<#directive>`` and ``<@macro>``.
 LANGUAGES: tuple[tuple[str, tuple[str, ...], frozenset[str]], ...] = (
-    # a .html file may be a Go (Hugo), Jinja, Django, Twig, Nunjucks or Liquid template
-    ("html", (".html", ".htm"), frozenset({GO, JINJA})),
+    # a .html file may be a Go (Hugo), Jinja, Django, Twig, Nunjucks, Liquid or FreeMarker
+    # template
+    ("html", (".html", ".htm"), frozenset({GO, JINJA, FTL})),
     # .tmpl and .tpl are Go's usual names (Helm's _helpers.tpl), and Jinja's now and then
     ("gotemplate", (".gohtml", ".gotmpl", ".tmpl", ".tpl"), frozenset({GO, JINJA})),
     ("jinja", (".jinja", ".jinja2", ".j2", ".njk", ".twig"), frozenset({GO, JINJA})),
     ("liquid", (".liquid",), frozenset({GO, JINJA})),
     ("handlebars", (".hbs", ".handlebars", ".mustache"), frozenset({GO})),
     ("erb", (".erb",), frozenset({ERB})),
+    ("freemarker", (".ftl", ".ftlh", ".ftlx"), frozenset({FTL})),
 )
 
 #: extensions whose files are templates only when they hold template syntax: a plain HTML page

@@ -1,17 +1,20 @@
 """A scanner for template files: Go templates (Hugo, Helm), Jinja and its relatives (Nunjucks,
-Twig, Liquid), Handlebars/Mustache and ERB. Knows nothing of repomapper.
+Twig, Liquid), Handlebars/Mustache, ERB and FreeMarker. Knows nothing of repomapper.
 
-It reads only the template tags (``{{ }}``, ``{% %}``, ``{# #}``, ``<% %>``), never the markup
-around them, and finds:
+It reads only the template tags (``{{ }}``, ``{% %}``, ``{# #}``, ``<% %>``, ``<#x>``, ``<@x>``),
+never the markup around them, and finds:
 
 * definitions: Go ``{{ define "x" }}`` / ``{{ block "x" . }}``, Jinja ``{% block x %}`` /
-  ``{% macro x(...) %}``, Handlebars ``{{#*inline "x"}}``, each with its end line (the matching
-  ``end``/``endblock``/``endmacro``/``{{/inline}}``), the enclosing definitions as scope, the tag as
-  signature and a template comment just above as docstring;
+  ``{% macro x(...) %}``, Handlebars ``{{#*inline "x"}}``, Rails ``content_for :x do``,
+  FreeMarker ``<#macro x>``, Liquid ``{% capture x %}`` (a variable), each with its end line
+  (the matching ``end``/``endblock``/``{{/inline}}``/``</#macro>``), the enclosing definitions as
+  scope, the tag as signature and a template comment just above as docstring;
 * references: Go ``template "x"`` and Helm ``include "x"`` (names of definitions), Jinja calls
-  ``name(...)`` / ``m.name(...)`` and ``{% call name(...) %}``, Handlebars partials ``{{> x}}``;
+  ``name(...)`` / ``m.name(...)`` and ``{% call name(...) %}``, Handlebars partials ``{{> x}}``,
+  ERB ``yield :x``, FreeMarker ``<@x/>``;
 * imports: ``{% extends/include/import/from/embed/use/render %}``, Hugo ``partial "x"``, Go
-  ``template "x.html"`` when the name is a file name, Handlebars partials, ERB ``render "x"``.
+  ``template "x.html"`` when the name is a file name, Handlebars partials, ERB ``render "x"``,
+  FreeMarker ``<#import>``/``<#include>``.
 
 Bounded work on any input: one pass over the text; the closing delimiter of each kind is searched
 at most once past any position (an unclosed ``{{`` costs two characters, not a scan per opener);
@@ -40,6 +43,7 @@ MAX_NAME_CHARS = 200
 GO = "go"  # {{ }} with Go actions (define, block, template, partial, end), Handlebars too
 JINJA = "jinja"  # {% %}, {# #} and {{ }} expressions
 ERB = "erb"  # <% %>
+FTL = "freemarker"  # <#directive>, <@macro>, <#-- -->
 
 FUNCTION = "function"
 VARIABLE = "variable"
@@ -280,9 +284,15 @@ class Scanner:
         self.lines = _Lines(text)
         self.closers = _Closers(text)
         self.pending: list[_Pending] = []
-        self.stacks: dict[str, list[_Frame]] = {"go": [], "hb": [], "jinja": [], "erb": []}
+        self.stacks: dict[str, list[_Frame]] = {
+            "go": [],
+            "hb": [],
+            "jinja": [],
+            "erb": [],
+            "ftl": [],
+        }
         #: blocks opened beyond MAX_DEPTH, per syntax, not yet closed
-        self.overflow: dict[str, int] = {"go": 0, "hb": 0, "jinja": 0, "erb": 0}
+        self.overflow: dict[str, int] = {"go": 0, "hb": 0, "jinja": 0, "erb": 0, "ftl": 0}
         self.scope: str | None = ""
         # the last template comment: (its last line, its text, tags read before it ended)
         self.comment: tuple[int, str, int] | None = None
@@ -295,6 +305,8 @@ class Scanner:
             openers += [r"\{%", r"\{#"]
         if ERB in syntaxes:
             openers.append(r"<%")
+        if FTL in syntaxes:
+            openers.append(r"</?[#@](?=[\w-])")
         self.opener = re.compile("|".join(openers)) if openers else None
 
     # -- the scan ---------------------------------------------------------------------------
@@ -341,6 +353,8 @@ class Scanner:
     def _tag(self, opener: str, start: int, body: int) -> int:
         """Read the tag opened at ``start``; returns where scanning goes on."""
         text = self.text
+        if opener[-1] in "#@" and opener[0] == "<":
+            return self._freemarker(opener, start, body)
         if opener == "{{" and text.startswith("{{", body) and text.startswith("{{{{", start):
             return self._skip_raw_handlebars(start)
         content = _strip_trim(text, body, len(text))
@@ -376,6 +390,50 @@ class Scanner:
             return end + 2
         self._action(start, content, inner_end, end + 2)
         return end + 2
+
+    def _freemarker(self, opener: str, start: int, body: int) -> int:
+        """FreeMarker: ``<#macro x>``/``<#function x()>`` ... ``</#macro>`` define x,
+        ``<@x/>`` and ``<@ns.x>`` call it, ``<#import "f" as ns>`` and ``<#include "f">``
+        import; ``<#-- -->`` is a comment."""
+        text = self.text
+        if opener == "<#" and text.startswith("--", body):
+            end = self.closers.find("-->", body + 2)
+            if end == -1:
+                return body
+            self._note_comment(start, body + 2, end, end + 3)
+            return end + 3
+        end = self.closers.find(">", body)
+        if end == -1:
+            return body
+        self.doc.tags += 1
+        inner_end = end - 1 if text[end - 1] == "/" else end
+        toks = _tokens(text, body, inner_end)
+        if not toks or toks[0].kind != "name":
+            return end + 1
+        head = toks[0].text
+        if opener == "<@":  # <@ns.name ...>: the last name of the path
+            k = 0
+            while k + 2 < len(toks) and toks[k + 1].text == "." and toks[k + 2].kind == "name":
+                k += 2
+            name = toks[k]
+            self.doc.references.append(Reference(name.text, self.lines.at(name.pos), "call"))
+        elif opener == "</#" and head in ("macro", "function"):
+            self._pop("ftl", start, head)
+        elif opener == "<#" and head in ("macro", "function"):
+            if len(toks) > 1 and toks[1].kind in ("name", "str"):
+                self._define("ftl", head, toks[1], start, end + 1, opened=True)
+            else:
+                self._open("ftl", head)
+        elif opener == "<#" and head in ("import", "include") and len(toks) > 1:
+            source = toks[1]
+            words = [t.text for t in toks]
+            alias = None
+            if "as" in words and words.index("as") + 1 < len(toks):
+                alias = toks[words.index("as") + 1].text
+            if source.kind == "str" and source.value:
+                line = self.lines.at(source.pos)
+                self.doc.imports.append(TemplateImport(source.value, line, alias=alias))
+        return end + 1
 
     def _comment(self, start: int, content: int, *closers: str) -> int:
         ends = [(e, c) for c in closers if (e := self.closers.find(c, content)) != -1]
@@ -704,6 +762,8 @@ class Scanner:
         """A partial or template name the file defines itself (an inline partial, a define) is
         not an import of another file."""
         local = {d.name for d in self.doc.definitions}
+        # Hugo's inline partials: {{ define "_partials/x.html" }} is what partial "x.html" calls
+        local |= {n.split("/", 1)[1] for n in local if n.startswith(("partials/", "_partials/"))}
         if local:
             self.doc.imports = [i for i in self.doc.imports if i.source not in local]
 
