@@ -92,6 +92,9 @@ def collect_rows(plugin_set: PluginSet | None = None) -> list[Row]:
         else:
             info = plugin_set.infos.get(backend)
             extensions = info.extensions if info is not None and "*" not in info.extensions else ()
+            # a backend of several languages says which extensions are this language's
+            own = dict(info.language_extensions).get(language) if info is not None else None
+            extensions = own or extensions
             grammar, extra = "-", "core"
         result: LanguageResult | None = None
         if backend and files:

@@ -143,6 +143,11 @@ BUNDLED_BACKENDS: dict[str, tuple[str, ...]] = {
             )
         ),
     ),
+    "repomapper.plugins.templates": (
+        "repomapper.index",
+        "repomapper.plugins.__init__",
+        "repomapper.plugins.templates",
+    ),
 }
 
 

@@ -33,6 +33,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("python_ast", "repomapper.plugins.python.ast_backend"),
     ("python_libcst", "repomapper.plugins.python.libcst_backend"),
     ("treesitter", "repomapper.plugins.treesitter"),
+    ("templates", "repomapper.plugins.templates"),
     ("ctags", "repomapper.plugins.ctags.backend"),
 )
 
