@@ -48,6 +48,7 @@ ROLE_WEIGHTS: dict[str, float] = {
     "test": 0.1,
     "example": 0.1,
     "docs": 0.1,
+    "template": 0.1,
     "generated": 0.05,
     "vendored": 0.05,
 }

@@ -144,3 +144,22 @@ def test_each_extension_has_one_convention():
     assert len(extensions) == len(set(extensions))
     assert convention_for("a/B.JAVA").name == "java"
     assert convention_for("Makefile").name == "other"
+
+
+def test_templates_are_their_own_role_below_code() -> None:
+    from repomapper.relevance.roles import CODE, TEMPLATE, TEST, file_role
+
+    assert file_role("layouts/partials/taxonomy-terms.html") == TEMPLATE
+    assert file_role("django/contrib/admin/templates/admin/base.html") == TEMPLATE
+    assert file_role("app/views/users/_form.html.erb") == TEMPLATE
+    assert file_role("tests/templates/form.html") == TEST  # a test's data first
+    assert file_role("src/render.py") == CODE
+
+
+def test_every_extension_the_templates_backend_reads_is_a_template_role() -> None:
+    """The role is decided in the core without asking a backend; the built-in templates backend
+    and the role must agree on what a template file is."""
+    from repomapper.plugins.templates.dialects import EXTENSIONS
+    from repomapper.relevance.roles import TEMPLATE_EXTENSIONS
+
+    assert set(EXTENSIONS) <= set(TEMPLATE_EXTENSIONS)

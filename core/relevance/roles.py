@@ -1,5 +1,5 @@
-"""What a file is for, from its path: code, or a test, example, documentation, generated or
-vendored copy.
+"""What a file is for, from its path: code, or a test, example, documentation, template,
+generated or vendored copy.
 
 A task that is not about tests rarely needs a test file first, and never an example or a vendored
 copy of a library; those files still rank, below the code they exercise. The map without a task
@@ -29,8 +29,33 @@ DOCS = "docs"
 #: of a package's TypeScript ``src/`` (the latter found by :func:`file_roles`, which sees the set)
 GENERATED = "generated"
 VENDORED = "vendored"
+#: a page template (Jinja, Django, Go templates, ERB, ...): read by the templates backend, but
+#: presentation, which a task rarely needs before the code unless it is about templates
+TEMPLATE = "template"
 #: every role, code first
-ROLES = (CODE, TEST, EXAMPLE, DOCS, GENERATED, VENDORED)
+ROLES = (CODE, TEST, EXAMPLE, DOCS, TEMPLATE, GENERATED, VENDORED)
+#: Lower-case extensions of template files (those the templates backend claims).
+TEMPLATE_EXTENSIONS = (
+    ".html",
+    ".htm",
+    ".gohtml",
+    ".gotmpl",
+    ".tmpl",
+    ".tpl",
+    ".jinja",
+    ".jinja2",
+    ".j2",
+    ".njk",
+    ".twig",
+    ".liquid",
+    ".hbs",
+    ".handlebars",
+    ".mustache",
+    ".erb",
+    ".ftl",
+    ".ftlh",
+    ".ftlx",
+)
 
 #: Folder names (lower case) that hold tests, test data or test support in any language.
 _TEST_DIRS = frozenset(
@@ -272,6 +297,8 @@ def file_role(path: str) -> str:
         return EXAMPLE
     if any(d in _DOC_DIRS for d in dirs):
         return DOCS
+    if original[-1].lower().endswith(TEMPLATE_EXTENSIONS):
+        return TEMPLATE
     return CODE
 
 
