@@ -65,6 +65,10 @@ class TaskQuery:
     quoted: frozenset[str]
     #: exception class names the task shows (``ValueError``, ``KeyError``)
     errors: frozenset[str]
+    #: the words of :attr:`words` written in the reporter's prose: outside fenced code blocks,
+    #: interpreter prompts and markdown headings (an issue template's "### Describe the bug", an
+    #: ``#include`` in pasted code name no file the reporter means)
+    prose: frozenset[str] = frozenset()
 
     @property
     def empty(self) -> bool:
@@ -145,7 +149,28 @@ def parse_task(text: str | bytes) -> TaskQuery:
         for w in _WORD.findall(inner):
             quoted.add(w)
     errors = frozenset(m.group(1) for m in _ERROR.finditer(text))
-    return TaskQuery(text, truncated, capped, words, paths, dotted, frozenset(quoted), errors)
+    prose = frozenset(_WORD.findall(_prose(_blanked(text, spans)))) & words
+    return TaskQuery(
+        text, truncated, capped, words, paths, dotted, frozenset(quoted), errors, prose
+    )
+
+
+_FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
+_NOT_PROSE = re.compile(r"^[ \t]{0,3}(#{1,6}[ \t]|>>>|\.\.\.[ \t]|\$[ \t])")
+
+
+def _prose(text: str) -> str:
+    """The lines of ``text`` a reporter wrote as prose: fenced code blocks, markdown headings,
+    interpreter and shell prompts dropped."""
+    kept: list[str] = []
+    fenced = False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not fenced and not _NOT_PROSE.match(line):
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
