@@ -2,6 +2,8 @@
 
     python benchmarks/localization.py [--tasks PATH] [--snapshots DIR] [--only ID,...]
                                       [--packs] [--output docs/localization.md] [--no-write]
+    python benchmarks/localization.py --set python-more|multilang [--split judge|choose|all]
+                                      [--sample N] [--mirrors DIR] [--work DIR]
 
 The tasks are SWE-bench Lite development tasks handed to us in ``../shared/bench/localization``
 next to the repository (``tasks.jsonl`` and ``snapshots/<instance_id>.tar.gz``; see its
@@ -28,6 +30,15 @@ the time of a first and of a repeated pack. A table goes to stdout, the report t
 ``docs/localization.md`` (a hand-written discussion between the DISCUSSION markers of an existing
 report is kept). Progress goes to stderr. A task whose snapshot is missing or fails becomes an
 error row. This set is small and for development: not for tuning constants.
+
+With ``--set`` a larger set runs instead (:mod:`locsets`: ``python-more.jsonl`` or
+``multilang.jsonl``, split by repository into the repositories the ranking's weights were fitted
+on, ``choose``, and the ones it is judged on, ``judge``; ``--sample N`` takes at most N tasks per
+repository): each tree is written from the repository's mirror into ``--work`` (outside the
+repository; the extraction cache of each repository is kept there too), test files are left out
+of every ranking, and the figures per language group (Python: all rows, the SWE-bench rows and the
+noisier ones apart), the ablation and the function level (tasks with a gold patch) go to a section
+of the report of their own, which a run of the development set keeps.
 """
 
 from __future__ import annotations

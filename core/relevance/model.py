@@ -131,7 +131,8 @@ def rank_task(
     for p, g in graph_score.items():
         if g >= 0.05:
             w = weights.score({k: values[k].get(p, 0.0) for k in ("graph_plain", "graph_hub")})
-            reasons[p].append(Reason("graph", "near the files the task points at", round(w, 4)))
+            if round(w, 4) > 0:
+                reasons[p].append(Reason("graph", "near the files the task points at", round(w, 4)))
     demoted = _demoted(query, paths, explicit.named, disabled)
     ranked = _combine(paths, values, demoted, prior, weights, reasons)
     symbols = _score_symbols(ranked, files, paths, explicit, idf, lexical)
@@ -287,6 +288,9 @@ def _feature_values(
                 out[f"{name}_plain"][p] = s * (1.0 - h)
             if s * h:
                 out[f"{name}_hub"][p] = s * h
+    ranked_lex = sorted(lex_score.items(), key=lambda x: (-x[1], x[0]))
+    out["lex_rr"] = {p: 1.0 / i for i, (p, s) in enumerate(ranked_lex, 1) if s > 0}
+    out["named"] = dict.fromkeys(sorted(explicit.named), 1.0)
     out["tests"] = {p: s for p, s in test_score.items() if s}
     out["stem_specific"] = {p: s for p, s in stem_specific.items() if s}
     out["hub"] = hub

@@ -35,7 +35,10 @@ WEIGHTS_FILE = Path(__file__).with_name("weights.json")
 #:   ``hub``, where ``hub`` is the file's percentile of task-free PageRank (1: the most central);
 #: * ``graph_plain``, ``graph_hub``: what arrives over the graph's edges from the seeds, the
 #:   same way split, so a file central to everything earns its place from the task's evidence;
-#: * ``tests``: the score a matching test file lends to the module it tests.
+#: * ``tests``: the score a matching test file lends to the module it tests;
+#: * ``named``: 1 for a file the task names by path, module or traceback frame (one file only);
+#: * ``lex_rr``: 1 / the file's rank by BM25F (a rank says the same in every repository, where
+#:   a score normalized to the best file depends on how many files match).
 FEATURES = (
     "explicit",
     "ex_path",
@@ -47,6 +50,8 @@ FEATURES = (
     "graph_plain",
     "graph_hub",
     "tests",
+    "named",
+    "lex_rr",
 )
 
 
