@@ -2,6 +2,8 @@
 
     python benchmarks/localization.py [--tasks PATH] [--snapshots DIR] [--only ID,...]
                                       [--packs] [--output docs/localization.md] [--no-write]
+    python benchmarks/localization.py --set python-more|multilang [--split judge|choose|all]
+                                      [--sample N] [--mirrors DIR] [--work DIR]
 
 The tasks are SWE-bench Lite development tasks handed to us in ``../shared/bench/localization``
 next to the repository (``tasks.jsonl`` and ``snapshots/<instance_id>.tar.gz``; see its
@@ -28,6 +30,15 @@ the time of a first and of a repeated pack. A table goes to stdout, the report t
 ``docs/localization.md`` (a hand-written discussion between the DISCUSSION markers of an existing
 report is kept). Progress goes to stderr. A task whose snapshot is missing or fails becomes an
 error row. This set is small and for development: not for tuning constants.
+
+With ``--set`` a larger set runs instead (:mod:`locsets`: ``python-more.jsonl`` or
+``multilang.jsonl``, split by repository into the repositories the ranking's weights were fitted
+on, ``choose``, and the ones it is judged on, ``judge``; ``--sample N`` takes at most N tasks per
+repository): each tree is written from the repository's mirror into ``--work`` (outside the
+repository; the extraction cache of each repository is kept there too), test files are left out
+of every ranking, and the figures per language group (Python: all rows, the SWE-bench rows and the
+noisier ones apart), the ablation and the function level (tasks with a gold patch) go to a section
+of the report of their own, which a run of the development set keeps.
 """
 
 from __future__ import annotations
@@ -51,8 +62,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import locsets  # noqa: E402
+from locsets import SetTask  # noqa: E402
+
 REPO_ROOT = HERE.parent
-DEFAULT_DATA = REPO_ROOT.parent / "shared" / "bench" / "localization"
+DEFAULT_DATA = locsets.DEFAULT_DATA
 DEFAULT_OUTPUT = REPO_ROOT / "docs" / "localization.md"
 #: gold spans of tasks whose line has none (written by benchmarks/gold_spans.py)
 DEFAULT_SPANS = HERE / "data" / "localization_gold_spans.jsonl"
@@ -147,6 +163,9 @@ class Task:
     gold_files: tuple[str, ...]
     #: the functions and classes the fix changed; empty when not known
     gold_spans: tuple[GoldSpan, ...] = ()
+    #: a task of a larger set (``--set``): its tree is written from a mirror, and test files
+    #: are left out of every ranking
+    set_task: SetTask | None = None
 
 
 PACK_BUDGETS = (8_000, 32_000, 100_000)
@@ -236,6 +255,17 @@ class Outcome:
         pos = {p: i + 1 for i, p in enumerate(ranking)}
         found = [pos[g] for g in self.task.gold_files if g in pos]
         return min(found) if found else None
+
+    def hit(self, variant: str, k: int) -> bool:
+        """Acc@k of this task: every gold file among the first k, or when there are more gold
+        files than k, the first k all gold (the sets' README)."""
+        ranking = self.rankings.get(variant, [])
+        gold = set(self.task.gold_files)
+        if not gold:
+            return False
+        if len(gold) > k:
+            return len(ranking) >= k and all(p in gold for p in ranking[:k])
+        return (r := self.all_rank(variant)) is not None and r <= k
 
     def all_rank(self, variant: str) -> int | None:
         """1-based rank by which every gold file has appeared, None if one is missing."""
@@ -358,20 +388,49 @@ def git_ceiling(directory: Path) -> Iterator[None]:
             os.environ["GIT_CEILING_DIRECTORIES"] = old
 
 
-def run_task(task: Task, snapshots: Path, jobs: int | None, packs: bool = False) -> Outcome:
+def run_task(
+    task: Task,
+    snapshots: Path,
+    jobs: int | None,
+    packs: bool = False,
+    *,
+    set_file: Path | None = None,
+    mirrors: Path = locsets.DEFAULT_MIRRORS,
+    work: Path | None = None,
+) -> Outcome:
+    """One task's rankings. A task of a larger set has its tree written from its mirror (into
+    ``work``, where the extraction cache of its repository is kept too), and its test files are
+    left out of every ranking (the set's README)."""
     from repomapper import RepoMap
-    from repomapper.relevance.roles import CODE, file_role
+    from repomapper.relevance.roles import CODE, TEST, file_role
 
     out = Outcome(task)
     archive = snapshots / f"{task.instance_id}.tar.gz"
-    if not archive.is_file():
+    if task.set_task is None and not archive.is_file():
         out.error = "snapshot missing"
         return out
     start = time.perf_counter()
     try:
-        with tempfile.TemporaryDirectory(prefix="repomapper-loc-") as tmp, git_ceiling(Path(tmp)):
-            root, out.skipped_members = unpack(archive, Path(tmp), task.instance_id)
-            rm = RepoMap(root, MAP_TOKENS, use_cache=False, jobs=jobs)
+        with (
+            tempfile.TemporaryDirectory(prefix="repomapper-loc-", dir=work) as tmp,
+            git_ceiling(Path(tmp)),
+        ):
+            if task.set_task is not None:
+                root = locsets.materialize(set_file, task.set_task, Path(tmp) / "tree", mirrors)
+                cache = {
+                    "cache_dir": Path(work or tempfile.gettempdir()) / "cache" / task.set_task.group
+                }
+                if task.set_task.gold_patch and not task.gold_spans:
+                    task.gold_spans = tuple(
+                        GoldSpan(*s)
+                        for s in locsets.gold_spans_from_patch(
+                            task.set_task.gold_patch, root, task.gold_files
+                        )
+                    )
+            else:
+                root, out.skipped_members = unpack(archive, Path(tmp), task.instance_id)
+                cache = {"use_cache": False}
+            rm = RepoMap(root, MAP_TOKENS, jobs=jobs, **cache)  # type: ignore[arg-type]
             try:
                 ranked = rm.rank(task=task.problem_statement)
                 without = rm.map()
@@ -401,6 +460,11 @@ def run_task(task: Task, snapshots: Path, jobs: int | None, packs: bool = False)
             out.files_mapped = len(mapped)
             out.rankings["repomapper"] = mapped
             out.rankings["repomapper (no task)"] = [f.path for f in without.ranked_files]
+            if task.set_task is not None:
+                mapped = [p for p in mapped if file_role(p) != TEST]
+                out.rankings = {
+                    v: [p for p in r if file_role(p) != TEST] for v, r in out.rankings.items()
+                }
             docs = {p: (root / p).read_text("utf-8", errors="replace") for p in mapped}
             out.rankings["bm25"] = bm25_rank(task.problem_statement, docs)
             for g in task.gold_files:
@@ -420,7 +484,7 @@ def metrics(outcomes: Sequence[Outcome], variant: str) -> dict[str, float]:
     ok = [o for o in outcomes if o.error is None]
     res: dict[str, float] = {}
     for k in KS:
-        hits = sum(1 for o in ok if (r := o.all_rank(variant)) is not None and r <= k)
+        hits = sum(1 for o in ok if o.hit(variant, k))
         res[f"Acc@{k}"] = hits / len(ok) if ok else 0.0
     rr = [1.0 / r if (r := o.first_rank(variant)) else 0.0 for o in ok]
     res["MRR"] = sum(rr) / len(rr) if rr else 0.0
@@ -761,6 +825,155 @@ def pack_section(outcomes: Sequence[Outcome]) -> list[str]:
     return [*lines, "", md_table(PACK_HEADER, pack_rows(outcomes), 1), ""]
 
 
+# --------------------------------------------------------------------------------------------
+# The larger sets: a section per set and split, kept when the development report is regenerated
+
+SET_START = "<!-- SET {key}: written by benchmarks/localization.py --set; kept across runs -->"
+SET_END = "<!-- /SET {key} -->"
+_SET_BLOCK = re.compile(r"<!-- SET (\S+ \S+):.*?<!-- /SET \1 -->\n?", re.S)
+
+
+def set_tasks(set_name: str, data: Path, split: str, sample: int | None) -> list[Task]:
+    """The tasks of a larger set's split (see :mod:`locsets`), as benchmark tasks."""
+    chosen = locsets.select(locsets.load_set(data / locsets.SETS[set_name]), split, sample)
+    return [Task(t.instance_id, t.repo, t.problem_statement, t.gold_files, (), t) for t in chosen]
+
+
+def outcome_groups(outcomes: Sequence[Outcome]) -> dict[str, list[Outcome]]:
+    """The rows of a set's tables: Python (all, SWE-bench rows, the noisier rows) or each
+    language group and all of them."""
+    groups: dict[str, list[Outcome]] = {}
+    for o in outcomes:
+        st = o.task.set_task
+        if st is None:
+            continue
+        if st.language == "Python":
+            keys = ["Python, all"]
+            keys.append(
+                "Python, SWE-bench rows"
+                if st.dataset.startswith("SWE-bench dev")
+                else "Python, MULocBench and crawled rows (noisier gold)"
+            )
+        else:
+            keys = [locsets.LANGUAGE_GROUP.get(st.language, st.language), "all other languages"]
+        for k in keys:
+            groups.setdefault(k, []).append(o)
+    order = sorted(
+        groups, key=lambda g: (g == "all other languages", not g.startswith("Python"), g)
+    )
+    return {g: groups[g] for g in order}
+
+
+def group_rows(outcomes: Sequence[Outcome], variants: Sequence[str]) -> list[list[str]]:
+    rows = []
+    for g, os_ in outcome_groups(outcomes).items():
+        ok = [o for o in os_ if o.error is None]
+        repos = len({o.task.repo for o in ok})
+        for row in results_rows(os_, variants):
+            rows.append([g, f"{len(ok)} / {repos}", *row])
+    return rows
+
+
+GROUP_HEADER = ["group", "tasks / repos", *RESULT_HEADER]
+
+
+def set_section(
+    outcomes: Sequence[Outcome], set_name: str, split: str, sample: int | None, command: str
+) -> str:
+    ok = [o for o in outcomes if o.error is None]
+    errors = [o for o in outcomes if o.error]
+    key = f"{set_name} {split}"
+    spans = [o for o in ok if o.task.gold_spans]
+    parts = [
+        SET_START.format(key=key),
+        f"## {set_name}: the {split} repositories",
+        "",
+        f"`{locsets.SETS[set_name]}`, the {split} side of the split by repository"
+        " (`benchmarks/locsets.py`: the repositories of the 22 development tasks choose, every"
+        " other repository judges when the first byte of SHA-256 of"
+        f" `{locsets.SPLIT_SALT}<name>` is odd)"
+        + (
+            f", at most {sample} tasks per repository (SWE-bench rows first, then by the"
+            " digest of the instance id)"
+            if sample
+            else ""
+        )
+        + ". Each tree is written at the task's base commit from the repository's mirror;"
+        " test files are left out of every ranking; BM25 ranks the same files.",
+        "",
+        "```sh",
+        command,
+        "```",
+        "",
+        f"- repomapper commit: `{git_commit()}`; weights: `core/relevance/weights.json`",
+        f"- {len(ok)} task(s) of {len({o.task.repo for o in ok})} repositories scored"
+        + (f", {len(errors)} error(s) left out (listed below)" if errors else ""),
+        "",
+        md_table(GROUP_HEADER, group_rows(outcomes, ("repomapper", "bm25")), 2),
+        "",
+        "Ablation (each signal off, `RepoMap.rank(task=..., disabled_signals=[name])`):",
+        "",
+        md_table(GROUP_HEADER, group_rows(outcomes, ("repomapper", *ABLATION_VARIANTS)), 2),
+        "",
+    ]
+    if spans:
+        parts += [
+            "Function level (gold spans read from the tasks' gold patches):",
+            "",
+            md_table(SYMBOL_HEADER, symbol_rows(outcomes), 0),
+            "",
+        ]
+    else:
+        parts += [
+            "Function level: no task of this side has a gold patch (only the SWE-bench rows do,"
+            " and their repositories choose), so it is not measured here.",
+            "",
+        ]
+    rows = [
+        [
+            o.task.instance_id,
+            str(len(o.task.gold_files)),
+            str(o.files_mapped),
+            _fmt_rank(o.first_rank("repomapper")),
+            _fmt_rank(o.first_rank("bm25")),
+        ]
+        for o in ok
+    ]
+    parts += [
+        "<details><summary>Per task: rank of the first gold file</summary>",
+        "",
+        md_table(["instance", "gold files", "ranked", "repomapper", "bm25"], rows, 1),
+        "",
+        "</details>",
+        "",
+    ]
+    if errors:
+        parts += [
+            "Errors: " + "; ".join(f"{o.task.instance_id}: {o.error}" for o in errors) + ".",
+            "",
+        ]
+    parts.append(SET_END.format(key=key))
+    return "\n".join(parts) + "\n"
+
+
+def existing_sets(path: Path) -> dict[str, str]:
+    """The set sections of an existing report, by ``set split``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return {}
+    return {m.group(1): m.group(0).rstrip("\n") + "\n" for m in _SET_BLOCK.finditer(text)}
+
+
+def with_sets(text: str, sets: dict[str, str]) -> str:
+    """``text`` (a report) with its set sections replaced by ``sets``, placed before the
+    discussion."""
+    text = _SET_BLOCK.sub("", text)
+    block = "".join(sets[k] + "\n" for k in sorted(sets))
+    at = text.find(DISCUSSION_START)
+    return text[:at] + block + text[at:] if at >= 0 else text + "\n" + block
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -789,7 +1002,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--packs", action="store_true", help="measure the context packs too (several minutes)"
     )
+    ap.add_argument(
+        "--set",
+        choices=("dev", *sorted(locsets.SETS)),
+        default="dev",
+        help="dev: the 22 development tasks (--tasks); or a larger set, its trees written from "
+        "the mirrors, reported in its own section of the output",
+    )
+    ap.add_argument("--split", choices=("choose", "judge", "all"), default="judge")
+    ap.add_argument("--sample", type=int, default=None, help="at most N tasks per repository")
+    ap.add_argument("--mirrors", type=Path, default=locsets.DEFAULT_MIRRORS)
+    ap.add_argument(
+        "--work",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "repomapper-localization",
+        help="trees and extraction caches of a larger set (outside the repository)",
+    )
     args = ap.parse_args(argv)
+    if args.set != "dev":
+        return main_set(args, argv)
 
     snapshots = args.snapshots if args.snapshots is not None else args.tasks.parent / "snapshots"
     if not args.tasks.is_file():
@@ -845,8 +1076,56 @@ def main(argv: Sequence[str] | None = None) -> int:
         ]
         output = args.output if args.output.is_absolute() else Path.cwd() / args.output
         text = report(outcomes, shlex.join(shown), existing_discussion(output))
+        text = with_sets(text, existing_sets(output))
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text, encoding="utf-8")
+        log(f"wrote {output}")
+    return 1 if outcomes and all(o.error for o in outcomes) else 0
+
+
+def main_set(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
+    """A larger set's split: run, print, and write its section of the report."""
+    tasks = set_tasks(args.set, locsets.DEFAULT_DATA, args.split, args.sample)
+    if args.only:
+        wanted = {s.strip() for s in args.only.split(",") if s.strip()}
+        tasks = [t for t in tasks if t.instance_id in wanted]
+    set_file = locsets.DEFAULT_DATA / locsets.SETS[args.set]
+    args.work.mkdir(parents=True, exist_ok=True)
+    outcomes = []
+    started = time.perf_counter()
+    for n, task in enumerate(tasks, 1):
+        o = run_task(
+            task, Path(), args.jobs, set_file=set_file, mirrors=args.mirrors, work=args.work
+        )
+        log(
+            f"[{n}/{len(tasks)}] {task.instance_id}: "
+            + (
+                o.error
+                or f"repomapper {_fmt_rank(o.first_rank('repomapper'))}, "
+                f"bm25 {_fmt_rank(o.first_rank('bm25'))} ({o.seconds:.1f}s)"
+            )
+        )
+        outcomes.append(o)
+    log(f"done: {len(outcomes)} task(s) in {time.perf_counter() - started:.0f}s")
+    print(
+        text_table(GROUP_HEADER, group_rows(outcomes, ("repomapper", "bm25", *ABLATION_VARIANTS)))
+    )
+    print()
+    print(text_table(SYMBOL_HEADER, symbol_rows(outcomes)))
+    if not args.no_write:
+        shown = [
+            "python",
+            "benchmarks/localization.py",
+            *(argv if argv is not None else sys.argv[1:]),
+        ]
+        output = args.output if args.output.is_absolute() else Path.cwd() / args.output
+        sets = existing_sets(output)
+        sets[f"{args.set} {args.split}"] = (
+            set_section(outcomes, args.set, args.split, args.sample, shlex.join(shown)).rstrip("\n")
+            + "\n"
+        )
+        text = output.read_text(encoding="utf-8") if output.is_file() else ""
+        output.write_text(with_sets(text, sets), encoding="utf-8")
         log(f"wrote {output}")
     return 1 if outcomes and all(o.error for o in outcomes) else 0
 

@@ -163,3 +163,23 @@ def test_every_extension_the_templates_backend_reads_is_a_template_role() -> Non
     from repomapper.relevance.roles import TEMPLATE_EXTENSIONS
 
     assert set(EXTENSIONS) <= set(TEMPLATE_EXTENSIONS)
+
+
+def test_a_template_is_demoted_unless_the_task_is_about_templates(tmp_path) -> None:
+    from repomapper.repomap import RepoMap
+
+    (tmp_path / "shop" / "templates").mkdir(parents=True)
+    (tmp_path / "shop" / "templates" / "cart.html").write_text(
+        "{% block cart_total %}<b>{{ cart_total(items) }}</b>{% endblock %}\n"
+    )
+    (tmp_path / "shop" / "cart.py").write_text("def cart_total(items):\n    return sum(items)\n")
+
+    def why(task: str) -> dict[str, list[str]]:
+        ranked = RepoMap(tmp_path, use_cache=False).rank(task=task).files
+        return {f.path: [r.signal for r in f.why] for f in ranked}
+
+    code_task = why("cart_total is wrong when the cart has no items")
+    assert "demoted" in code_task["shop/templates/cart.html"]
+    assert "demoted" not in code_task["shop/cart.py"]
+    template_task = why("the cart_total block of the cart template shows no items")
+    assert "demoted" not in template_task["shop/templates/cart.html"]

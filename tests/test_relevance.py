@@ -241,7 +241,16 @@ def test_a_task_about_tests_does_not_demote_them(shop):
     assert not any(r.signal == "demoted" for r in top.why)
 
 
-def test_graph_brings_the_callers_of_what_the_task_names(shop):
+def test_graph_brings_the_callers_of_what_the_task_names(shop, monkeypatch):
+    # the mechanism, under weights that count the graph (the shipped fit may weigh it little)
+    import repomapper.stages.ranking as stage
+    from repomapper.relevance import model
+    from repomapper.relevance.weights import FEATURES, RankingWeights
+
+    graph = RankingWeights({**dict.fromkeys(FEATURES, 1.0)}, 0.5)
+    monkeypatch.setattr(
+        stage, "rank_task", lambda *a, **kw: model.rank_task(*a, **kw, weights=graph)
+    )
     with_graph = RepoMap(shop, use_cache=False).rank(task="apply_discount")
     cart = next(f for f in with_graph.files if f.path == "shop/cart.py")
     assert any(r.signal == "graph" for r in cart.why)

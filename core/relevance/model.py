@@ -3,7 +3,9 @@
 Signals, each a score per file:
 
 * **explicit** (:mod:`.explicit`): paths, traceback frames, module and qualified names, quoted
-  names, error classes and identifiers the task names, each weighted by its specificity;
+  names, error classes, identifiers and file stems the task names, each weighted by its
+  specificity; the file-stem evidence also weighted by how specific the word is in this
+  repository and whether the reporter wrote it in prose or only in pasted code;
 * **lexical** (:mod:`.lexical`): BM25F of the task's terms over the file's path, definition names,
   signatures and docstrings, and text, normalized to the best file;
 * **graph**: personalized PageRank over the reference and import graph, seeded by the two
@@ -12,19 +14,21 @@ Signals, each a score per file:
 * **tests**: a test file that matches the task lends half its score to the module it is named
   after; test, example, doc and vendored files are demoted unless the task is about tests.
 
-Each definition of the best files is then scored by its own evidence (:mod:`.symbols`).
-
-The final score is ``(explicit + lexical + GRAPH_WEIGHT * graph + tests) * role factor``, with the
-task-free PageRank as the last tie-break. The weights are round numbers chosen for what each
-signal means (a full path mention is worth as much as the best lexical match), not fitted to a
-benchmark; ``docs/localization.md`` has the ablation that measures each one.
+The lexical and graph signals are each split by the file's hub-ness (its percentile of the
+task-free PageRank), so a file central to everything earns its place from the task's evidence.
+The file's score is the weighted sum of these features times the role factor
+(:mod:`.weights`: fitted on repositories apart from the ones it is judged on, by
+``benchmarks/fit_ranking.py``), with the task-free PageRank as the last tie-break.
+:func:`rank_task` with ``features=True`` also returns every feature's raw value per file, which
+the fit reads. Each definition of the best files is then scored by its own evidence
+(:mod:`.symbols`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..graph import SymbolTable
 from ..model import FileSymbols, Reason
@@ -33,20 +37,34 @@ from .explicit import Findings, PathIndex, find_explicit
 from .lexical import LexicalIndex
 from .pairs import unite_pairs
 from .query import TaskQuery
-from .roles import CODE, file_role, tested_stem
-from .symbols import score_symbols
+from .roles import CODE, TEMPLATE, file_role, tested_stem
+from .symbols import SymbolScores, score_symbols
+from .weights import RankingWeights, shipped_weights
 
-GRAPH_WEIGHT = 0.5
 TEST_SHARE = 0.5
-ROLE_FACTOR = 0.5
 #: Seeds of the graph walk: the best files by explicit + lexical score (a long tail of weak
 #: lexical matches would only blur the walk).
 MAX_SEEDS = 50
 #: Reasons kept per file (strongest first).
 MAX_REASONS = 8
+#: A file-stem word seen only in pasted code, a heading or a prompt counts this much of one the
+#: reporter wrote in prose.
+CODE_ONLY_STEM = 1 / 3
 
 #: Signals that can be switched off to measure what each adds (the ablation in the benchmark).
 SIGNALS = ("explicit", "lexical", "graph", "tests", "roles")
+
+#: The explicit evidence kinds (:mod:`.explicit`) behind each per-kind feature.
+_KIND_FEATURE = {
+    "path": "ex_path",
+    "traceback": "ex_path",
+    "module": "ex_name",
+    "qualified_name": "ex_name",
+    "identifier": "ex_name",
+    "quoted_name": "ex_name",
+    "error_class": "ex_name",
+    "file_stem": "ex_stem",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +78,10 @@ class TaskRanking:
     symbol_reasons: dict[tuple[str, str], tuple[Reason, ...]]
     #: files the task names by path, module or traceback frame
     named: frozenset[str]
+    #: with ``rank_task(..., features=True)``: feature -> file -> raw value (files with a
+    #: non-zero value only), plus ``hub`` (the task-free PageRank percentile) and ``demoted``
+    #: (1.0 for a file the role factor applied to); empty otherwise
+    features: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 def _norm(scores: Mapping[str, float]) -> dict[str, float]:
@@ -77,103 +99,263 @@ def rank_task(
     chat: frozenset[str] = frozenset(),
     mentioned_files: frozenset[str] = frozenset(),
     disabled: frozenset[str] = frozenset(),
+    *,
+    features: bool = False,
+    weights: RankingWeights | None = None,
 ) -> TaskRanking:
     """Rank ``files`` for ``query``.
 
     ``walk(personalization)`` runs personalized PageRank over the repository's graph and
-    returns file -> rank; ``prior`` is the task-free PageRank (the last tie-break).
+    returns file -> rank; ``prior`` is the task-free PageRank (hub-ness, and the last
+    tie-break). ``weights`` defaults to the shipped fit (:func:`.weights.shipped_weights`);
+    ``features`` returns each file's feature values in :attr:`TaskRanking.features`.
     """
+    weights = weights if weights is not None else shipped_weights()
     paths = sorted(files)
     reasons: dict[str, list[Reason]] = defaultdict(list)
-    explicit = Findings()
-    if "explicit" not in disabled:
-        explicit = find_explicit(
-            query, PathIndex(paths), table.defines, {p: files[p].definitions for p in paths}
-        )
-    for p in paths:
-        for signal, detail, w in explicit.files.get(p, ()):
-            reasons[p].append(Reason(signal, detail, round(w, 4)))
-    ex_score = {p: s for p in explicit.files if (s := explicit.file_score(p)) > 0}
-
-    lex_score: dict[str, float] = {}
-    idf: dict[str, float] = {}
-    if "lexical" not in disabled:
-        raw, contrib = lexical.score(query.terms, idf)
-        lex_score = _norm(raw)
-        for p, s in lex_score.items():
-            top_terms = ", ".join(t for t, _ in contrib.get(p, [])[:6])
-            reasons[p].append(Reason("lexical", top_terms, round(s, 4)))
-
+    index = PathIndex(paths)
+    explicit = _explicit(query, index, files, table, disabled, reasons)
+    lex_score, idf = _lexical(query, lexical, disabled, reasons)
     seed: defaultdict[str, float] = defaultdict(float)
-    for p, s in ex_score.items():
-        seed[p] += s
+    for p in sorted(explicit.files):
+        if (s := explicit.file_score(p)) > 0:
+            seed[p] += s
     for p, s in lex_score.items():
         seed[p] += s
-
-    test_score: dict[str, float] = defaultdict(float)
-    if "tests" not in disabled:
-        by_stem: dict[str, list[str]] = defaultdict(list)
-        for p in paths:
-            if file_role(p) == CODE:
-                by_stem[p.rsplit("/", 1)[-1].rsplit(".", 1)[0]].append(p)
-        for p, s in sorted(seed.items()):
-            stem = tested_stem(p)
-            targets = by_stem.get(stem or "", [])
-            for t in targets:
-                test_score[t] += TEST_SHARE * s / len(targets)
-                reasons[t].append(Reason("tests", p, round(TEST_SHARE * s / len(targets), 4)))
-
-    graph_score: dict[str, float] = {}
-    if "graph" not in disabled:
-        top = sorted(seed.items(), key=lambda x: (-x[1], x[0]))[:MAX_SEEDS]
-        pers = {p: s for p, s in top if s > 0}
-        base = max(pers.values(), default=1.0)
-        for p in chat | mentioned_files:
-            if p in files:
-                pers[p] = pers.get(p, 0.0) + base
-        if pers:
-            # only what arrives over edges: the walk's restarts at the seeds themselves are the
-            # seeds' own evidence, already counted
-            total = sum(pers.values())
-            arrived = {p: r - (1 - ALPHA) * pers.get(p, 0.0) / total for p, r in walk(pers).items()}
-            graph_score = _norm({p: r for p, r in arrived.items() if r > 0})
+    test_score = _tests(paths, seed, disabled, reasons)
+    graph_score = _graph(seed, walk, files, chat | mentioned_files, disabled)
+    values = _feature_values(
+        explicit, lex_score, graph_score, test_score, _stem_specific(query, index, idf), prior
+    )
+    if "explicit" in disabled:
+        values.pop("stem_specific", None)
     for p, g in graph_score.items():
         if g >= 0.05:
-            reasons[p].append(
-                Reason("graph", "near the files the task points at", round(GRAPH_WEIGHT * g, 4))
-            )
-
-    about_tests = query.about_tests
-    prior_n = _norm(prior)
-    scores: dict[str, float] = {}
-    for p in paths:
-        s = seed.get(p, 0.0) + GRAPH_WEIGHT * graph_score.get(p, 0.0) + test_score.get(p, 0.0)
-        role = file_role(p)
-        if (
-            "roles" not in disabled
-            and role != CODE
-            and not about_tests
-            and p not in explicit.named
-            and s > 0
-        ):
-            s *= ROLE_FACTOR
-            reasons[p].append(
-                Reason("demoted", f"{role} file; the task is not about {role}s", ROLE_FACTOR)
-            )
-        scores[p] = s + 1e-6 * prior_n.get(p, 0.0)
-
-    # a declaration file and its implementation rank as one unit (see pairs.py)
-    scores = unite_pairs(
-        scores,
-        {p: GRAPH_WEIGHT * g for p, g in graph_score.items()},
-        {p: seed.get(p, 0.0) + test_score.get(p, 0.0) for p in paths},
-        reasons,
+            w = weights.score({k: values[k].get(p, 0.0) for k in ("graph_plain", "graph_hub")})
+            if round(w, 4) > 0:
+                reasons[p].append(Reason("graph", "near the files the task points at", round(w, 4)))
+    demoted = _demoted(query, paths, explicit.named, disabled)
+    ranked = _combine(paths, values, demoted, prior, weights, reasons)
+    symbols = _score_symbols(ranked, files, paths, explicit, idf, lexical)
+    if features:
+        values["demoted"] = dict.fromkeys(sorted(demoted), 1.0)
+    return TaskRanking(
+        files=ranked,
+        reasons={
+            p: tuple(sorted(rs, key=lambda r: (-r.weight, r.signal, r.detail))[:MAX_REASONS])
+            for p, rs in reasons.items()
+        },
+        symbols=symbols.scores,
+        symbol_reasons=symbols.reasons,
+        named=frozenset(explicit.named),
+        features=values if features else {},
     )
 
-    ranked = tuple(
+
+def _explicit(
+    query: TaskQuery,
+    index: PathIndex,
+    files: Mapping[str, FileSymbols],
+    table: SymbolTable,
+    disabled: frozenset[str],
+    reasons: dict[str, list[Reason]],
+) -> Findings:
+    """The task's explicit references (empty when the signal is off), each a reason."""
+    if "explicit" in disabled:
+        return Findings()
+    found = find_explicit(query, index, table.defines, {p: files[p].definitions for p in files})
+    for p in sorted(found.files):
+        for signal, detail, w in found.files[p]:
+            reasons[p].append(Reason(signal, detail, round(w, 4)))
+    return found
+
+
+def _lexical(
+    query: TaskQuery,
+    lexical: LexicalIndex,
+    disabled: frozenset[str],
+    reasons: dict[str, list[Reason]],
+) -> tuple[dict[str, float], dict[str, float]]:
+    """BM25F normalized to the best file, and each found term's IDF."""
+    idf: dict[str, float] = {}
+    if "lexical" in disabled:
+        return {}, idf
+    raw, contrib = lexical.score(query.terms, idf)
+    scores = _norm(raw)
+    for p, s in scores.items():
+        top_terms = ", ".join(t for t, _ in contrib.get(p, [])[:6])
+        reasons[p].append(Reason("lexical", top_terms, round(s, 4)))
+    return scores, idf
+
+
+def _tests(
+    paths: list[str],
+    seed: Mapping[str, float],
+    disabled: frozenset[str],
+    reasons: dict[str, list[Reason]],
+) -> dict[str, float]:
+    """What each matching test file lends to the code module it is named after."""
+    lent: dict[str, float] = defaultdict(float)
+    if "tests" in disabled:
+        return lent
+    by_stem: dict[str, list[str]] = defaultdict(list)
+    for p in paths:
+        if file_role(p) == CODE:
+            by_stem[p.rsplit("/", 1)[-1].rsplit(".", 1)[0]].append(p)
+    for p, s in sorted(seed.items()):
+        stem = tested_stem(p)
+        targets = by_stem.get(stem or "", [])
+        for t in targets:
+            lent[t] += TEST_SHARE * s / len(targets)
+            reasons[t].append(Reason("tests", p, round(TEST_SHARE * s / len(targets), 4)))
+    return lent
+
+
+def _graph(
+    seed: Mapping[str, float],
+    walk: Callable[[Mapping[str, float]], Mapping[str, float]],
+    files: Mapping[str, FileSymbols],
+    pinned: frozenset[str],
+    disabled: frozenset[str],
+) -> dict[str, float]:
+    """Personalized PageRank from the best seeds (and the chat and mentioned files): only the
+    rank that arrives over edges, normalized to the best file."""
+    if "graph" in disabled:
+        return {}
+    top = sorted(seed.items(), key=lambda x: (-x[1], x[0]))[:MAX_SEEDS]
+    pers = {p: s for p, s in top if s > 0}
+    base = max(pers.values(), default=1.0)
+    for p in sorted(pinned):
+        if p in files:
+            pers[p] = pers.get(p, 0.0) + base
+    if not pers:
+        return {}
+    # the walk's restarts at the seeds themselves are the seeds' own evidence, already counted
+    total = sum(pers.values())
+    arrived = {p: r - (1 - ALPHA) * pers.get(p, 0.0) / total for p, r in walk(pers).items()}
+    return _norm({p: r for p, r in arrived.items() if r > 0})
+
+
+def _stem_specific(
+    query: TaskQuery, index: PathIndex, idf: Mapping[str, float]
+) -> dict[str, float]:
+    """File-name evidence weighted by the word's specificity here and where it stands: each word
+    of the task that is a file's stem, IDF over the files' contents (relative to the task's
+    rarest term; 1 when the lexical signal has none), a third when only in pasted code, spread
+    over the files sharing the stem."""
+    top = max(idf.values(), default=0.0)
+    out: dict[str, float] = defaultdict(float)
+    for word in sorted(query.words):
+        stems = index.by_stem.get(word.lower())
+        if not stems:
+            continue
+        specific = idf.get(word.lower(), 0.0) / top if top > 0 else 1.0
+        where = 1.0 if word in query.prose else CODE_ONLY_STEM
+        for f in stems:
+            out[f] = max(out[f], specific * where / len(stems))
+    return dict(out)
+
+
+def _hubness(prior: Mapping[str, float]) -> dict[str, float]:
+    """Each file's percentile of the task-free PageRank: 0 for the least central, 1 for the
+    most (ties broken by path, so the value is the same on every run)."""
+    order = sorted(prior, key=lambda p: (prior[p], p))
+    n = len(order)
+    return {p: i / (n - 1) for i, p in enumerate(order)} if n > 1 else dict.fromkeys(order, 0.0)
+
+
+def _feature_values(
+    explicit: Findings,
+    lex_score: Mapping[str, float],
+    graph_score: Mapping[str, float],
+    test_score: Mapping[str, float],
+    stem_specific: Mapping[str, float],
+    prior: Mapping[str, float],
+) -> dict[str, dict[str, float]]:
+    """feature -> file -> value (see :data:`.weights.FEATURES`), non-zero values only."""
+    hub = _hubness(prior)
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    for p in sorted(explicit.files):
+        if (s := explicit.file_score(p)) > 0:
+            out["explicit"][p] = s
+        for signal, _, w in explicit.files[p]:
+            name = _KIND_FEATURE.get(signal)
+            if name is not None and w > out[name].get(p, 0.0):
+                out[name][p] = w
+    for name, scores in (("lex", lex_score), ("graph", graph_score)):
+        for p, s in scores.items():
+            h = hub.get(p, 0.0)
+            if s * (1.0 - h):
+                out[f"{name}_plain"][p] = s * (1.0 - h)
+            if s * h:
+                out[f"{name}_hub"][p] = s * h
+    ranked_lex = sorted(lex_score.items(), key=lambda x: (-x[1], x[0]))
+    out["lex_rr"] = {p: 1.0 / i for i, (p, s) in enumerate(ranked_lex, 1) if s > 0}
+    out["named"] = dict.fromkeys(sorted(explicit.named), 1.0)
+    out["tests"] = {p: s for p, s in test_score.items() if s}
+    out["stem_specific"] = {p: s for p, s in stem_specific.items() if s}
+    out["hub"] = hub
+    return out
+
+
+def _demoted(
+    query: TaskQuery, paths: list[str], named: set[str], disabled: frozenset[str]
+) -> set[str]:
+    """Test, example, doc, template and vendored files the task is not about (and does not
+    name)."""
+    if "roles" in disabled or query.about_tests:
+        return set()
+    spared = {CODE, TEMPLATE} if query.about_templates else {CODE}
+    return {p for p in paths if p not in named and file_role(p) not in spared}
+
+
+#: the features that are graph evidence (what a declaration file gets from everything near it)
+_GRAPH_FEATURES = frozenset({"graph_plain", "graph_hub"})
+
+
+def _combine(
+    paths: list[str],
+    values: Mapping[str, Mapping[str, float]],
+    demoted: set[str],
+    prior: Mapping[str, float],
+    weights: RankingWeights,
+    reasons: dict[str, list[Reason]],
+) -> tuple[tuple[str, float], ...]:
+    """Every file's fitted score, best first (ties by task-free PageRank, then path)."""
+    prior_n = _norm(prior)
+    scores: dict[str, float] = {}
+    graph_part: dict[str, float] = {}
+    rest_part: dict[str, float] = {}
+    for p in paths:
+        own = {k: v[p] for k, v in values.items() if p in v}
+        s = weights.score(own)
+        g = weights.score({k: x for k, x in own.items() if k in _GRAPH_FEATURES})
+        graph_part[p], rest_part[p] = g, s - g
+        if p in demoted and s > 0:
+            s *= weights.role_factor
+            role = file_role(p)
+            reasons[p].append(
+                Reason(
+                    "demoted", f"{role} file; the task is not about {role}s", weights.role_factor
+                )
+            )
+        scores[p] = s + 1e-6 * prior_n.get(p, 0.0)
+    # a declaration file and its implementation rank as one unit (see pairs.py)
+    scores = unite_pairs(scores, graph_part, rest_part, reasons)
+    return tuple(
         sorted(((p, float(f"{s:.12g}")) for p, s in scores.items()), key=lambda x: (-x[1], x[0]))
     )
 
+
+def _score_symbols(
+    ranked: tuple[tuple[str, float], ...],
+    files: Mapping[str, FileSymbols],
+    paths: list[str],
+    explicit: Findings,
+    idf: Mapping[str, float],
+    lexical: LexicalIndex,
+) -> SymbolScores:
+    """Each definition of the best files scored by its own evidence (:mod:`.symbols`)."""
     named_scores: dict[tuple[str, str], float] = {}
     named_reasons: dict[tuple[str, str], tuple[Reason, ...]] = {}
     for key, evs in explicit.symbols.items():
@@ -185,21 +367,11 @@ def rank_task(
             Reason(s, d, round(w, 4))
             for (s, d), w in sorted(best.items(), key=lambda x: (-x[1], x[0]))
         )
-    symbols = score_symbols(
+    return score_symbols(
         ranked,
         {p: files[p].definitions for p in paths},
         named_scores,
         named_reasons,
-        idf,
+        dict(idf),
         read=lexical.read,
-    )
-    return TaskRanking(
-        files=ranked,
-        reasons={
-            p: tuple(sorted(rs, key=lambda r: (-r.weight, r.signal, r.detail))[:MAX_REASONS])
-            for p, rs in reasons.items()
-        },
-        symbols=symbols.scores,
-        symbol_reasons=symbols.reasons,
-        named=frozenset(explicit.named),
     )

@@ -65,10 +65,20 @@ class TaskQuery:
     quoted: frozenset[str]
     #: exception class names the task shows (``ValueError``, ``KeyError``)
     errors: frozenset[str]
+    #: the words of :attr:`words` written in the reporter's prose: outside fenced code blocks,
+    #: interpreter prompts and markdown headings (an issue template's "### Describe the bug", an
+    #: ``#include`` in pasted code name no file the reporter means)
+    prose: frozenset[str] = frozenset()
 
     @property
     def empty(self) -> bool:
         return not self.terms and not self.paths and not self.words
+
+    @property
+    def about_templates(self) -> bool:
+        """Whether the task is about page templates: it says so in words (``template``,
+        ``layout``, ``partial``, ``html``, a template language's name)."""
+        return bool(set(re.findall(r"[a-z0-9]+", self.text.lower())) & _TEMPLATE_WORDS)
 
     @property
     def about_tests(self) -> bool:
@@ -79,6 +89,30 @@ class TaskQuery:
         if title_words & {"test", "tests", "testing", "pytest", "unittest", "fixture", "fixtures"}:
             return True
         return any(is_test_like(p.text) for p in self.paths if p.kind == "path")
+
+
+#: words that say a task is about page templates (which rank below code unless it is)
+_TEMPLATE_WORDS = frozenset(
+    {
+        "template",
+        "templates",
+        "templating",
+        "jinja",
+        "jinja2",
+        "html",
+        "layout",
+        "layouts",
+        "partial",
+        "partials",
+        "shortcode",
+        "shortcodes",
+        "erb",
+        "handlebars",
+        "liquid",
+        "twig",
+        "freemarker",
+    }
+)
 
 
 def is_test_like(path: str) -> bool:
@@ -145,7 +179,28 @@ def parse_task(text: str | bytes) -> TaskQuery:
         for w in _WORD.findall(inner):
             quoted.add(w)
     errors = frozenset(m.group(1) for m in _ERROR.finditer(text))
-    return TaskQuery(text, truncated, capped, words, paths, dotted, frozenset(quoted), errors)
+    prose = frozenset(_WORD.findall(_prose(_blanked(text, spans)))) & words
+    return TaskQuery(
+        text, truncated, capped, words, paths, dotted, frozenset(quoted), errors, prose
+    )
+
+
+_FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
+_NOT_PROSE = re.compile(r"^[ \t]{0,3}(#{1,6}[ \t]|>>>|\.\.\.[ \t]|\$[ \t])")
+
+
+def _prose(text: str) -> str:
+    """The lines of ``text`` a reporter wrote as prose: fenced code blocks, markdown headings,
+    interpreter and shell prompts dropped."""
+    kept: list[str] = []
+    fenced = False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not fenced and not _NOT_PROSE.match(line):
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def _blanked(text: str, spans: list[tuple[int, int]]) -> str:

@@ -1,0 +1,122 @@
+"""The fitted combination of the relevance signals: the weights file and its loader.
+
+The task ranking scores a file by a weighted sum of its features (:data:`FEATURES`, each computed
+by :mod:`.model`), multiplied by ``role_factor`` for a test, example, doc or vendored file when
+the task is not about those. The weights are not chosen by hand: ``benchmarks/fit_ranking.py``
+fits them on the choosing repositories of the localization sets and writes ``weights.json``
+beside this module, with the data and split they were fitted on. The file is read once per
+process and validated; a broken file is an error that says what is wrong, never a silent
+fallback. It is part of the package's code for the persisted keys (``codedigest`` walks every
+file of the package), so a new fit changes the keys of memoised task maps.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+
+WEIGHTS_FILE = Path(__file__).with_name("weights.json")
+
+#: The features of a file for a task, in the order of the weights file:
+#:
+#: * ``explicit``: the explicit references' capped sum (:meth:`.explicit.Findings.file_score`);
+#: * ``ex_path``, ``ex_name``, ``ex_stem``: its strongest path or traceback frame, named
+#:   definition (module, qualified, quoted, error or plain identifier) and file-stem match;
+#: * ``stem_specific``: the task's words that are this file's stem, each weighted by how
+#:   specific the word is in this repository (its IDF over the files' contents, relative to
+#:   the rarest term of the task), spread over the files sharing the stem, and worth a third
+#:   when it stands only in pasted code, a heading or a prompt line;
+#: * ``lex_plain``, ``lex_hub``: BM25F (normalized to the best file) times ``1 - hub`` and
+#:   ``hub``, where ``hub`` is the file's percentile of task-free PageRank (1: the most central);
+#: * ``graph_plain``, ``graph_hub``: what arrives over the graph's edges from the seeds, the
+#:   same way split, so a file central to everything earns its place from the task's evidence;
+#: * ``tests``: the score a matching test file lends to the module it tests;
+#: * ``named``: 1 for a file the task names by path, module or traceback frame (one file only);
+#: * ``lex_rr``: 1 / the file's rank by BM25F (a rank says the same in every repository, where
+#:   a score normalized to the best file depends on how many files match).
+FEATURES = (
+    "explicit",
+    "ex_path",
+    "ex_name",
+    "ex_stem",
+    "stem_specific",
+    "lex_plain",
+    "lex_hub",
+    "graph_plain",
+    "graph_hub",
+    "tests",
+    "named",
+    "lex_rr",
+)
+
+
+class WeightsError(ValueError):
+    """The weights file is missing, unreadable or not a valid fit."""
+
+
+@dataclass(frozen=True)
+class RankingWeights:
+    """One weight per feature (non-negative) and the factor of a demoted role."""
+
+    weights: Mapping[str, float]
+    role_factor: float
+
+    def score(self, values: Mapping[str, float]) -> float:
+        """The weighted sum of ``values`` (feature -> value; absent features are 0), summed in
+        :data:`FEATURES` order so the result is the same float on every run."""
+        total = 0.0
+        for name in FEATURES:
+            v = values.get(name, 0.0)
+            if v:
+                total += self.weights[name] * v
+        return total
+
+
+def parse_weights(raw: object, source: str) -> RankingWeights:
+    """Validate a loaded weights document; :class:`WeightsError` says what is wrong."""
+    if not isinstance(raw, dict):
+        raise WeightsError(f"{source}: not a JSON object")
+    w = raw.get("weights")
+    if not isinstance(w, dict):
+        raise WeightsError(f"{source}: no 'weights' object")
+    missing = [f for f in FEATURES if f not in w]
+    extra = sorted(set(w) - set(FEATURES))
+    if missing or extra:
+        raise WeightsError(
+            f"{source}: weights must name exactly the features {list(FEATURES)}"
+            + (f"; missing {missing}" if missing else "")
+            + (f"; unknown {extra}" if extra else "")
+        )
+    out: dict[str, float] = {}
+    for name in FEATURES:
+        v = w[name]
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+            raise WeightsError(f"{source}: weight {name!r} must be a finite number >= 0, not {v!r}")
+        out[name] = float(v)
+    if not any(out.values()):
+        raise WeightsError(f"{source}: every weight is 0")
+    rf = raw.get("role_factor")
+    if isinstance(rf, bool) or not isinstance(rf, int | float) or not 0 < rf <= 1:
+        raise WeightsError(f"{source}: 'role_factor' must be a number in (0, 1], not {rf!r}")
+    return RankingWeights(MappingProxyType(out), float(rf))
+
+
+def load_weights_file(path: Path) -> RankingWeights:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise WeightsError(f"{path}: cannot read the ranking weights: {exc}") from exc
+    except ValueError as exc:
+        raise WeightsError(f"{path}: not valid JSON: {exc}") from exc
+    return parse_weights(raw, str(path))
+
+
+@functools.cache
+def shipped_weights() -> RankingWeights:
+    """The package's fitted weights, read and validated once per process."""
+    return load_weights_file(WEIGHTS_FILE)

@@ -1,0 +1,213 @@
+"""The fitted combination: the weights file, its loader, the features it weighs, and the
+benchmark split it is fitted and judged on."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from types import MappingProxyType
+
+import pytest
+
+import repomapper.stages.ranking as ranking_stage
+from repomapper import RepoMap
+from repomapper.codedigest import MADE_BY, _selected
+from repomapper.relevance import model
+from repomapper.relevance.query import parse_task
+from repomapper.relevance.weights import (
+    FEATURES,
+    WEIGHTS_FILE,
+    RankingWeights,
+    WeightsError,
+    load_weights_file,
+    parse_weights,
+    shipped_weights,
+)
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def _doc(**over: object) -> dict:
+    doc: dict = {"weights": dict.fromkeys(FEATURES, 1.0), "role_factor": 0.5}
+    doc.update(over)
+    return doc
+
+
+# -- the weights file ------------------------------------------------------------------------
+def test_the_shipped_weights_are_valid_and_say_what_they_were_fitted_on():
+    w = shipped_weights()
+    assert set(w.weights) == set(FEATURES)
+    assert all(v >= 0 for v in w.weights.values()) and 0 < w.role_factor <= 1
+    raw = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
+    assert "fitted_on" in raw and raw["fitted_on"]["split"]
+
+
+@pytest.mark.parametrize(
+    "doc, says",
+    [
+        ([], "not a JSON object"),
+        ({"role_factor": 0.5}, "no 'weights'"),
+        (_doc(weights={"explicit": 1.0}), "missing"),
+        (_doc(weights={**dict.fromkeys(FEATURES, 1.0), "nope": 1.0}), "unknown ['nope']"),
+        (_doc(weights={**dict.fromkeys(FEATURES, 1.0), "lex_plain": -1}), "'lex_plain'"),
+        (_doc(weights={**dict.fromkeys(FEATURES, 1.0), "tests": math.inf}), "'tests'"),
+        (_doc(weights={**dict.fromkeys(FEATURES, 1.0), "tests": "1"}), "'tests'"),
+        (_doc(weights={**dict.fromkeys(FEATURES, 1.0), "tests": True}), "'tests'"),
+        (_doc(weights=dict.fromkeys(FEATURES, 0.0)), "every weight is 0"),
+        (_doc(role_factor=0), "role_factor"),
+        (_doc(role_factor=1.5), "role_factor"),
+    ],
+)
+def test_a_broken_weights_document_is_a_clear_error(doc, says):
+    with pytest.raises(WeightsError, match=None) as err:
+        parse_weights(doc, "w.json")
+    assert says in str(err.value) and "w.json" in str(err.value)
+
+
+def test_an_unreadable_or_invalid_file_names_itself(tmp_path):
+    with pytest.raises(WeightsError, match="cannot read"):
+        load_weights_file(tmp_path / "absent.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    with pytest.raises(WeightsError, match="bad.json: not valid JSON"):
+        load_weights_file(bad)
+
+
+def test_the_score_is_the_weighted_sum_in_feature_order():
+    w = parse_weights(
+        _doc(weights={**dict.fromkeys(FEATURES, 0.0), "explicit": 2.0, "tests": 0.5}), "x"
+    )
+    assert w.score({"explicit": 0.25, "tests": 1.0, "lex_plain": 9.0}) == 1.0
+
+
+def test_the_weights_file_is_in_the_code_digest_of_memoised_maps():
+    assert "relevance/weights.json" in _selected(MADE_BY["map"])
+
+
+# -- the features, through the ranking stage ---------------------------------------------------
+REPO = {
+    "shop/pricing.py": "def apply_discount(total, pct):\n    '''Discount a receipt total.'''\n"
+    "    return total\n",
+    "shop/cart.py": "from shop.pricing import apply_discount\n\nclass Cart:\n    def total(self):\n"
+    "        return apply_discount(1, 2)\n",
+    "shop/catalog.py": "class Catalog:\n    def find(self, name):\n        return name\n",
+    "shop/receipt.py": "def render():\n    return 'receipt'\n",
+    "tests/test_pricing.py": "from shop.pricing import apply_discount\n\ndef test_discount():\n"
+    "    assert apply_discount(10, 5) == 9\n",
+}
+
+
+@pytest.fixture
+def shop(make_tree):
+    return make_tree(REPO, "shop")
+
+
+def _rank_with(monkeypatch, root, task, **kwargs):
+    """RepoMap.rank with extra keyword arguments handed to rank_task; its TaskRanking too."""
+    original = model.rank_task
+    seen = []
+
+    def wrapped(*a, **kw):
+        result = original(*a, **kw, **kwargs)
+        seen.append(result)
+        return result
+
+    monkeypatch.setattr(ranking_stage, "rank_task", wrapped)
+    ranked = RepoMap(root, use_cache=False).rank(task=task)
+    return ranked, seen[-1]
+
+
+def test_features_are_returned_on_request_and_only_then(shop, monkeypatch):
+    task = "apply_discount in shop/pricing.py rounds the receipt wrong"
+    _, plain = _rank_with(monkeypatch, shop, task)
+    assert plain.features == {}
+    _, tr = _rank_with(monkeypatch, shop, task, features=True)
+    f = tr.features
+    assert f["ex_path"]["shop/pricing.py"] > 0 and f["explicit"]["shop/pricing.py"] > 0
+    assert f["ex_name"]["shop/pricing.py"] > 0
+    assert "shop/cart.py" in f["graph_plain"] or "shop/cart.py" in f["graph_hub"]
+    assert f["tests"]["shop/pricing.py"] > 0
+    assert f["demoted"] == {"tests/test_pricing.py": 1.0}
+    assert sorted(f["hub"].values())[0] == 0.0 and max(f["hub"].values()) == 1.0
+    # the hub split keeps the whole lexical score
+    for p in set(f["lex_plain"]) | set(f["lex_hub"]):
+        total = f["lex_plain"].get(p, 0.0) + f["lex_hub"].get(p, 0.0)
+        assert total <= 1.0 + 1e-9 and total > 0
+
+
+def test_the_ranking_follows_the_weights_it_is_given(shop, monkeypatch):
+    task = "the receipt total: apply_discount"
+    only = {**dict.fromkeys(FEATURES, 0.0)}
+    stem = RankingWeights(MappingProxyType({**only, "ex_stem": 1.0, "stem_specific": 1.0}), 0.5)
+    name = RankingWeights(MappingProxyType({**only, "ex_name": 1.0}), 0.5)
+    by_stem, _ = _rank_with(monkeypatch, shop, task, weights=stem)
+    by_name, _ = _rank_with(monkeypatch, shop, task, weights=name)
+    assert by_stem.files[0].path == "shop/receipt.py"
+    assert by_name.files[0].path == "shop/pricing.py"
+
+
+def test_a_file_name_only_in_pasted_code_counts_less_than_in_prose(shop, monkeypatch):
+    prose = "The receipt is wrong."
+    pasted = "It is wrong:\n```python\nfrom shop import receipt\n```\n"
+    _, a = _rank_with(monkeypatch, shop, prose, features=True)
+    _, b = _rank_with(monkeypatch, shop, pasted, features=True)
+    sa = a.features["stem_specific"]["shop/receipt.py"]
+    sb = b.features["stem_specific"]["shop/receipt.py"]
+    assert 0 < sb < sa
+
+
+def test_prose_leaves_out_code_blocks_headings_and_prompts():
+    q = parse_task(
+        "### Describe the bug\nThe taxonomy page fails.\n```c\n#include <printf.h>\n```\n"
+        ">>> paging_thing()\n$ run_cmd --x\n"
+    )
+    assert {"taxonomy", "page"} <= q.prose
+    assert not {"Describe", "printf", "paging_thing", "run_cmd"} & q.prose
+    assert {"Describe", "printf", "paging_thing"} <= q.words
+
+
+# -- the benchmark's split and samples ---------------------------------------------------------
+@pytest.fixture
+def locsets(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH))
+    import locsets as mod
+
+    yield mod
+    sys.modules.pop("locsets", None)
+
+
+def test_the_split_is_by_repository_group_and_the_dev_repositories_choose(locsets):
+    assert locsets.repo_group("geekan/MetaGPT") == locsets.repo_group("FoundationAgents/MetaGPT")
+    assert locsets.split_of("geekan/MetaGPT") == locsets.split_of("FoundationAgents/MetaGPT")
+    assert locsets.split_of("yt-dlp/yt-dlp") == locsets.split_of("ytdl-org/youtube-dl")
+    for repo in ("sqlfluff/sqlfluff", "pvlib/pvlib-python", "pylint-dev/astroid"):
+        assert locsets.split_of(repo) == "choose"
+    sides = {locsets.split_of(f"o/r{i}") for i in range(40)}
+    assert sides == {"choose", "judge"}
+
+
+def test_a_sample_is_stable_and_a_larger_one_keeps_the_smaller(locsets):
+    tasks = [
+        locsets.SetTask(f"r__x-{i}", f"o/r{i % 3}", "Python", "d", "c", "t", ("a.py",))
+        for i in range(30)
+    ]
+    two = locsets.select(tasks, "all", 2)
+    assert len(two) == 6 and two == locsets.select(list(reversed(tasks)), "all", 2)
+    assert set(t.instance_id for t in two) <= set(
+        t.instance_id for t in locsets.select(tasks, "all", 4)
+    )
+
+
+def test_a_patch_gives_the_functions_it_changes(locsets, tmp_path):
+    (tmp_path / "m.py").write_text(
+        "def a():\n    return 1\n\n\nclass C:\n    def b(self):\n        x = 1\n        return x\n",
+        encoding="utf-8",
+    )
+    patch = (
+        "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -5,4 +5,4 @@ class C:\n"
+        " class C:\n     def b(self):\n-        x = 1\n+        x = 2\n         return x\n"
+    )
+    assert locsets.patch_old_lines(patch) == {"m.py": [7, 7]}
+    assert locsets.gold_spans_from_patch(patch, tmp_path, ("m.py",)) == [("m.py", "C.b", 6, 8)]
