@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import overload
@@ -87,7 +88,7 @@ class RankedRepository:
         (strongest first), then by their rank in the reference graph; incidental ones the task
         does not name last."""
         ranked = self.by_file.get(path, [])
-        if not self.task or path not in self._scored_paths:
+        if not self.task or path not in self._scored_names:
             return ranked
         rank = dict(ranked)
         return [
@@ -102,10 +103,14 @@ class RankedRepository:
         are apart only when their evidence differs (``__init__`` of two classes, ``parens``
         nested in each method); otherwise they are one entry, as without a task."""
         ranked = self.by_file.get(path, [])
-        if not self.task or path not in self._scored_paths:
+        names = self._scored_names.get(path) if self.task else None
+        if not names:
             return [(ident, None, 0.0) for ident, _ in ranked]
         rows: list[tuple[float, int, int, str, int | None]] = []
         for i, (ident, _) in enumerate(ranked):
+            if ident not in names:  # no evidence: its definitions are not read
+                rows.append((0.0, i, 0, ident, None))
+                continue
             evidence = [_definition_evidence(self, path, t) for t in self._tags(path, ident)]
             if len(set(evidence)) > 1:
                 rows.extend((-e, i, j, ident, j) for j, e in enumerate(evidence))
@@ -119,11 +124,15 @@ class RankedRepository:
         return self.table.definitions.get((path, ident), ()) if self.table is not None else ()
 
     @functools.cached_property
-    def _scored_paths(self) -> frozenset[str]:
-        """The files with a definition the task gave evidence for (or an incidental score)."""
-        return frozenset(k[0] for k in self.symbol_scores) | frozenset(
-            k[0] for k in self.symbol_reasons
-        )
+    def _scored_names(self) -> dict[str, frozenset[str]]:
+        """Per file, the names of its definitions the task gave evidence for (or an incidental
+        score): only their definitions are read (a stored table makes each row when read)."""
+        names: dict[str, set[str]] = {}
+        for path, qualified, _ in itertools.chain(self.symbol_scores, self.symbol_reasons):
+            # the name is the qualified name's last part, or more when a name holds a dot
+            parts = qualified.split(".")
+            names.setdefault(path, set()).update(".".join(parts[i:]) for i in range(len(parts)))
+        return {p: frozenset(n) for p, n in names.items()}
 
 
 def _definition_evidence(ranked: RankedRepository, path: str, tag: Tag) -> float:
