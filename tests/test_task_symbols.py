@@ -350,3 +350,23 @@ def test_named_evidence_goes_to_the_definitions_it_points_at():
     assert scores[("m.py", "A", 1)] == pytest.approx(0.4 * OWNER_SHARE)  # the owner, less
     assert ("m.py", "B", 10) not in scores
     assert [r.signal for r in reasons[("m.py", "B.run", 11)]] == ["traceback", "identifier"]
+
+
+def test_a_nested_helper_comes_last_even_when_a_function_shares_its_name(make_tree):
+    # a module-level ``parens`` makes the name a real function's too; the copies nested in the
+    # methods are still incidental, each its own entry after the file's other definitions
+    pretty = PRETTY + '\n\ndef parens(text):\n    return "(" + text + ")"\n'
+    root = make_tree({**REPO, "printing/pretty.py": pretty}, "printer2")
+    rm = RepoMap(root, 400, use_cache=False)
+    try:
+        task = "Printing a power loses the brackets around a negative exponent"
+        got = [s for s in rm.map(task=task).ranked_symbols if s.path == "printing/pretty.py"]
+    finally:
+        rm.close()
+    nested = [i for i, s in enumerate(got) if s.name == "parens" and s.scope]
+    others = [
+        i
+        for i, s in enumerate(got)
+        if s.name not in INCIDENTALS or (s.name == "parens" and not s.scope)
+    ]
+    assert len(nested) == 3 and min(nested) > max(others), [(s.name, s.scope) for s in got]
