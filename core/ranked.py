@@ -7,7 +7,9 @@ ranking instead of each ranking again.
 
 from __future__ import annotations
 
+import functools
 import heapq
+import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import overload
@@ -15,8 +17,8 @@ from typing import overload
 from .discover import FileEntry
 from .graph import SymbolTable
 from .madeonread import MadeOnRead
-from .model import Diagnostic, FileSymbols, RankedFile, Reason
-from .relevance.symbols import task_evidence
+from .model import Diagnostic, FileSymbols, RankedFile, Reason, Tag
+from .relevance.symbols import SymbolKey, definition_key, task_evidence
 from .render import Item
 
 
@@ -61,10 +63,12 @@ class RankedRepository:
     definitions: Sequence[tuple[str, str, float]]
     #: per file, its identifiers in the order of ``definitions``
     by_file: Mapping[str, list[tuple[str, float]]]
-    #: task evidence per (file, identifier); negative for an incidental definition (a variable,
-    #: a helper nested in a function) the task does not name: it sorts last in its file
-    symbol_scores: Mapping[tuple[str, str], float]
-    symbol_reasons: Mapping[tuple[str, str], tuple[Reason, ...]]
+    #: task evidence per definition (file, qualified name, first line: see
+    #: :func:`~repomapper.relevance.symbols.definition_key`); negative for an incidental
+    #: definition (a variable, a helper nested in a function) the task does not name: it sorts
+    #: last in its file
+    symbol_scores: Mapping[SymbolKey, float]
+    symbol_reasons: Mapping[SymbolKey, tuple[Reason, ...]]
     #: files the task names by path, module or traceback frame
     named: frozenset[str]
     chat: frozenset[str]
@@ -80,20 +84,61 @@ class RankedRepository:
     imports: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     def symbols_of(self, path: str) -> list[tuple[str, float]]:
-        """A file's identifiers, best first: by their task evidence (strongest first), then by
-        their rank in the reference graph; incidental ones the task does not name last."""
+        """A file's identifiers, best first: by the task evidence of their best definition
+        (strongest first), then by their rank in the reference graph; incidental ones the task
+        does not name last."""
         ranked = self.by_file.get(path, [])
-        if not self.task:
+        if not self.task or path not in self._scored_names:
             return ranked
-        order = sorted(range(len(ranked)), key=lambda i: (-_evidence(self, path, ranked[i][0]), i))
-        return [ranked[i] for i in order]
+        rank = dict(ranked)
+        return [
+            (ident, rank[ident])
+            for ident in dict.fromkeys(i for i, _, _ in self.definitions_in(path))
+        ]
+
+    def definitions_in(self, path: str) -> list[tuple[str, int | None, float]]:
+        """With a task, a file's definitions best first by their own task evidence (ties by the
+        identifier's rank in the reference graph, then by line): (identifier, which of its
+        definitions in the file, or None for all of them, evidence). An identifier's definitions
+        are apart only when their evidence differs (``__init__`` of two classes, ``parens``
+        nested in each method); otherwise they are one entry, as without a task."""
+        ranked = self.by_file.get(path, [])
+        names = self._scored_names.get(path) if self.task else None
+        if not names:
+            return [(ident, None, 0.0) for ident, _ in ranked]
+        rows: list[tuple[float, int, int, str, int | None]] = []
+        for i, (ident, _) in enumerate(ranked):
+            if ident not in names:  # no evidence: its definitions are not read
+                rows.append((0.0, i, 0, ident, None))
+                continue
+            evidence = [_definition_evidence(self, path, t) for t in self._tags(path, ident)]
+            if len(set(evidence)) > 1:
+                rows.extend((-e, i, j, ident, j) for j, e in enumerate(evidence))
+            else:
+                rows.append((-evidence[0] if evidence else 0.0, i, 0, ident, None))
+        rows.sort(key=lambda r: r[:3])
+        return [(ident, which, -neg) for neg, _, _, ident, which in rows]
+
+    def _tags(self, path: str, ident: str) -> Sequence[Tag]:
+        """``ident``'s definitions in ``path``, in the order a map entry's ``skip`` counts."""
+        return self.table.definitions.get((path, ident), ()) if self.table is not None else ()
+
+    @functools.cached_property
+    def _scored_names(self) -> dict[str, frozenset[str]]:
+        """Per file, the names of its definitions the task gave evidence for (or an incidental
+        score): only their definitions are read (a stored table makes each row when read)."""
+        names: dict[str, set[str]] = {}
+        for path, qualified, _ in itertools.chain(self.symbol_scores, self.symbol_reasons):
+            # the name is the qualified name's last part, or more when a name holds a dot
+            parts = qualified.split(".")
+            names.setdefault(path, set()).update(".".join(parts[i:]) for i in range(len(parts)))
+        return {p: frozenset(n) for p, n in names.items()}
 
 
-def _evidence(ranked: RankedRepository, path: str, ident: str) -> float:
-    """A symbol's task evidence: its score and the words evidence among its reasons."""
-    return task_evidence(
-        ranked.symbol_scores.get((path, ident), 0.0), ranked.symbol_reasons.get((path, ident), ())
-    )
+def _definition_evidence(ranked: RankedRepository, path: str, tag: Tag) -> float:
+    """A definition's task evidence: its score and the evidence among its reasons."""
+    key = definition_key(path, tag)
+    return task_evidence(ranked.symbol_scores.get(key, 0.0), ranked.symbol_reasons.get(key, ()))
 
 
 def map_items(ranked: RankedRepository) -> Iterator[Item]:
@@ -121,28 +166,36 @@ def map_items(ranked: RankedRepository) -> Iterator[Item]:
     named = [(pos, rf) for pos, rf in files if rf.path in ranked.named]
     firsts: set[str] = set()
     for _, rf in named:
-        symbols = ranked.symbols_of(rf.path)
+        symbols = ranked.definitions_in(rf.path)
         firsts.add(rf.path)
-        yield Item(rf.path, symbols[0][0] if symbols else None, rf.score)
+        yield _item(rf.path, symbols[0][:2], rf.score) if symbols else Item(rf.path, None, rf.score)
 
     def of_file(pos: int, rf: RankedFile) -> Iterator[tuple[tuple[float, int, int], Item]]:
-        symbols = ranked.symbols_of(rf.path)
+        symbols = ranked.definitions_in(rf.path)
         if not symbols:
             if rf.path not in firsts:
                 yield (-rf.score, pos, 0), Item(rf.path, None, rf.score)
             return
-        best = max(_evidence(ranked, rf.path, symbols[0][0]), 0.0)
+        best = max(symbols[0][2], 0.0)
         last = rf.score
-        for k, (ident, _) in enumerate(symbols):
-            share = _evidence(ranked, rf.path, ident) / best if best > 0 else 0.0
+        for k, (ident, which, evidence) in enumerate(symbols):
+            share = evidence / best if best > 0 else 0.0
             # as wanted as its own evidence says, never more than the symbol before it
             want = min(last, rf.score * max(1.0 / (k + 1), share))
             last = want
             if k == 0 and rf.path in firsts:
                 continue
-            yield (-want, pos, k), Item(rf.path, ident, want)
+            yield (-want, pos, k), _item(rf.path, (ident, which), want)
 
     yield from _merged(files, of_file)
+
+
+def _item(path: str, definition: tuple[str, int | None], want: float) -> Item:
+    """The map entry of one identifier's definitions in ``path``, or of the one of them."""
+    ident, which = definition
+    if which is None:
+        return Item(path, ident, want)
+    return Item(path, ident, want, limit=which + 1, skip=which)
 
 
 def _merged(

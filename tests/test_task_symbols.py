@@ -7,13 +7,16 @@ from __future__ import annotations
 import pytest
 
 from repomapper import RepoMap
+from repomapper.graph import SymbolTable
 from repomapper.model import RankedFile, Reason, SymbolKind, Tag
 from repomapper.ranked import RankedRepository, map_items
 from repomapper.relevance import parse_task
 from repomapper.relevance.symbols import (
     INCIDENTAL,
+    OWNER_SHARE,
     WORDS_WEIGHT,
     incidental,
+    named_by_definition,
     score_symbols,
     task_evidence,
 )
@@ -153,45 +156,58 @@ def test_scores_words_named_and_incidental():
     defs = {
         "m.py": [
             _tag("__all__", SymbolKind.VARIABLE),
-            _tag("load_config", SymbolKind.FUNCTION, doc="Read the settings file."),
+            _tag("load_config", SymbolKind.FUNCTION, start=2, end=2, doc="Read the settings file."),
             _tag("dump", SymbolKind.FUNCTION, start=5, end=9),
         ],
         "n.py": [_tag("load_config", SymbolKind.FUNCTION, doc="Read the settings file.")],
     }
     idf = {"load": 1.0, "config": 2.0, "setting": 1.5}
-    named = {("m.py", "dump"): 0.5}
-    reasons = {("m.py", "dump"): (Reason("identifier", "dump", 0.5),)}
+    named, reasons = named_by_definition(defs, {("m.py", "dump"): [("identifier", "dump", 0.5)]})
     got = score_symbols([("m.py", 2.0), ("n.py", 1.0)], defs, named, reasons, idf)
     s = got.scores
-    assert s[("m.py", "__all__")] == INCIDENTAL
-    assert s[("m.py", "dump")] == pytest.approx(0.5)  # named, no words
+    assert s[("m.py", "__all__", 1)] == INCIDENTAL
+    assert s[("m.py", "dump", 5)] == pytest.approx(0.5)  # named, no words
 
     def evidence(key):
         return task_evidence(s.get(key, 0.0), got.reasons.get(key, ()))
 
     # words evidence is a reason, not a score (the packs read scores as "the task names it")
-    assert ("m.py", "load_config") not in s
-    assert evidence(("m.py", "load_config")) == pytest.approx(WORDS_WEIGHT)  # the best
+    config_m, config_n = ("m.py", "load_config", 2), ("n.py", "load_config", 1)
+    assert config_m not in s
+    assert evidence(config_m) == pytest.approx(WORDS_WEIGHT)  # the best
     # the same name in a file half as relevant has half the words evidence
-    assert evidence(("m.py", "load_config")) == pytest.approx(2 * evidence(("n.py", "load_config")))
-    assert got.reasons[("m.py", "load_config")][0].signal == "words"
-    assert "setting" in got.reasons[("m.py", "load_config")][0].detail
+    assert evidence(config_m) == pytest.approx(2 * evidence(config_n))
+    assert got.reasons[config_m][0].signal == "words"
+    assert "setting" in got.reasons[config_m][0].detail
+
+
+def _table(defs):
+    table = SymbolTable()
+    for t in defs:
+        table.definitions[(t.file_path, t.name)].append(t)
+    return table
 
 
 def test_the_best_files_strong_symbols_come_before_weaker_files_first_ones():
     """A file's k-th symbol is wanted as much as its own evidence says (at least 1/k of the
     file's score, never more than the symbol before it): the second function the task is about
     is not pushed behind every other file's first symbol."""
+    defs = [
+        Tag("a.py", 1, 1, "a1", "def", SymbolKind.FUNCTION),
+        Tag("a.py", 2, 2, "a2", "def", SymbolKind.FUNCTION),
+        Tag("a.py", 3, 3, "a3", "def", SymbolKind.FUNCTION),
+        Tag("b.py", 1, 1, "b1", "def", SymbolKind.FUNCTION),
+    ]
     ranked = RankedRepository(
         files=(RankedFile("a.py", 1.0), RankedFile("b.py", 0.8)),
         definitions=(),
         by_file={"a.py": [("a1", 0.1), ("a2", 0.1), ("a3", 0.1)], "b.py": [("b1", 0.1)]},
-        symbol_scores={("a.py", "a1"): 0.5, ("b.py", "b1"): 0.3},
-        symbol_reasons={("a.py", "a2"): (Reason("words", "x", 0.45),)},
+        symbol_scores={("a.py", "a1", 1): 0.5, ("b.py", "b1", 1): 0.3},
+        symbol_reasons={("a.py", "a2", 2): (Reason("words", "x", 0.45),)},
         named=frozenset(),
         chat=frozenset(),
         mapped={},
-        table=None,  # type: ignore[arg-type]
+        table=_table(defs),
         entries=[],
         all_entries=[],
         seen=0,
@@ -200,3 +216,157 @@ def test_the_best_files_strong_symbols_come_before_weaker_files_first_ones():
     )
     items = [(i.path, i.ident) for i in map_items(ranked)]
     assert items == [("a.py", "a1"), ("a.py", "a2"), ("b.py", "b1"), ("a.py", "a3")]
+
+
+READERS = '''"""Readers of two formats."""
+
+
+class IniReader:
+    """Reads ini files."""
+
+    def __init__(self, path):
+        self.path = path
+        self.sections = {}
+
+    def parse(self, text):
+        for line in text.splitlines():
+            if line.startswith("["):
+                self.sections[line.strip("[]")] = {}
+        return self.sections
+
+
+class CsvReader:
+    """Reads comma separated files."""
+
+    def __init__(self, path, delimiter=","):
+        self.path = path
+        self.delimiter = delimiter
+
+    def parse(self, text):
+        rows = []
+        for line in text.splitlines():
+            rows.append(line.split(self.delimiter))
+        return rows
+
+
+def read(path):
+    if path.endswith(".ini"):
+        return IniReader(path).parse(open(path).read())
+    return CsvReader(path).parse(open(path).read())
+'''
+READERS_REPO = {
+    "fmt/__init__.py": "",
+    "fmt/readers.py": READERS,
+    **{
+        f"fmt/use{i}.py": "from fmt.readers import IniReader, CsvReader\n\n"
+        f"def u{i}(p):\n    return IniReader(p).parse(''), CsvReader(p).parse('')\n"
+        for i in range(4)
+    },
+}
+_LINES = READERS.splitlines()
+INI_PARSE = _LINES.index("    def parse(self, text):") + 1
+CSV_PARSE = _LINES.index("    def parse(self, text):", INI_PARSE) + 1
+#: ``rows.append(...)`` inside CsvReader.parse
+CSV_APPEND = _LINES.index("            rows.append(line.split(self.delimiter))") + 1
+
+
+@pytest.fixture
+def readers(make_tree):
+    return make_tree(READERS_REPO, "readers")
+
+
+def ranked_symbols(root, task):
+    rm = RepoMap(root, 400, use_cache=False)
+    try:
+        return [s for s in rm.map(task=task).ranked_symbols if s.path == "fmt/readers.py"]
+    finally:
+        rm.close()
+
+
+def _at(symbols, name, line):
+    return next(i for i, s in enumerate(symbols) if s.name == name and s.line == line)
+
+
+def test_two_methods_of_one_name_are_ranked_apart(readers):
+    # the words describe CsvReader.parse (delimiter, rows, split), not IniReader.parse: one name,
+    # two definitions, each with its own evidence and its own place
+    got = ranked_symbols(readers, "The delimiter is ignored and every row splits at the comma")
+    assert (got[0].name, got[0].scope, got[0].line) == ("parse", "CsvReader", CSV_PARSE)
+    ini = got[_at(got, "parse", INI_PARSE)]
+    assert not any(r.signal == "words" and "delimiter" in r.detail for r in ini.why)
+    assert _at(got, "parse", INI_PARSE) > _at(got, "__init__", CSV_PARSE - 4)
+
+
+def test_a_traceback_frame_leads_only_the_definition_holding_it(readers):
+    task = (
+        "Traceback (most recent call last):\n"
+        f'  File "/site-packages/fmt/readers.py", line {CSV_APPEND}, in parse\n'
+        "TypeError: 'NoneType' object is not iterable\n"
+    )
+    got = ranked_symbols(readers, task)
+    assert (got[0].name, got[0].line) == ("parse", CSV_PARSE)
+    assert any(r.signal == "traceback" for r in got[0].why)
+    ini = got[_at(got, "parse", INI_PARSE)]
+    assert not any(r.signal == "traceback" for r in ini.why)
+
+
+def test_a_qualified_name_leads_its_method_and_then_its_class(readers):
+    got = ranked_symbols(readers, "`CsvReader.parse` drops empty rows")
+    assert [(s.name, s.line) for s in got[:2]] == [("parse", CSV_PARSE), ("CsvReader", 18)]
+    ini = got[_at(got, "parse", INI_PARSE)]
+    assert not any(r.signal == "qualified_name" for r in ini.why)
+
+
+def test_a_class_the_task_names_comes_after_its_method_the_task_describes(readers):
+    got = ranked_symbols(readers, "IniReader loses the keys after a section header")
+    assert got[0].scope == "IniReader"  # one of its methods (sections are made and filled there)
+    assert got[1].name == "IniReader"
+    assert any(r.signal == "scope" for r in got[0].why)
+
+
+def test_named_evidence_goes_to_the_definitions_it_points_at():
+    defs = {
+        "m.py": [
+            _tag("A", SymbolKind.CLASS, start=1, end=9),
+            _tag("run", SymbolKind.METHOD, "A", start=2, end=4),
+            _tag("B", SymbolKind.CLASS, start=10, end=19),
+            _tag("run", SymbolKind.METHOD, "B", start=11, end=14),
+            _tag("run", SymbolKind.FUNCTION, start=20, end=22),
+        ]
+    }
+    found = {
+        ("m.py", "run"): [
+            ("traceback", "line 12", 0.8),
+            ("qualified_name", "A.run", 0.4),
+            ("module", "pkg.m.run", 0.6),
+            ("identifier", "run", 0.2),
+        ],
+        ("m.py", "A"): [("qualified_name", "A.run", 0.4)],
+    }
+    scores, reasons = named_by_definition(defs, found)
+    assert scores[("m.py", "B.run", 11)] == pytest.approx(0.8 + 0.2)  # the frame's line
+    assert scores[("m.py", "A.run", 2)] == pytest.approx(0.4 + 0.2)  # the qualified name
+    assert scores[("m.py", "run", 20)] == pytest.approx(0.6 + 0.2)  # the module path's name
+    assert scores[("m.py", "A", 1)] == pytest.approx(0.4 * OWNER_SHARE)  # the owner, less
+    assert ("m.py", "B", 10) not in scores
+    assert [r.signal for r in reasons[("m.py", "B.run", 11)]] == ["traceback", "identifier"]
+
+
+def test_a_nested_helper_comes_last_even_when_a_function_shares_its_name(make_tree):
+    # a module-level ``parens`` makes the name a real function's too; the copies nested in the
+    # methods are still incidental, each its own entry after the file's other definitions
+    pretty = PRETTY + '\n\ndef parens(text):\n    return "(" + text + ")"\n'
+    root = make_tree({**REPO, "printing/pretty.py": pretty}, "printer2")
+    rm = RepoMap(root, 400, use_cache=False)
+    try:
+        task = "Printing a power loses the brackets around a negative exponent"
+        got = [s for s in rm.map(task=task).ranked_symbols if s.path == "printing/pretty.py"]
+    finally:
+        rm.close()
+    nested = [i for i, s in enumerate(got) if s.name == "parens" and s.scope]
+    others = [
+        i
+        for i, s in enumerate(got)
+        if s.name not in INCIDENTALS or (s.name == "parens" and not s.scope)
+    ]
+    assert len(nested) == 3 and min(nested) > max(others), [(s.name, s.scope) for s in got]

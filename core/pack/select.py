@@ -180,12 +180,12 @@ class _Selector:
             key=lambda x: (-x[0], x[1]),
         )
         best_symbol = task_symbols[0][0] if task_symbols else 0.0
-        for weight, (path, ident) in task_symbols[:MAX_TASK_SYMBOLS]:
+        for weight, (path, qualified, line) in task_symbols[:MAX_TASK_SYMBOLS]:
             strength = weight / best_symbol
             if path not in self.files or strength < TASK_SYMBOL_CUT:
                 continue
             for s in self.view.definitions(path):
-                if s.name == ident:
+                if s.qualified_name == qualified and s.start_line == line:
                     sid = symbol_id(path, s.qualified_name)
                     c = self.cand(path)
                     c.add(NAMED * strength, f"the task names {s.qualified_name}")

@@ -38,7 +38,7 @@ from .lexical import LexicalIndex
 from .pairs import unite_pairs
 from .query import TaskQuery
 from .roles import CODE, TEMPLATE, file_role, tested_stem
-from .symbols import SymbolScores, score_symbols
+from .symbols import SymbolKey, SymbolScores, named_by_definition, score_symbols
 from .weights import RankingWeights, shipped_weights
 
 TEST_SHARE = 0.5
@@ -69,13 +69,14 @@ _KIND_FEATURE = {
 
 @dataclass(frozen=True, slots=True)
 class TaskRanking:
-    """Every mapped file's score, best first, with reasons; symbol scores per (file, name)
-    (see :mod:`.symbols`: negative for an incidental definition the task does not name)."""
+    """Every mapped file's score, best first, with reasons; symbol scores per definition, keyed
+    (file, qualified name, first line) (see :mod:`.symbols`: negative for an incidental
+    definition the task does not name)."""
 
     files: tuple[tuple[str, float], ...]
     reasons: dict[str, tuple[Reason, ...]]
-    symbols: dict[tuple[str, str], float]
-    symbol_reasons: dict[tuple[str, str], tuple[Reason, ...]]
+    symbols: dict[SymbolKey, float]
+    symbol_reasons: dict[SymbolKey, tuple[Reason, ...]]
     #: files the task names by path, module or traceback frame
     named: frozenset[str]
     #: with ``rank_task(..., features=True)``: feature -> file -> raw value (files with a
@@ -356,22 +357,8 @@ def _score_symbols(
     lexical: LexicalIndex,
 ) -> SymbolScores:
     """Each definition of the best files scored by its own evidence (:mod:`.symbols`)."""
-    named_scores: dict[tuple[str, str], float] = {}
-    named_reasons: dict[tuple[str, str], tuple[Reason, ...]] = {}
-    for key, evs in explicit.symbols.items():
-        best: dict[tuple[str, str], float] = {}
-        for sig, det, w in evs:
-            best[(sig, det)] = max(w, best.get((sig, det), 0.0))
-        named_scores[key] = sum(best.values())
-        named_reasons[key] = tuple(
-            Reason(s, d, round(w, 4))
-            for (s, d), w in sorted(best.items(), key=lambda x: (-x[1], x[0]))
-        )
+    file_defs = {p: files[p].definitions for p in paths}
+    named_scores, named_reasons = named_by_definition(file_defs, explicit.symbols)
     return score_symbols(
-        ranked,
-        {p: files[p].definitions for p in paths},
-        named_scores,
-        named_reasons,
-        dict(idf),
-        read=lexical.read,
+        ranked, file_defs, named_scores, named_reasons, dict(idf), read=lexical.read
     )

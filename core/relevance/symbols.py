@@ -14,6 +14,14 @@ A definition's evidence:
   repeats in every method that needs one) get only the **named** evidence: they lead only when the
   task names them, and without it they come after every other definition of their file.
 
+Every score is the definition's own, keyed by :func:`definition_key` (file, qualified name, first
+line): two ``__init__`` methods of one file, or the ``parens`` helper of each method, are scored
+apart. Named evidence written as a name goes to every definition of that name, but a traceback
+frame (or a path with a line) only to the definition holding its line, ``Class.method`` only to
+the methods of that class, and the class itself gets :data:`OWNER_SHARE` of it (the method leads,
+its class after). A class the task names lends its evidence to its best member that has
+evidence of its own (signal ``scope``): the method the task describes comes before its class.
+
 A definition's score is its **named** evidence (what the packs take as "the task names it");
 an incidental one without any has a negative score, so it sorts last. The **words** evidence,
 ``WORDS_WEIGHT * words * file relevance`` (``words`` normalized to the best definition), is one of
@@ -58,8 +66,23 @@ MAX_TEXT_BYTES = 256_000
 #: Score of an incidental definition the task does not name (after every other one).
 INCIDENTAL = -1.0
 
+#: The class of ``Class.method`` gets this share of the name's evidence: the method is what the
+#: task asks about.
+OWNER_SHARE = 0.5
+
 #: The signal of the words evidence among a definition's reasons.
 WORDS = "words"
+#: The signal of a named class's evidence lent to its best member.
+SCOPE = "scope"
+#: Signals of the reasons that add to a definition's score in its task evidence.
+_EVIDENCE_REASONS = frozenset({WORDS, SCOPE})
+#: Explicit evidence kinds whose detail is ``line N``: a frame inside one definition.
+_LINE_KINDS = frozenset({"traceback", "path"})
+
+#: A definition: (file, qualified name, first line).
+SymbolKey = tuple[str, str, int]
+#: Explicit evidence per (file, name): (signal, detail, weight) as :mod:`.explicit` finds it.
+NamedEvidence = Mapping[tuple[str, str], Sequence[tuple[str, str, float]]]
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{1,63}")
 _WORD_OR_BREAK = re.compile(r"[A-Za-z_][A-Za-z0-9_]{1,63}|\n")
@@ -71,13 +94,67 @@ _DATA = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class SymbolScores:
-    scores: dict[tuple[str, str], float]
-    reasons: dict[tuple[str, str], tuple[Reason, ...]]
+    scores: dict[SymbolKey, float]
+    reasons: dict[SymbolKey, tuple[Reason, ...]]
+
+
+def definition_key(path: str, tag: Tag) -> SymbolKey:
+    """The key of ``tag``'s scores: one per definition, not per name."""
+    return (path, tag.qualified_name, tag.start_line)
 
 
 def task_evidence(score: float, reasons: Sequence[Reason]) -> float:
-    """A definition's whole task evidence: its score (named evidence) and its words evidence."""
-    return score + sum(r.weight for r in reasons if r.signal == WORDS)
+    """A definition's whole task evidence: its score (named evidence), its words evidence and
+    what a named class lends it."""
+    return score + sum(r.weight for r in reasons if r.signal in _EVIDENCE_REASONS)
+
+
+def named_by_definition(
+    file_defs: Mapping[str, Sequence[Tag]], found: NamedEvidence
+) -> tuple[dict[SymbolKey, float], dict[SymbolKey, tuple[Reason, ...]]]:
+    """The explicit evidence per (file, name) given to the definitions it points at: a line to
+    the innermost definition of the name holding it, ``Owner.name`` to the definitions inside an
+    ``Owner`` (the owner itself gets :data:`OWNER_SHARE`), a module path's name to the top-level
+    one; a bare name to every definition of it. Each (signal, detail) counts once per definition,
+    by its strongest instance; the score is their sum."""
+    best: dict[SymbolKey, dict[tuple[str, str], float]] = {}
+    for (path, name), evs in sorted(found.items()):
+        defs = [t for t in file_defs.get(path, ()) if t.name == name]
+        for signal, detail, w in evs:
+            targets, weight = _targets(defs, name, signal, detail), w
+            if signal == "qualified_name" and detail.rpartition(".")[2] != name:
+                weight = w * OWNER_SHARE  # the owner of the name the task writes
+            for t in targets:
+                got = best.setdefault(definition_key(path, t), {})
+                got[(signal, detail)] = max(weight, got.get((signal, detail), 0.0))
+    scores = {k: sum(b.values()) for k, b in best.items()}
+    reasons = {
+        k: tuple(
+            Reason(s, d, round(w, 4))
+            for (s, d), w in sorted(b.items(), key=lambda x: (-x[1], x[0]))
+        )
+        for k, b in best.items()
+    }
+    return scores, reasons
+
+
+def _targets(defs: Sequence[Tag], name: str, signal: str, detail: str) -> Sequence[Tag]:
+    """Which definitions of ``name`` (``defs``) one piece of explicit evidence points at."""
+    if signal in _LINE_KINDS and detail.startswith("line "):
+        line = int(detail[5:]) if detail[5:].isdigit() else 0
+        holding = [t for t in defs if t.start_line <= line <= t.end_line]
+        if holding:
+            return [min(holding, key=lambda t: (t.end_line - t.start_line, t.start_line))]
+        return defs
+    if signal == "qualified_name":
+        parts = detail.split(".")
+        if len(parts) >= 2 and parts[-1] == name:
+            owned = [t for t in defs if t.scope.rpartition(".")[2] == parts[-2]]
+            return owned or defs
+        return defs
+    if signal == "module":
+        return [t for t in defs if not t.scope] or defs
+    return defs
 
 
 def incidental(tag: Tag, functions: frozenset[str]) -> bool:
@@ -164,24 +241,32 @@ class _FileText:
 def score_symbols(
     ranked_files: Sequence[tuple[str, float]],
     file_defs: Mapping[str, Sequence[Tag]],
-    named: Mapping[tuple[str, str], float],
-    named_reasons: Mapping[tuple[str, str], tuple[Reason, ...]],
+    named: Mapping[SymbolKey, float],
+    named_reasons: Mapping[SymbolKey, tuple[Reason, ...]],
     idf: Mapping[str, float],
     read: Callable[[str], bytes | None] | None = None,
 ) -> SymbolScores:
     """Scores of the definitions of the best files of ``ranked_files`` (best first, with their
-    scores) for query terms weighted by ``idf``; ``named`` is the explicit evidence per (file,
-    name). ``read`` gives a file's text for body terms (none are read without it)."""
+    scores) for query terms weighted by ``idf``; ``named`` is the explicit evidence per
+    definition (:func:`named_by_definition`). ``read`` gives a file's text for body terms (none
+    are read without it)."""
     top = [(p, s) for p, s in ranked_files[:MAX_FILES] if p in file_defs]
     best_file = max((s for _, s in top), default=0.0)
-    words: dict[tuple[str, str], float] = {}
-    matched: dict[tuple[str, str], dict[str, float]] = {}
-    is_incidental: dict[tuple[str, str], bool] = {}
+    words: dict[SymbolKey, float] = {}
+    matched: dict[SymbolKey, dict[str, float]] = {}
+    is_incidental: dict[SymbolKey, bool] = {}
+    #: class key -> the keys of its members (definitions scoped directly in it)
+    members: dict[SymbolKey, list[SymbolKey]] = {}
     rare = sorted((t for t in idf if len(t) >= 3), key=lambda t: (-idf[t], t))[:MAX_BODY_TERMS]
     body_idf = {t: idf[t] for t in rare}
     for rank, (path, _) in enumerate(top):
         defs = file_defs[path]
         functions = frozenset(t.qualified_name for t in defs if str(t.symbol_kind) in _FUNCTIONS)
+        classes = {
+            t.qualified_name: definition_key(path, t)
+            for t in defs
+            if str(t.symbol_kind) == SymbolKind.CLASS
+        }
         raw = _text(read, path) if body_idf and read and rank < MAX_BODY_FILES else None
         text = _FileText(raw, body_idf) if raw is not None else None
         bodies: dict[int, tuple[dict[str, int], int]] = {}
@@ -191,9 +276,12 @@ def score_symbols(
                     bodies[id(t)] = text.body(t)
         avg_body = max(1.0, sum(n for _, n in bodies.values()) / len(bodies)) if bodies else 1.0
         for t in defs:
-            key = (path, t.name)
+            key = definition_key(path, t)
             inc = incidental(t, functions)
             is_incidental[key] = is_incidental.get(key, True) and inc
+            owner = classes.get(t.scope)
+            if owner is not None and not inc:
+                members.setdefault(owner, []).append(key)
             if inc or not idf:
                 continue
             header = " ".join(s for s in (t.signature, t.docstring) if s)
@@ -201,9 +289,10 @@ def score_symbols(
             body, length = bodies.get(id(t), ({}, 0))
             norm = 1.0 - B + B * length / avg_body
             hits: dict[str, float] = {}
-            for term in sorted({*(x for x in expand_word(t.name) if x in idf), *doc, *body}):
+            name_terms = expand_word(t.name)
+            for term in sorted({*(x for x in name_terms if x in idf), *doc, *body}):
                 f = (
-                    NAME_WEIGHT * (term in expand_word(t.name))
+                    NAME_WEIGHT * (term in name_terms)
                     + DOC_WEIGHT * _saturated(doc.get(term, 0))
                     + BODY_WEIGHT * _saturated(body.get(term, 0) / norm)
                 )
@@ -214,8 +303,8 @@ def score_symbols(
                 matched[key] = hits
     best_words = max(words.values(), default=0.0)
     file_score = dict(top)
-    scores: dict[tuple[str, str], float] = {}
-    reasons: dict[tuple[str, str], tuple[Reason, ...]] = {}
+    scores: dict[SymbolKey, float] = {}
+    reasons: dict[SymbolKey, list[Reason]] = {}
     for key in sorted(set(is_incidental) | set(named)):
         n = named.get(key, 0.0)
         rel = file_score.get(key[0], 0.0) / best_file if best_file > 0 else 0.0
@@ -229,8 +318,37 @@ def score_symbols(
         elif w <= 0 and is_incidental.get(key, False):
             scores[key] = INCIDENTAL
         if rs:
-            reasons[key] = tuple(sorted(rs, key=lambda r: (-r.weight, r.signal, r.detail)))
-    return SymbolScores(scores, reasons)
+            reasons[key] = rs
+    _lend_to_members(scores, reasons, members)
+    return SymbolScores(
+        scores,
+        {
+            k: tuple(sorted(rs, key=lambda r: (-r.weight, r.signal, r.detail)))
+            for k, rs in reasons.items()
+        },
+    )
+
+
+def _lend_to_members(
+    scores: Mapping[SymbolKey, float],
+    reasons: dict[SymbolKey, list[Reason]],
+    members: Mapping[SymbolKey, Sequence[SymbolKey]],
+) -> None:
+    """A class the task names lends its whole evidence to its member with the most evidence of
+    its own (ties: the first by line), so that member leads and the class follows it: a task
+    that names a class is most often about one of its methods. A class the words only describe
+    lends nothing (the class itself is then as likely what the task is about)."""
+
+    def own(k: SymbolKey) -> float:
+        return task_evidence(max(scores.get(k, 0.0), 0.0), reasons.get(k, ()))
+
+    for owner in sorted(members):
+        if scores.get(owner, 0.0) <= 0:  # only a class the task names
+            continue
+        lent = own(owner)
+        best = max(members[owner], key=lambda k: (own(k), -k[2]))
+        if own(best) > 0:
+            reasons.setdefault(best, []).append(Reason(SCOPE, owner[1], round(lent, 4)))
 
 
 def _text(read: Callable[[str], bytes | None], path: str) -> str | None:

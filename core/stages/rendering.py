@@ -12,6 +12,7 @@ from ..memo import map_code
 from ..model import Diagnostic, MapResult, RankedSymbol
 from ..rank import stable
 from ..ranked import PageRankedFiles, RankedRepository, map_items
+from ..relevance.symbols import definition_key
 from ..render import Item, MapRenderer, fill_budget, line_shape, repriced
 from ..settings import MapSettings
 from ..state import RepositoryState
@@ -165,7 +166,6 @@ def ranked_symbols(
     for item in wanted(ranked) if items is None else items:
         if item.ident is None:
             continue
-        why = ranked.symbol_reasons.get((item.path, item.ident), ())
         tags = sorted(
             item.shown(ranked.table.definitions[(item.path, item.ident)]),
             key=lambda t: t.start_line,
@@ -181,7 +181,7 @@ def ranked_symbols(
                     str(t.symbol_kind),
                     t.scope,
                     t.signature,
-                    why,
+                    ranked.symbol_reasons.get(definition_key(item.path, t), ()),
                 )
             )
         if len(out) >= MAX_RANKED_SYMBOLS:
