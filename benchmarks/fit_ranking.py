@@ -43,6 +43,7 @@ sys.path.insert(0, str(HERE))
 
 import locsets  # noqa: E402
 
+from repomapper.relevance.pairs import declaration_suffix, unite_pairs  # noqa: E402
 from repomapper.relevance.weights import (  # noqa: E402
     FAMILY_EXTENSIONS,
     FEATURES,
@@ -56,6 +57,8 @@ from repomapper.relevance.weights import (  # noqa: E402
 Layout = tuple[tuple[str, tuple[str, ...]], ...]
 
 KS = (1, 3, 5, 10)
+#: the columns of the graph features (a declaration file's graph evidence counts less)
+GRAPH_COLUMNS = [FEATURES.index("graph_plain"), FEATURES.index("graph_hub")]
 NEGATIVES = 100
 L2_GRID = (1e-4, 1e-3, 1e-2)
 ROLE_GRID = (0.25, 0.5, 0.75, 1.0)
@@ -92,22 +95,35 @@ class Task:
         self.gold = [g for g in row["gold_files"] if g in row["hub"]]
         self.hub = row["hub"]
         self.family = [family_of(p) or "" for p in self.paths]
+        self.declarations = any(declaration_suffix(p) for p in self.paths)
 
     def gid(self, layout: Layout) -> np.ndarray:
         """Each candidate's weight set under ``layout``: 0 the default, 1 + the group's index."""
         member = {f: i + 1 for i, (_, fams) in enumerate(layout) for f in fams}
         return np.array([member.get(f, 0) for f in self.family], dtype=int)
 
-    def scores(self, w: np.ndarray, role: float, layout: Layout = ()) -> np.ndarray:
-        """Each candidate's score: ``w`` one set (a vector) or one row per set of ``layout``
+    def per_file(self, w: np.ndarray, layout: Layout = ()) -> np.ndarray:
+        """Each candidate's weights: ``w`` one set (a vector) or one row per set of ``layout``
         (the default first)."""
-        s = self.x @ w if w.ndim == 1 else (self.x * w[self.gid(layout)]).sum(axis=1)
+        return np.broadcast_to(w, self.x.shape) if w.ndim == 1 else w[self.gid(layout)]
+
+    def scores(self, w: np.ndarray, role: float, layout: Layout = ()) -> np.ndarray:
+        """Each candidate's score (before the declaration pairs)."""
+        s = (self.x * self.per_file(w, layout)).sum(axis=1)
         return np.where(self.demoted & (s > 0), s * role, s)
 
     def ranks(self, w: np.ndarray, role: float, layout: Layout = ()) -> dict[str, int | None]:
-        """Rank of each gold file among all non-test files, as rank_task orders them: score,
-        then task-free centrality."""
+        """Rank of each gold file among all non-test files, as rank_task orders them: score
+        (with the declaration/implementation pairs united as ``rank_task`` does), then
+        task-free centrality."""
         s = dict(zip(self.paths, self.scores(w, role, layout).tolist(), strict=True))
+        if self.declarations:
+            wf = self.per_file(w, layout)
+            graph = (self.x[:, GRAPH_COLUMNS] * wf[:, GRAPH_COLUMNS]).sum(axis=1)
+            whole = (self.x * wf).sum(axis=1)
+            g = dict(zip(self.paths, graph.tolist(), strict=True))
+            e = dict(zip(self.paths, (whole - graph).tolist(), strict=True))
+            s = unite_pairs({p: s.get(p, 0.0) for p in self.hub}, g, e, defaultdict(list))
         key = {p: (s.get(p, 0.0), self.hub.get(p, 0.0)) for p in self.hub}
         out: dict[str, int | None] = {}
         for g in self.row["gold_files"]:

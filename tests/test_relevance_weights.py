@@ -318,3 +318,26 @@ def test_the_fit_gives_a_group_its_own_set_only_with_enough_tasks_and_repositori
     assert t.gid(kept).tolist() == [1, 0]  # A.java scored by the group, other.py by the default
     sys.modules.pop("fit_ranking", None)
     sys.modules.pop("locsets", None)
+
+
+def test_the_fits_scorer_unites_declaration_pairs_as_the_ranking_does(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH))
+    import fit_ranking
+    import numpy as np
+
+    row = {
+        "instance_id": "t",
+        "group": "g",
+        "language": "C",
+        "weight": 1.0,
+        "gold_files": ["src/server.c"],
+        "candidates": {"src/server.h": {"lex_plain": 1.0}, "src/server.c": {"lex_plain": 0.2}},
+        "hub": {"src/server.h": 1.0, "src/server.c": 0.5, "src/util.c": 0.0},
+        "demoted": [],
+    }
+    t = fit_ranking.Task(row)
+    w = np.array([1.0 if f == "lex_plain" else 0.0 for f in FEATURES])
+    # the header's own evidence is its implementation's too, and it ranks after it
+    assert t.ranks(w, 0.5) == {"src/server.c": 1}
+    sys.modules.pop("fit_ranking", None)
+    sys.modules.pop("locsets", None)
