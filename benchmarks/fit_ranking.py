@@ -1,7 +1,7 @@
 """Fit the relevance model's combination on the choosing repositories; judge it on the others.
 
     python benchmarks/fit_ranking.py FEATURES.jsonl [FEATURES.jsonl ...] \
-        [--write core/relevance/weights.json] [--evaluate-only]
+        [--baseline WEIGHTS.json] [--write core/relevance/weights.json] [--evaluate-only] [--no-groups]
 
 The input is what ``benchmarks/rank_features.py`` dumps: per task, every candidate file's
 feature values (:data:`repomapper.relevance.weights.FEATURES`), its hub-ness, whether its role is
@@ -18,6 +18,20 @@ small grids by cross-validation over the choosing repositories (folds by reposit
 fold's tasks are scored by weights fitted on the other folds), by mean reciprocal rank. The weights
 are then scaled so the largest is 1 (the ranking does not change) and written, with what they
 were fitted on, to the package's weights file.
+
+**Language groups** (:data:`LAYOUTS`): after the shared fit, each layout of groups of language
+families gets its groups' sets fitted with the same listwise loss, each file scored by its group's
+set (files of no group by the shared fit), plus ``tau`` times each set's squared distance from the
+shared fit. A group needs :data:`MIN_GROUP_TASKS` choosing tasks whose gold files are of its
+families, from :data:`MIN_GROUP_REPOS` repository groups, else it is left out and its files use the
+shared fit; the layout and ``tau`` (:data:`TAU_GRID`, ``inf`` being the shared fit itself) are
+chosen by cross-validated MRR over the same folds, the shared fit winning ties. ``--no-groups``
+writes the shared fit whatever that choice (as when the judging side says the groups do not
+carry over). Every set is scaled by the default set's largest weight, so files of different
+groups stay comparable.
+
+The offline scorer orders files as ``rank_task`` does, the declaration/implementation pairs
+(:mod:`repomapper.relevance.pairs`) included.
 
 The judging repositories are scored too (Acc@1/3/5/10 and MRR, against BM25 and the weights the
 features were dumped with), per set and language group, so a fit is seen on repositories it
