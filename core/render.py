@@ -293,8 +293,10 @@ def repriced(
     yield from release(None)
 
 
-#: string literals of most languages (quotes and back-quotes, with escapes)
-_STRING = re.compile(r"""(['"`])(?:\\.|(?!\1).)*\1""")
+#: string literals of most languages (quotes and back-quotes, with escapes); a backslash is
+#: read only as the start of an escape, so a line of many backslashes and no closing quote
+#: costs linear time (with ``.`` in the second branch too, it backtracked exponentially)
+_STRING = re.compile(r"""(['"`])(?:\\.|(?!\1)[^\\])*\1""")
 #: member names after a dot (``require('./utils').compileETag``)
 _MEMBER = re.compile(r"\.[A-Za-z_$][\w$]*")
 #: kinds of definitions that hold data, whose shape sets their name and values aside

@@ -335,3 +335,17 @@ def test_an_edit_that_marks_a_file_generated_ranks_it_again():
     assert updated.how.startswith("updated")
     assert updated.prior == built.prior != before.prior
     assert list(updated.ranking.definitions) == list(built.ranking.definitions)
+
+
+def test_a_line_of_backslashes_prices_in_linear_time() -> None:
+    """A data line holding a long run of backslashes and no closing quote (a regex pattern in a
+    Python dialect file) once made the string-literal pattern backtrack exponentially: the map
+    of such a repository never finished at 4096 tokens."""
+    from repomapper.model import DEF, Tag
+    from repomapper.render import line_shape
+
+    signature = 'pattern = RegexParser(r"' + "\\\\" * 200 + "a"
+    tag = Tag("d.py", 1, 1, "pattern", DEF, "variable", "", signature, None, None)
+    assert line_shape(tag) == signature.replace("pattern", "_", 1)
+    closed = Tag("d.py", 2, 2, "other", DEF, "variable", "", 'other = "a\\\\" + "b"', None, None)
+    assert line_shape(closed) == "_ = '' + ''"
