@@ -19,8 +19,10 @@ from repomapper.relevance.query import parse_task
 from repomapper.relevance.weights import (
     FEATURES,
     WEIGHTS_FILE,
+    LanguageWeights,
     RankingWeights,
     WeightsError,
+    family_of,
     load_weights_file,
     parse_weights,
     shipped_weights,
@@ -37,11 +39,13 @@ def _doc(**over: object) -> dict:
 
 # -- the weights file ------------------------------------------------------------------------
 def test_the_shipped_weights_are_valid_and_say_what_they_were_fitted_on():
-    w = shipped_weights()
-    assert set(w.weights) == set(FEATURES)
-    assert all(v >= 0 for v in w.weights.values()) and 0 < w.role_factor <= 1
+    lw = shipped_weights()
+    for w in (lw.default, *lw.groups.values()):
+        assert set(w.weights) == set(FEATURES)
+        assert all(v >= 0 for v in w.weights.values()) and 0 < w.role_factor <= 1
     raw = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
     assert "fitted_on" in raw and raw["fitted_on"]["split"]
+    assert raw["fitted_on"]["language_groups"]
 
 
 @pytest.mark.parametrize(
@@ -78,8 +82,58 @@ def test_an_unreadable_or_invalid_file_names_itself(tmp_path):
 def test_the_score_is_the_weighted_sum_in_feature_order():
     w = parse_weights(
         _doc(weights={**dict.fromkeys(FEATURES, 0.0), "explicit": 2.0, "tests": 0.5}), "x"
-    )
+    ).default
     assert w.score({"explicit": 0.25, "tests": 1.0, "lex_plain": 9.0}) == 1.0
+
+
+# -- language groups --------------------------------------------------------------------------
+def _grouped(**groups: object) -> dict:
+    return _doc(groups=groups)
+
+
+def _set(families: list[str], value: float = 0.25, role: float = 0.75) -> dict:
+    return {"families": families, "weights": dict.fromkeys(FEATURES, value), "role_factor": role}
+
+
+def test_a_files_language_group_picks_its_weights_and_others_fall_back_to_the_default():
+    lw = parse_weights(_grouped(other=_set(["jvm", "js_ts"]), c=_set(["c_cpp"], 2.0)), "w.json")
+    assert lw.for_path("src/Lombok.java").weights["explicit"] == 0.25
+    assert lw.for_path("lib/index.d.ts") is lw.groups["other"]
+    assert lw.for_path("src/server.H").weights["explicit"] == 2.0  # extensions without case
+    assert lw.for_path("src/server.H").role_factor == 0.75
+    # a family no group lists, and a file of no family, use the default set
+    for path in ("pkg/mod.py", "main.go", "README.md", "Makefile"):
+        assert lw.for_path(path) is lw.default and lw.group_of(path) is None
+    assert lw.group_of("a/B.kt") == "other"
+    assert family_of("a/b.pyi") == "python" and family_of("a/b.txt") is None
+
+
+def test_a_document_without_groups_scores_every_file_with_its_one_set():
+    lw = parse_weights(_doc(), "w.json")
+    assert not lw.groups and lw.for_path("x.java") is lw.default
+
+
+@pytest.mark.parametrize(
+    "groups, says",
+    [
+        ([], "'groups' must be an object"),
+        ({"other": []}, "group 'other': not a JSON object"),
+        ({"other": {**_set(["jvm"]), "families": []}}, "non-empty list"),
+        ({"other": {**_set(["jvm"]), "families": "jvm"}}, "non-empty list"),
+        ({"other": _set(["java"])}, "unknown family 'java'"),
+        ({"a": _set(["jvm"]), "b": _set(["go", "jvm"])}, "'jvm' is also in group 'a'"),
+        ({"other": {**_set(["jvm"]), "role_factor": 2}}, "group 'other': 'role_factor'"),
+        ({"other": {"families": ["go"], "role_factor": 0.5}}, "group 'other': no 'weights'"),
+        (
+            {"other": {**_set(["go"]), "weights": {"explicit": 1.0}}},
+            "group 'other': weights must name exactly",
+        ),
+    ],
+)
+def test_a_broken_group_is_a_clear_error_that_names_it(groups, says):
+    with pytest.raises(WeightsError) as err:
+        parse_weights(_doc(groups=groups), "w.json")
+    assert says in str(err.value) and "w.json" in str(err.value)
 
 
 def test_the_weights_file_is_in_the_code_digest_of_memoised_maps():
@@ -148,6 +202,29 @@ def test_the_ranking_follows_the_weights_it_is_given(shop, monkeypatch):
     assert by_name.files[0].path == "shop/pricing.py"
 
 
+def test_each_file_is_scored_by_its_language_groups_set(make_tree, monkeypatch):
+    root = make_tree(
+        {
+            **REPO,
+            "web/pricing.js": "export function applyDiscount(total) {\n  return total;\n}\n",
+        },
+        "mixed",
+    )
+    task = "apply_discount in pricing rounds the receipt total wrong"
+    shared = parse_weights(_doc(), "w.json")
+    tiny = parse_weights(_grouped(other=_set(["js_ts"], 0.001, 0.5)), "w.json")
+    assert isinstance(tiny, LanguageWeights)
+    by_shared, _ = _rank_with(monkeypatch, root, task, weights=shared)
+    by_group, _ = _rank_with(monkeypatch, root, task, weights=tiny)
+    a = {f.path: f.score for f in by_shared.files}
+    b = {f.path: f.score for f in by_group.files}
+    assert a["web/pricing.js"] > 0.1 and b["web/pricing.js"] < a["web/pricing.js"] / 100
+    assert b["shop/pricing.py"] == a["shop/pricing.py"]  # Python falls back to the default
+    # one RankingWeights still scores every file alike
+    one, _ = _rank_with(monkeypatch, root, task, weights=shared.default)
+    assert [(f.path, f.score) for f in one.files] == [(f.path, f.score) for f in by_shared.files]
+
+
 def test_a_file_name_only_in_pasted_code_counts_less_than_in_prose(shop, monkeypatch):
     prose = "The receipt is wrong."
     pasted = "It is wrong:\n```python\nfrom shop import receipt\n```\n"
@@ -211,3 +288,56 @@ def test_a_patch_gives_the_functions_it_changes(locsets, tmp_path):
     )
     assert locsets.patch_old_lines(patch) == {"m.py": [7, 7]}
     assert locsets.gold_spans_from_patch(patch, tmp_path, ("m.py",)) == [("m.py", "C.b", 6, 8)]
+
+
+def test_the_fit_gives_a_group_its_own_set_only_with_enough_tasks_and_repositories(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH))
+    import fit_ranking
+
+    def task(i: int, repo: str, gold: str) -> object:
+        row = {
+            "instance_id": f"t{i}",
+            "group": repo,
+            "language": "x",
+            "weight": 1.0,
+            "gold_files": [gold],
+            "candidates": {gold: {"explicit": 1.0}, "other.py": {"lex_plain": 1.0}},
+            "hub": {gold: 0.5, "other.py": 0.5},
+            "demoted": [],
+        }
+        return fit_ranking.Task(row)
+
+    layout = fit_ranking.LAYOUTS["families"]
+    n, r = fit_ranking.MIN_GROUP_TASKS, fit_ranking.MIN_GROUP_REPOS
+    tasks = [task(i, f"j{i % r}", "A.java") for i in range(n)]  # enough: jvm kept
+    tasks += [task(100 + i, f"r{i % r}", "a.rs") for i in range(n - 1)]  # one task short
+    tasks += [task(200 + i, f"g{i % (r - 1)}", "a.go") for i in range(n)]  # one repository short
+    kept = fit_ranking.supported(tasks, layout)
+    assert [name for name, _ in kept] == ["jvm"]
+    t = tasks[0]
+    assert t.gid(kept).tolist() == [1, 0]  # A.java scored by the group, other.py by the default
+    sys.modules.pop("fit_ranking", None)
+    sys.modules.pop("locsets", None)
+
+
+def test_the_fits_scorer_unites_declaration_pairs_as_the_ranking_does(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH))
+    import fit_ranking
+    import numpy as np
+
+    row = {
+        "instance_id": "t",
+        "group": "g",
+        "language": "C",
+        "weight": 1.0,
+        "gold_files": ["src/server.c"],
+        "candidates": {"src/server.h": {"lex_plain": 1.0}, "src/server.c": {"lex_plain": 0.2}},
+        "hub": {"src/server.h": 1.0, "src/server.c": 0.5, "src/util.c": 0.0},
+        "demoted": [],
+    }
+    t = fit_ranking.Task(row)
+    w = np.array([1.0 if f == "lex_plain" else 0.0 for f in FEATURES])
+    # the header's own evidence is its implementation's too, and it ranks after it
+    assert t.ranks(w, 0.5) == {"src/server.c": 1}
+    sys.modules.pop("fit_ranking", None)
+    sys.modules.pop("locsets", None)

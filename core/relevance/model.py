@@ -39,7 +39,7 @@ from .pairs import unite_pairs
 from .query import TaskQuery
 from .roles import CODE, TEMPLATE, file_role, tested_stem
 from .symbols import SymbolKey, SymbolScores, named_by_definition, score_symbols
-from .weights import RankingWeights, shipped_weights
+from .weights import LanguageWeights, RankingWeights, shipped_weights
 
 TEST_SHARE = 0.5
 #: Seeds of the graph walk: the best files by explicit + lexical score (a long tail of weak
@@ -102,16 +102,20 @@ def rank_task(
     disabled: frozenset[str] = frozenset(),
     *,
     features: bool = False,
-    weights: RankingWeights | None = None,
+    weights: LanguageWeights | RankingWeights | None = None,
 ) -> TaskRanking:
     """Rank ``files`` for ``query``.
 
     ``walk(personalization)`` runs personalized PageRank over the repository's graph and
     returns file -> rank; ``prior`` is the task-free PageRank (hub-ness, and the last
-    tie-break). ``weights`` defaults to the shipped fit (:func:`.weights.shipped_weights`);
-    ``features`` returns each file's feature values in :attr:`TaskRanking.features`.
+    tie-break). ``weights`` defaults to the shipped fit (:func:`.weights.shipped_weights`: each
+    file scored by its language group's set, else the default); one :class:`RankingWeights`
+    scores every file alike. ``features`` returns each file's feature values in :attr:`TaskRanking.features`.
     """
-    weights = weights if weights is not None else shipped_weights()
+    if weights is None:
+        weights = shipped_weights()
+    elif isinstance(weights, RankingWeights):
+        weights = LanguageWeights(weights)
     paths = sorted(files)
     reasons: dict[str, list[Reason]] = defaultdict(list)
     index = PathIndex(paths)
@@ -132,7 +136,8 @@ def rank_task(
         values.pop("stem_specific", None)
     for p, g in graph_score.items():
         if g >= 0.05:
-            w = weights.score({k: values[k].get(p, 0.0) for k in ("graph_plain", "graph_hub")})
+            own = {k: values[k].get(p, 0.0) for k in ("graph_plain", "graph_hub")}
+            w = weights.for_path(p).score(own)
             if round(w, 4) > 0:
                 reasons[p].append(Reason("graph", "near the files the task points at", round(w, 4)))
     demoted = _demoted(query, paths, explicit.named, disabled)
@@ -319,26 +324,26 @@ def _combine(
     values: Mapping[str, Mapping[str, float]],
     demoted: set[str],
     prior: Mapping[str, float],
-    weights: RankingWeights,
+    weights: LanguageWeights,
     reasons: dict[str, list[Reason]],
 ) -> tuple[tuple[str, float], ...]:
-    """Every file's fitted score, best first (ties by task-free PageRank, then path)."""
+    """Every file's fitted score, best first (ties by task-free PageRank, then path); each file
+    weighed by its language group's set (:meth:`.weights.LanguageWeights.for_path`)."""
     prior_n = _norm(prior)
     scores: dict[str, float] = {}
     graph_part: dict[str, float] = {}
     rest_part: dict[str, float] = {}
     for p in paths:
         own = {k: v[p] for k, v in values.items() if p in v}
-        s = weights.score(own)
-        g = weights.score({k: x for k, x in own.items() if k in _GRAPH_FEATURES})
+        fw = weights.for_path(p)
+        s = fw.score(own)
+        g = fw.score({k: x for k, x in own.items() if k in _GRAPH_FEATURES})
         graph_part[p], rest_part[p] = g, s - g
         if p in demoted and s > 0:
-            s *= weights.role_factor
+            s *= fw.role_factor
             role = file_role(p)
             reasons[p].append(
-                Reason(
-                    "demoted", f"{role} file; the task is not about {role}s", weights.role_factor
-                )
+                Reason("demoted", f"{role} file; the task is not about {role}s", fw.role_factor)
             )
         scores[p] = s + 1e-6 * prior_n.get(p, 0.0)
     # a declaration file and its implementation rank as one unit (see pairs.py)

@@ -8,6 +8,14 @@ beside this module, with the data and split they were fitted on. The file is rea
 process and validated; a broken file is an error that says what is wrong, never a silent
 fallback. It is part of the package's code for the persisted keys (``codedigest`` walks every
 file of the package), so a new fit changes the keys of memoised task maps.
+
+**Language groups.** The file holds a default set (``weights``, ``role_factor``) and may hold
+per-group sets (``groups``: name -> its ``families``, ``weights`` and ``role_factor``). A file's
+*family* is a closed set of names chosen by its extension (:data:`FAMILY_EXTENSIONS`:
+``python``, ``c_cpp``, ``jvm``, ...); the group whose ``families`` list it is scored with that
+group's set, every other file (an unknown extension, a family no group lists) with the
+default. The fit decides which groups get their own set (see ``benchmarks/fit_ranking.py``);
+a group it cannot support is simply absent, so its files fall back to the default.
 """
 
 from __future__ import annotations
@@ -15,8 +23,9 @@ from __future__ import annotations
 import functools
 import json
 import math
+import posixpath
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
@@ -55,6 +64,33 @@ FEATURES = (
 )
 
 
+#: A file's language family by its extension (lower-case). Closed: the weights file may name
+#: only these, so a typo is an error rather than a group no file belongs to.
+FAMILY_EXTENSIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "python": (".py", ".pyi", ".pyx", ".pxd"),
+        "c_cpp": (
+            ".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++",
+            ".inl", ".ipp", ".tcc", ".tpp", ".m", ".mm", ".cu", ".cuh",
+        ),
+        "jvm": (".java", ".kt", ".kts", ".scala", ".groovy", ".clj"),
+        "js_ts": (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx", ".vue", ".svelte"),
+        "go": (".go",),
+        "rust": (".rs",),
+        "php": (".php",),
+        "ruby": (".rb",),
+        "csharp": (".cs",),
+        "swift": (".swift",),
+    }
+)  # fmt: skip
+_FAMILY_BY_EXTENSION = {e: f for f, exts in FAMILY_EXTENSIONS.items() for e in exts}
+
+
+def family_of(path: str) -> str | None:
+    """The language family of ``path`` by its extension, or None (docs, data, unknown)."""
+    return _FAMILY_BY_EXTENSION.get(posixpath.splitext(path)[1].lower())
+
+
 class WeightsError(ValueError):
     """The weights file is missing, unreadable or not a valid fit."""
 
@@ -77,10 +113,57 @@ class RankingWeights:
         return total
 
 
-def parse_weights(raw: object, source: str) -> RankingWeights:
+@dataclass(frozen=True)
+class LanguageWeights:
+    """The default set and the per-group sets, with the family -> group map."""
+
+    default: RankingWeights
+    groups: Mapping[str, RankingWeights] = field(default_factory=lambda: MappingProxyType({}))
+    #: family -> the group that lists it
+    members: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    def for_path(self, path: str) -> RankingWeights:
+        """The set that scores ``path``: its family's group's, else the default."""
+        group = self.members.get(family_of(path) or "")
+        return self.groups[group] if group is not None else self.default
+
+    def group_of(self, path: str) -> str | None:
+        """The group that scores ``path``, or None for the default set."""
+        return self.members.get(family_of(path) or "")
+
+
+def parse_weights(raw: object, source: str) -> LanguageWeights:
     """Validate a loaded weights document; :class:`WeightsError` says what is wrong."""
     if not isinstance(raw, dict):
         raise WeightsError(f"{source}: not a JSON object")
+    default = _parse_set(raw, source)
+    groups_raw = raw.get("groups", {})
+    if not isinstance(groups_raw, dict):
+        raise WeightsError(f"{source}: 'groups' must be an object of group name -> weight set")
+    groups: dict[str, RankingWeights] = {}
+    members: dict[str, str] = {}
+    for name in sorted(groups_raw):
+        where = f"{source}: group {name!r}"
+        g = groups_raw[name]
+        if not isinstance(g, dict):
+            raise WeightsError(f"{where}: not a JSON object")
+        fams = g.get("families")
+        if not isinstance(fams, list) or not fams or not all(isinstance(f, str) for f in fams):
+            raise WeightsError(f"{where}: 'families' must be a non-empty list of names")
+        for f in fams:
+            if f not in FAMILY_EXTENSIONS:
+                raise WeightsError(
+                    f"{where}: unknown family {f!r} (known: {sorted(FAMILY_EXTENSIONS)})"
+                )
+            if f in members:
+                raise WeightsError(f"{where}: family {f!r} is also in group {members[f]!r}")
+            members[f] = name
+        groups[name] = _parse_set(g, where)
+    return LanguageWeights(default, MappingProxyType(groups), MappingProxyType(members))
+
+
+def _parse_set(raw: dict[str, object], source: str) -> RankingWeights:
+    """One weight set (``weights`` and ``role_factor``) of a weights document."""
     w = raw.get("weights")
     if not isinstance(w, dict):
         raise WeightsError(f"{source}: no 'weights' object")
@@ -106,7 +189,7 @@ def parse_weights(raw: object, source: str) -> RankingWeights:
     return RankingWeights(MappingProxyType(out), float(rf))
 
 
-def load_weights_file(path: Path) -> RankingWeights:
+def load_weights_file(path: Path) -> LanguageWeights:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -117,6 +200,6 @@ def load_weights_file(path: Path) -> RankingWeights:
 
 
 @functools.cache
-def shipped_weights() -> RankingWeights:
+def shipped_weights() -> LanguageWeights:
     """The package's fitted weights, read and validated once per process."""
     return load_weights_file(WEIGHTS_FILE)
