@@ -201,6 +201,20 @@ def fit(
     return fit_once(tasks, [(w0, role0), (w, role)], l2, role, objective)
 
 
+def _minimize_nonnegative(loss: Callable[[np.ndarray], tuple[float, np.ndarray]]) -> np.ndarray:
+    """The weights (one per feature, each >= 0) minimising ``loss``, which returns its value and
+    gradient: L-BFGS-B from all ones."""
+    res = minimize(
+        loss,
+        np.ones(len(FEATURES)),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(0.0, None)] * len(FEATURES),
+        options={"maxiter": 2000},
+    )
+    return np.asarray(res.x)
+
+
 def fit_once(
     tasks: Sequence[Task],
     against: Sequence[tuple[np.ndarray, float]],
@@ -243,15 +257,7 @@ def fit_once(
         grad = -(d.T @ (c * sig)) / total + 2.0 * l2 * w
         return value, grad
 
-    res = minimize(
-        loss,
-        np.ones(len(FEATURES)),
-        jac=True,
-        method="L-BFGS-B",
-        bounds=[(0.0, None)] * len(FEATURES),
-        options={"maxiter": 2000},
-    )
-    return np.asarray(res.x)
+    return _minimize_nonnegative(loss)
 
 
 def _fit_listwise(lists: Sequence[tuple[np.ndarray, float]], l2: float) -> np.ndarray:
@@ -271,15 +277,7 @@ def _fit_listwise(lists: Sequence[tuple[np.ndarray, float]], l2: float) -> np.nd
             grad += c * ((e / z) @ x - x[0])
         return value / total + l2 * (w @ w), grad / total + 2.0 * l2 * w
 
-    res = minimize(
-        loss,
-        np.ones(len(FEATURES)),
-        jac=True,
-        method="L-BFGS-B",
-        bounds=[(0.0, None)] * len(FEATURES),
-        options={"maxiter": 2000},
-    )
-    return np.asarray(res.x)
+    return _minimize_nonnegative(loss)
 
 
 # --------------------------------------------------------------------------------------------

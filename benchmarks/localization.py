@@ -60,6 +60,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -299,25 +300,17 @@ def load_gold_spans(path: Path) -> dict[str, tuple[GoldSpan, ...]]:
 
 def load_tasks(path: Path, spans_file: Path = DEFAULT_SPANS) -> list[Task]:
     known_spans = load_gold_spans(spans_file)
-    tasks = []
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-                tasks.append(
-                    Task(
-                        str(raw["instance_id"]),
-                        str(raw.get("repo", "")),
-                        str(raw["problem_statement"]),
-                        tuple(raw["gold_files"]),
-                        _spans(raw.get("gold_spans"))
-                        or known_spans.get(str(raw["instance_id"]), ()),
-                    )
-                )
-            except (ValueError, KeyError, TypeError) as exc:
-                raise SystemExit(f"{path}:{n}: not a task line: {exc}") from exc
+
+    def task(raw: dict[str, Any]) -> Task:
+        return Task(
+            str(raw["instance_id"]),
+            str(raw.get("repo", "")),
+            str(raw["problem_statement"]),
+            tuple(raw["gold_files"]),
+            _spans(raw.get("gold_spans")) or known_spans.get(str(raw["instance_id"]), ()),
+        )
+
+    tasks = locsets.read_task_lines(path, task)
     return sorted(tasks, key=lambda t: t.instance_id)
 
 

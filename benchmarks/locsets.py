@@ -33,9 +33,10 @@ import shutil
 import subprocess
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent
@@ -109,29 +110,39 @@ def split_of(repo: str) -> str:
     return "judge" if digest[0] % 2 else "choose"
 
 
-def load_set(path: Path) -> list[SetTask]:
+T = TypeVar("T")
+
+
+def read_task_lines(path: Path, make: Callable[[dict[str, Any]], T]) -> list[T]:
+    """``make`` of each task line of a JSONL file (blank lines skipped); a line that is not
+    JSON or lacks what ``make`` reads stops the run with its place."""
     out = []
     with path.open(encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
-                raw = json.loads(line)
-                out.append(
-                    SetTask(
-                        str(raw["instance_id"]),
-                        str(raw["repo"]),
-                        str(raw.get("language", "")),
-                        str(raw.get("dataset", "")),
-                        str(raw["base_commit"]),
-                        str(raw["problem_statement"]),
-                        tuple(raw["gold_files"]),
-                        str(raw.get("gold_patch") or ""),
-                    )
-                )
+                out.append(make(json.loads(line)))
             except (ValueError, KeyError, TypeError) as exc:
                 raise SystemExit(f"{path}:{n}: not a task line: {exc}") from exc
     return out
+
+
+def _set_task(raw: dict[str, Any]) -> SetTask:
+    return SetTask(
+        str(raw["instance_id"]),
+        str(raw["repo"]),
+        str(raw.get("language", "")),
+        str(raw.get("dataset", "")),
+        str(raw["base_commit"]),
+        str(raw["problem_statement"]),
+        tuple(raw["gold_files"]),
+        str(raw.get("gold_patch") or ""),
+    )
+
+
+def load_set(path: Path) -> list[SetTask]:
+    return read_task_lines(path, _set_task)
 
 
 def select(

@@ -21,7 +21,7 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -210,6 +210,16 @@ def _open(db: Path, timeout: float = BUSY_TIMEOUT) -> Iterator[sqlite3.Connectio
         conn.close()
 
 
+def _row_counts(conn: sqlite3.Connection, kinds: Mapping[str, str]) -> dict[str, int]:
+    """kind -> the row count of its table, for the tables ``conn`` has."""
+    tables = _tables(conn)
+    return {
+        kind: conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+        for kind, table in kinds.items()
+        if table in tables
+    }
+
+
 def _tables(conn: sqlite3.Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
@@ -250,12 +260,9 @@ def inspect(directory: Path, rows: bool = True, databases: bool = True) -> Cache
     if content and rows and databases:
         try:
             with _open(directory / "content.sqlite3") as conn:
-                tables = _tables(conn)
-                for kind, table in (("content_rows", "blobs"), ("memoised_maps", "maps")):
-                    if table in tables:
-                        info.content_rows[kind] = conn.execute(
-                            f"SELECT COUNT(*) FROM {table}"
-                        ).fetchone()[0]
+                info.content_rows.update(
+                    _row_counts(conn, {"content_rows": "blobs", "memoised_maps": "maps"})
+                )
         except sqlite3.Error as exc:
             info.content_error = f"unreadable: {exc}"
     for repo in repos.values():
@@ -271,12 +278,7 @@ def inspect(directory: Path, rows: bool = True, databases: bool = True) -> Cache
                 with contextlib.suppress(ValueError, KeyError):
                     repo.last_used = float(meta["used"])
                 if rows:
-                    tables = _tables(conn)
-                    for kind, table in REPO_KINDS.items():
-                        if table in tables:
-                            repo.rows[kind] = conn.execute(
-                                f"SELECT COUNT(*) FROM {table}"
-                            ).fetchone()[0]
+                    repo.rows.update(_row_counts(conn, REPO_KINDS))
         except sqlite3.Error as exc:
             repo.error = f"unreadable: {exc}"
     info.repositories = sorted(repos.values(), key=lambda r: (r.last_used, r.name))
