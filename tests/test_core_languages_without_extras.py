@@ -30,6 +30,9 @@ def _clear():
         languages.grammar_versions,
         languages.extension_map,
         languages.pack_status,
+        languages.tree_sitter_version,
+        languages.distribution_version,
+        languages._dist_info_versions,
         languages._pack_bindings,
         backend._backend_info,
     ):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from pathlib import Path
 
@@ -89,6 +90,31 @@ def test_version_tracks_queries_and_grammars():
     assert languages.tree_sitter_version() in backend.VERSION
 
 
+def test_distribution_versions_agree_with_importlib_metadata():
+    from importlib import metadata
+
+    names = [s.distribution for s in languages.SPECS if s.distribution]
+    names += ["tree-sitter", "pluggy", "no-such-distribution-here"]
+    for name in names:
+        try:
+            expected = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            expected = None
+        assert languages.distribution_version(name) == expected, name
+
+
+def test_distribution_version_reads_the_dist_info_name(tmp_path, monkeypatch):
+    (tmp_path / "tree_sitter_fake-1.2.3.dist-info").mkdir()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    languages._dist_info_versions.cache_clear()
+    languages.distribution_version.cache_clear()
+    try:
+        assert languages.distribution_version("tree-sitter.fake") == "1.2.3"
+    finally:
+        languages._dist_info_versions.cache_clear()
+        languages.distribution_version.cache_clear()
+
+
 def test_query_digest_changes_when_a_query_changes(tmp_path, monkeypatch):
     for path in languages.query_files():
         (tmp_path / path.name).write_bytes(path.read_bytes())
@@ -125,6 +151,9 @@ def fresh_discovery():
             languages.grammar_versions,
             languages.extension_map,
             languages.pack_status,
+            languages.tree_sitter_version,
+            languages.distribution_version,
+            languages._dist_info_versions,
             languages._pack_bindings,
             backend._backend_info,
         ):
@@ -855,13 +884,14 @@ def test_mutated_source_never_raises(path, data):
 
 
 def test_language_pack_1x_is_refused(monkeypatch, fresh_discovery):
-    real_version = languages.metadata.version
+    real_version = languages.distribution_version
 
+    @functools.cache  # the fixture clears the module's caches, this one's too
     def version(dist):
         return "1.2.0" if dist == languages.PACK_DISTRIBUTION else real_version(dist)
 
     monkeypatch.setattr(languages, "_installed", lambda module: bool(module))
-    monkeypatch.setattr(languages.metadata, "version", version)
+    monkeypatch.setattr(languages, "distribution_version", version)
     found, why = languages.pack_status()
     assert found is None and "downloads grammars at run time" in why
     assert languages._pack_bindings() == frozenset()

@@ -13,7 +13,9 @@ import hashlib
 import importlib
 import importlib.util
 import logging
+import os
 import re
+import sys
 import threading
 from dataclasses import dataclass
 from functools import cache
@@ -419,14 +421,52 @@ def queries_digest() -> str:
     return h.hexdigest()
 
 
+@cache
 def tree_sitter_version() -> str | None:
     """The installed py-tree-sitter version, or ``None`` when it is missing."""
     if importlib.util.find_spec("tree_sitter") is None:
         return None
+    return distribution_version("tree-sitter") or "unknown"
+
+
+@cache
+def distribution_version(name: str) -> str | None:
+    """The installed version of distribution ``name``, or ``None`` when it has no metadata.
+
+    Read from the name of its ``.dist-info`` directory (``name-version.dist-info``, as the wheel
+    and installed-distribution formats write it) on the import path, else from its metadata:
+    ``metadata.version`` searches the path and parses the whole metadata file per call, and the
+    backend's version names every grammar's, so each process start would pay that per wheel."""
+    found = _dist_info_versions().get(_normalized(name))
+    if found is not None:
+        return found
     try:
-        return metadata.version("tree-sitter")
+        return metadata.version(name)
     except metadata.PackageNotFoundError:
-        return "unknown"
+        return None
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+@cache
+def _dist_info_versions() -> dict[str, str]:
+    """Normalized distribution name -> version, from the ``.dist-info`` directories of the import
+    path (the first entry that has a distribution wins, as for imports)."""
+    versions: dict[str, str] = {}
+    for entry in sys.path:
+        try:
+            names = sorted(os.listdir(entry or "."))
+        except OSError:
+            continue
+        for dirname in names:
+            if not dirname.endswith(".dist-info"):
+                continue
+            dist, sep, version = dirname[: -len(".dist-info")].partition("-")
+            if sep and version:
+                versions.setdefault(_normalized(dist), version)
+    return versions
 
 
 def _installed(module: str) -> bool:
@@ -443,9 +483,8 @@ def pack_status() -> tuple[str | None, str]:
     """(usable tree-sitter-language-pack version or ``None``, why it is not usable or "")."""
     if not _installed(PACK_MODULE):
         return None, f"{PACK_DISTRIBUTION} is not installed"
-    try:
-        version = metadata.version(PACK_DISTRIBUTION)
-    except metadata.PackageNotFoundError:
+    version = distribution_version(PACK_DISTRIBUTION)
+    if version is None:
         return None, f"{PACK_DISTRIBUTION} has no distribution metadata"
     major = version.split(".", 1)[0]
     if not major.isdigit() or int(major) > PACK_MAX_MAJOR:
@@ -515,11 +554,7 @@ def grammar_versions() -> tuple[tuple[str, str], ...]:
         if grammar_source(spec) == "pack":
             versions.append((spec.name, f"pack-{pack_status()[0]}"))
             continue
-        try:
-            version = metadata.version(spec.distribution)
-        except metadata.PackageNotFoundError:
-            version = "unknown"
-        versions.append((spec.name, version))
+        versions.append((spec.name, distribution_version(spec.distribution) or "unknown"))
     return tuple(versions)
 
 
