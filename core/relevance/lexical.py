@@ -207,6 +207,7 @@ class LexicalIndex:
             except sqlite3.Error as exc:
                 log.warning("lexical index: cache database unusable (%s); indexing in memory", exc)
         self.lengths: dict[str, tuple[int, ...]] = {}
+        self._sizes: tuple[dict[str, tuple[int, ...]], dict[str, float]] | None = None
         self.indexed = 0
         #: how the last :meth:`update` read a file (for the symbols' body terms)
         self.read: Callable[[str], bytes | None] | None = None
@@ -255,27 +256,42 @@ class LexicalIndex:
     ) -> tuple[dict[str, float], dict[str, list[tuple[str, float]]]]:
         """BM25F score of every file with a query term, and per file its best-matching terms
         (term, contribution), strongest first. ``idf_out`` receives each found term's IDF."""
+        found = self.match(query_terms)
+        if idf_out is not None:
+            idf_out.update(found.idf)
+        return found.scores, found.contrib
+
+    def match(
+        self, query_terms: Mapping[str, int], parts: Mapping[str, Mapping[str, int]] | None = None
+    ) -> LexicalMatch:
+        """The query's BM25F scores with their terms and IDFs, each field's own BM25, and the
+        BM25F of each named sub-query of ``parts`` (terms of the query, such as its title), from
+        one read of the postings."""
         files = self.lengths
         n = len(files)
+        parts = parts or {}
+        found = LexicalMatch({}, {}, {f: {} for f in FIELDS}, {k: {} for k in parts}, {})
         if not n or not query_terms:
-            return {}, {}
+            return found
         avg = [max(1e-9, sum(ln[i] for ln in files.values()) / n) for i in range(len(FIELDS))]
         try:
             postings = self.store.lookup(query_terms)
         except sqlite3.Error as exc:
             log.warning("lexical index lookup failed: %s", exc)
-            return {}, {}
+            return found
         scores: dict[str, float] = defaultdict(float)
         contrib: dict[str, list[tuple[str, float]]] = defaultdict(list)
+        fields = [defaultdict(float) for _ in FIELDS]
+        part_scores = {k: defaultdict(float) for k in parts}
         for term in sorted(query_terms):
             hits = {p: tfs for p, tfs in postings.get(term, {}).items() if p in files}
             df = len(hits)
             if not df:
                 continue
             idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            if idf_out is not None:
-                idf_out[term] = idf
+            found.idf[term] = idf
             qtf = query_terms[term]
+            in_parts = [(k, q[term]) for k, q in parts.items() if q.get(term)]
             for path, tfs in hits.items():
                 ln = files[path]
                 tf = sum(
@@ -286,6 +302,48 @@ class LexicalIndex:
                 s = qtf * idf * tf / (K1 + tf)
                 scores[path] += s
                 contrib[path].append((term, s))
+                for i, t in enumerate(tfs):
+                    if t:
+                        ft = t / (1.0 - B + B * ln[i] / avg[i])
+                        fields[i][path] += qtf * idf * ft / (K1 + ft)
+                for k, part_tf in in_parts:
+                    part_scores[k][path] += part_tf * idf * tf / (K1 + tf)
         for path in contrib:
             contrib[path].sort(key=lambda x: (-x[1], x[0]))
-        return dict(scores), dict(contrib)
+        found.scores.update(scores)
+        found.contrib.update(contrib)
+        for name, by_path in zip(FIELDS, fields, strict=True):
+            found.fields[name].update(by_path)
+        for k, by_path in part_scores.items():
+            found.parts[k].update(by_path)
+        return found
+
+    def size_percentiles(self) -> dict[str, float]:
+        """Each indexed file's percentile of length (all fields' terms): 0 the shortest, 1 the
+        longest (ties by path), computed once per set of file versions."""
+        if self._sizes is None or self._sizes[0] is not self.lengths:
+            order = sorted(self.lengths, key=lambda p: (sum(self.lengths[p]), p))
+            n = len(order)
+            pct = (
+                {p: i / (n - 1) for i, p in enumerate(order)}
+                if n > 1
+                else dict.fromkeys(order, 0.0)
+            )
+            self._sizes = (self.lengths, pct)
+        return self._sizes[1]
+
+
+@dataclass(frozen=True)
+class LexicalMatch:
+    """What :meth:`LexicalIndex.match` finds: path -> score maps of the files with a query term."""
+
+    #: BM25F of the whole query
+    scores: dict[str, float]
+    #: per file, (term, its share of the BM25F score), strongest first
+    contrib: dict[str, list[tuple[str, float]]]
+    #: field name (:data:`FIELDS`) -> path -> BM25 of that field alone
+    fields: dict[str, dict[str, float]]
+    #: sub-query name -> path -> its BM25F
+    parts: dict[str, dict[str, float]]
+    #: term -> IDF, for the terms some file has
+    idf: dict[str, float]

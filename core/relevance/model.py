@@ -34,6 +34,7 @@ from ..graph import SymbolTable
 from ..model import FileSymbols, Reason
 from ..rank import ALPHA
 from .explicit import Findings, PathIndex, find_explicit
+from .lexical import FIELDS as LEXICAL_FIELDS
 from .lexical import LexicalIndex
 from .pairs import unite_pairs
 from .query import TaskQuery
@@ -120,7 +121,7 @@ def rank_task(
     reasons: dict[str, list[Reason]] = defaultdict(list)
     index = PathIndex(paths)
     explicit = _explicit(query, index, files, table, disabled, reasons)
-    lex_score, idf = _lexical(query, lexical, disabled, reasons)
+    lex_score, idf, lex_views = _lexical(query, lexical, disabled, reasons)
     seed: defaultdict[str, float] = defaultdict(float)
     for p in sorted(explicit.files):
         if (s := explicit.file_score(p)) > 0:
@@ -132,6 +133,7 @@ def rank_task(
     values = _feature_values(
         explicit, lex_score, graph_score, test_score, _stem_specific(query, index, idf), prior
     )
+    values.update(lex_views)
     if "explicit" in disabled:
         values.pop("stem_specific", None)
     for p, g in graph_score.items():
@@ -181,17 +183,24 @@ def _lexical(
     lexical: LexicalIndex,
     disabled: frozenset[str],
     reasons: dict[str, list[Reason]],
-) -> tuple[dict[str, float], dict[str, float]]:
-    """BM25F normalized to the best file, and each found term's IDF."""
-    idf: dict[str, float] = {}
+) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, float]]]:
+    """BM25F normalized to the best file, each found term's IDF, and the lexical features
+    beside it (:data:`LEXICAL_VIEWS`: each field alone, the title's and the prose's terms, the
+    file's length), each normalized to its best file."""
     if "lexical" in disabled:
-        return {}, idf
-    raw, contrib = lexical.score(query.terms, idf)
-    scores = _norm(raw)
+        return {}, {}, {}
+    found = lexical.match(query.terms, {"title": query.title_terms, "prose": query.prose_terms})
+    scores = _norm(found.scores)
     for p, s in scores.items():
-        top_terms = ", ".join(t for t, _ in contrib.get(p, [])[:6])
+        top_terms = ", ".join(t for t, _ in found.contrib.get(p, [])[:6])
         reasons[p].append(Reason("lexical", top_terms, round(s, 4)))
-    return scores, idf
+    views = {f"lex_{name}": _norm(found.fields[name]) for name in LEXICAL_FIELDS}
+    views["lex_title"] = _norm(found.parts["title"])
+    views["lex_prose"] = _norm(found.parts["prose"])
+    size = lexical.size_percentiles()
+    views["size"] = {p: size[p] for p in scores if size.get(p)}
+    views["lex_size"] = {p: s * size[p] for p, s in scores.items() if s * size.get(p, 0.0)}
+    return scores, found.idf, {k: v for k, v in views.items() if v}
 
 
 def _tests(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .terms import STOP_WORDS, terms
 
@@ -69,6 +69,11 @@ class TaskQuery:
     #: interpreter prompts and markdown headings (an issue template's "### Describe the bug", an
     #: ``#include`` in pasted code name no file the reporter means)
     prose: frozenset[str] = frozenset()
+    #: the terms of the first line when more lines follow it (an issue's title: the reporter's
+    #: own summary), capped like :attr:`terms`; empty for a one-line task
+    title_terms: Counter[str] = field(default_factory=Counter)
+    #: the terms of the prose lines (see :attr:`prose`), capped like :attr:`terms`
+    prose_terms: Counter[str] = field(default_factory=Counter)
 
     @property
     def empty(self) -> bool:
@@ -132,8 +137,7 @@ def parse_task(text: str | bytes) -> TaskQuery:
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     text, truncated = clean(text)
-    counts = Counter(terms(text))
-    capped = Counter({t: min(c, MAX_QUERY_TF) for t, c in counts.items()})
+    capped = _capped_terms(text)
     found: list[tuple[int, str, int | None, str]] = []
     #: where the text writes a path (a frame's file, a/b/c): its words are evidence for that
     #: path (see the path signal), not separate mentions of names or file stems
@@ -179,10 +183,32 @@ def parse_task(text: str | bytes) -> TaskQuery:
         for w in _WORD.findall(inner):
             quoted.add(w)
     errors = frozenset(m.group(1) for m in _ERROR.finditer(text))
-    prose = frozenset(_WORD.findall(_prose(_blanked(text, spans)))) & words
+    prose_text = _prose(_blanked(text, spans))
+    prose = frozenset(_WORD.findall(prose_text)) & words
     return TaskQuery(
-        text, truncated, capped, words, paths, dotted, frozenset(quoted), errors, prose
+        text,
+        truncated,
+        capped,
+        words,
+        paths,
+        dotted,
+        frozenset(quoted),
+        errors,
+        prose,
+        _capped_terms(_title(text)),
+        _capped_terms(prose_text),
     )
+
+
+def _capped_terms(text: str) -> Counter[str]:
+    """The search terms of ``text``, each counted at most :data:`MAX_QUERY_TF` times."""
+    return Counter({t: min(c, MAX_QUERY_TF) for t, c in Counter(terms(text)).items()})
+
+
+def _title(text: str) -> str:
+    """The first non-blank line when another non-blank line follows it, else ``""``."""
+    lines = [line for line in text.split("\n", 64) if line.strip()]
+    return lines[0] if len(lines) > 1 else ""
 
 
 _FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")

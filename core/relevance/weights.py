@@ -47,7 +47,15 @@ WEIGHTS_FILE = Path(__file__).with_name("weights.json")
 #: * ``tests``: the score a matching test file lends to the module it tests;
 #: * ``named``: 1 for a file the task names by path, module or traceback frame (one file only);
 #: * ``lex_rr``: 1 / the file's rank by BM25F (a rank says the same in every repository, where
-#:   a score normalized to the best file depends on how many files match).
+#:   a score normalized to the best file depends on how many files match);
+#: * ``lex_path``, ``lex_names``, ``lex_docs``, ``lex_body``: BM25 of each of the lexical
+#:   index's fields alone (its path, its definitions' names, their signatures and docstrings,
+#:   its text), normalized to the best file, so the fit weighs the fields;
+#: * ``lex_title``, ``lex_prose``: BM25F of the terms of the task's first line (an issue's
+#:   title) and of its prose lines (not pasted code, headings or prompts), normalized likewise;
+#: * ``size``: the file's percentile of length among the mapped files, for a file with a
+#:   lexical match (a long file holds more of what can go wrong), and ``lex_size``: BM25F
+#:   times that percentile.
 FEATURES = (
     "explicit",
     "ex_path",
@@ -61,6 +69,14 @@ FEATURES = (
     "tests",
     "named",
     "lex_rr",
+    "lex_path",
+    "lex_names",
+    "lex_docs",
+    "lex_body",
+    "lex_title",
+    "lex_prose",
+    "size",
+    "lex_size",
 )
 
 
