@@ -281,8 +281,8 @@ class LexicalIndex:
             return found
         scores: dict[str, float] = defaultdict(float)
         contrib: dict[str, list[tuple[str, float]]] = defaultdict(list)
-        fields = [defaultdict(float) for _ in FIELDS]
-        part_scores = {k: defaultdict(float) for k in parts}
+        fields: list[defaultdict[str, float]] = [defaultdict(float) for _ in FIELDS]
+        part_scores: dict[str, defaultdict[str, float]] = {k: defaultdict(float) for k in parts}
         for term in sorted(query_terms):
             hits = {p: tfs for p, tfs in postings.get(term, {}).items() if p in files}
             df = len(hits)
