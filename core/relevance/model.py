@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from ..graph import SymbolTable
 from ..model import FileSymbols, Reason
 from ..rank import ALPHA
-from .explicit import Findings, PathIndex, find_explicit
+from .explicit import Findings, PathIndex, distinctive, find_explicit
 from .lexical import FIELDS as LEXICAL_FIELDS
 from .lexical import LexicalIndex
 from .pairs import unite_pairs
@@ -134,6 +134,8 @@ def rank_task(
         explicit, lex_score, graph_score, test_score, _stem_specific(query, index, idf), prior
     )
     values.update(lex_views)
+    if refs := _references_to_named(query, table, disabled):
+        values["ref_name"] = refs
     if "explicit" in disabled:
         values.pop("stem_specific", None)
     for p, g in graph_score.items():
@@ -189,7 +191,10 @@ def _lexical(
     file's length), each normalized to its best file."""
     if "lexical" in disabled:
         return {}, {}, {}
-    found = lexical.match(query.terms, {"title": query.title_terms, "prose": query.prose_terms})
+    found = lexical.match(
+        query.terms,
+        {"title": query.title_terms, "prose": query.prose_terms, "names": query.name_terms},
+    )
     scores = _norm(found.scores)
     for p, s in scores.items():
         top_terms = ", ".join(t for t, _ in found.contrib.get(p, [])[:6])
@@ -197,10 +202,63 @@ def _lexical(
     views = {f"lex_{name}": _norm(found.fields[name]) for name in LEXICAL_FIELDS}
     views["lex_title"] = _norm(found.parts["title"])
     views["lex_prose"] = _norm(found.parts["prose"])
+    views["lex_ident"] = _norm(found.parts["names"])
+    views["lex_cover"] = _coverage(found.contrib, found.idf)
+    views["lex_dir"] = _directory_best(scores)
     size = lexical.size_percentiles()
     views["size"] = {p: size[p] for p in scores if size.get(p)}
     views["lex_size"] = {p: s * size[p] for p, s in scores.items() if s * size.get(p, 0.0)}
     return scores, found.idf, {k: v for k, v in views.items() if v}
+
+
+def _coverage(
+    contrib: Mapping[str, list[tuple[str, float]]], idf: Mapping[str, float]
+) -> dict[str, float]:
+    """The share of the task's terms (by IDF) that each file has: a file that has the rare
+    terms of the task together, rather than many of one."""
+    total = sum(idf.values())
+    if total <= 0:
+        return {}
+    return {p: sum(idf[t] for t, _ in terms) / total for p, terms in contrib.items() if terms}
+
+
+def _directory_best(scores: Mapping[str, float]) -> dict[str, float]:
+    """For each file with a lexical score, the best score of another file of its folder: the
+    part of the repository the task is about, beside the file's own match."""
+    by_dir: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    for p, s in scores.items():
+        by_dir[p.rpartition("/")[0]].append((s, p))
+    out: dict[str, float] = {}
+    for members in by_dir.values():
+        if len(members) < 2:
+            continue
+        members.sort(key=lambda x: (-x[0], x[1]))
+        (best, best_path), (second, _) = members[0], members[1]
+        for _, p in members:
+            out[p] = second if p == best_path else best
+    return {p: v for p, v in out.items() if v > 0}
+
+
+def _references_to_named(
+    query: TaskQuery, table: SymbolTable, disabled: frozenset[str]
+) -> dict[str, float]:
+    """Files that use the code names the task writes (compound identifiers, names in backticks,
+    error classes) and some file defines: the reporter names what they call, the fix is often
+    in its callers or in what handles it. Each name counts 1 spread over its referencing
+    files; a file's sum is capped at 1."""
+    if "explicit" in disabled:
+        return {}
+    out: dict[str, float] = defaultdict(float)
+    for word in sorted(query.words):
+        strong = word in query.quoted or word in query.errors or distinctive(word)
+        if not strong or not table.defines.get(word):
+            continue
+        users = table.references.get(word) or {}
+        definers = set(table.defines.get(word) or ())
+        users = {f: n for f, n in users.items() if f not in definers}
+        for f in users:
+            out[f] += 1.0 / len(users)
+    return {f: min(1.0, v) for f, v in out.items() if v > 0}
 
 
 def _tests(

@@ -7,11 +7,12 @@ on long runs), so megabytes of binary or a single 10 MB line cost a bounded, sma
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .terms import STOP_WORDS, terms
+from .terms import STOP_WORDS, identifier_terms, terms
 
 #: Task text beyond this many characters is not read (a stack of logs says nothing more).
 MAX_TASK_CHARS = 200_000
@@ -19,6 +20,12 @@ MAX_TASK_CHARS = 200_000
 #: must not outweigh the sentence that names the bug).
 MAX_QUERY_TF = 3
 MIN_WORD = 3
+
+
+@functools.lru_cache(maxsize=4096)
+def expand_word(word: str) -> tuple[str, ...]:
+    return tuple(identifier_terms(word))
+
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,63}")
@@ -74,6 +81,18 @@ class TaskQuery:
     title_terms: Counter[str] = field(default_factory=Counter)
     #: the terms of the prose lines (see :attr:`prose`), capped like :attr:`terms`
     prose_terms: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def name_terms(self) -> Counter[str]:
+        """The terms that stand for a whole code name the task writes: a compound identifier
+        (``sneakyThrow``, ``get_alias``: the term of the whole word, not its parts) or a name in
+        backticks, with their counts in :attr:`terms`."""
+        whole: set[str] = set()
+        for word in self.words:
+            parts = expand_word(word)
+            if parts and (len(parts) > 1 or word in self.quoted):
+                whole.add(parts[0])
+        return Counter({t: c for t, c in self.terms.items() if t in whole})
 
     @property
     def empty(self) -> bool:

@@ -55,7 +55,13 @@ WEIGHTS_FILE = Path(__file__).with_name("weights.json")
 #:   title) and of its prose lines (not pasted code, headings or prompts), normalized likewise;
 #: * ``size``: the file's percentile of length among the mapped files, for a file with a
 #:   lexical match (a long file holds more of what can go wrong), and ``lex_size``: BM25F
-#:   times that percentile.
+#:   times that percentile;
+#: * ``lex_ident``: BM25F of the terms that stand for whole code names the task writes
+#:   (compound identifiers, names in backticks), normalized likewise;
+#: * ``lex_cover``: the share of the task's terms, by IDF, that the file has;
+#: * ``lex_dir``: the best BM25F (normalized) of another file of the file's folder;
+#: * ``ref_name``: the file uses code names the task writes that other files define (each name
+#:   spread over its users, capped at 1): the callers of what the reporter names.
 FEATURES = (
     "explicit",
     "ex_path",
@@ -77,6 +83,10 @@ FEATURES = (
     "lex_prose",
     "size",
     "lex_size",
+    "lex_ident",
+    "lex_cover",
+    "lex_dir",
+    "ref_name",
 )
 
 
