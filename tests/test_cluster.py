@@ -369,3 +369,36 @@ def test_an_unreachable_scheduler_is_an_error(tmp_path, monkeypatch):
     assert result.exit_code == 1, result.output
     assert f"cannot reach the cluster at tcp://127.0.0.1:{port}" in result.output
     assert not (tmp_path / "b").exists()
+
+
+@needs_dask
+def test_when_every_worker_leaves_the_batches_not_collected_end_as_failed():
+    import threading
+    import time
+
+    from distributed import LocalCluster
+
+    from repomapper.cluster import DaskEngine
+    from repomapper.cluster.engine import WorkersLost
+
+    no_http = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
+    with LocalCluster(
+        n_workers=1,
+        threads_per_worker=1,
+        host="127.0.0.1",
+        dashboard_address=None,
+        scheduler_kwargs=no_http,
+    ) as cluster:
+        engine = DaskEngine(ClusterSpec(address=cluster.scheduler_address), lost_seconds=1.0)
+        try:
+            leave = threading.Timer(2.0, cluster.scale, args=(0,))
+            leave.start()
+            started = time.monotonic()
+            outcomes = list(engine.run(time.sleep, [(120,), (120,)]))
+            leave.join()
+        finally:
+            engine.close()
+    assert sorted(o.tag for o in outcomes) == [0, 1]
+    assert all(isinstance(o.error, WorkersLost) for o in outcomes)
+    assert "no worker" in str(outcomes[0].error)
+    assert time.monotonic() - started < 60

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,11 @@ EXTRA = "cluster"
 CONNECT_SECONDS = 10.0
 #: times the engine runs a batch again on another worker before it counts as failed
 RETRIES = 1
+#: seconds the engine waits for a worker to come back when the cluster has none left; then the
+#: batches not yet collected end as failed (the driver extracts them here)
+LOST_SECONDS = 30.0
+#: how often, in seconds, the engine looks for workers while no batch finishes
+POLL_SECONDS = 1.0
 
 _LOCAL = re.compile(r"local:(\d+)")
 
@@ -40,6 +46,10 @@ class ClusterError(Exception):
     """The cluster cannot be used (the message says why)."""
 
     exit_code = 1
+
+
+class WorkersLost(ClusterError):
+    """Every worker left the cluster and none came back in time."""
 
 
 class ExtraMissing(ClusterError):
@@ -88,7 +98,12 @@ class Outcome:
 class DaskEngine:
     """Tasks submitted to a Dask cluster and collected as they finish."""
 
-    def __init__(self, spec: ClusterSpec, connect_seconds: float | None = None):
+    def __init__(
+        self,
+        spec: ClusterSpec,
+        connect_seconds: float | None = None,
+        lost_seconds: float | None = None,
+    ):
         try:
             dask, distributed = _imported()
         except ImportError as exc:
@@ -97,6 +112,7 @@ class DaskEngine:
                 f' pip install "repomapper[{EXTRA}]"'
             ) from exc
         self.spec = spec
+        self.lost_seconds = LOST_SECONDS if lost_seconds is None else lost_seconds
         connect_seconds = CONNECT_SECONDS if connect_seconds is None else connect_seconds
         self._distributed = distributed
         self._cluster: Any = None
@@ -138,23 +154,53 @@ class DaskEngine:
     def run(self, fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]]) -> Iterator[Outcome]:
         """``fn(*args)`` for each of ``tasks`` on the cluster, yielded as each ends (in any
         order), tagged with its index in ``tasks``; a task that failed (after :data:`RETRIES`)
-        carries its exception. Tasks not yet collected are cancelled if the caller stops."""
-        as_completed = self._distributed.as_completed
+        carries its exception. When the cluster has had no worker for ``lost_seconds``, every
+        task not yet collected ends with a :class:`WorkersLost` (a scheduler would keep them
+        queued for ever). Tasks not yet collected are cancelled if the caller stops."""
         futures = {
             self.client.submit(fn, *args, retries=RETRIES, pure=False): i
             for i, args in enumerate(tasks)
         }
+        pending = set(futures)
+        alone_since: float | None = None
         try:
-            for future in as_completed(futures):
-                tag = futures[future]
-                try:
-                    yield Outcome(tag, future.result())
-                except Exception as exc:  # the task's own error, a lost worker, a cancellation
-                    yield Outcome(tag, error=exc)
-                finally:
-                    future.release()
+            while pending:
+                done = self._finished(pending)
+                for future in sorted(done, key=futures.__getitem__):
+                    pending.discard(future)
+                    yield self._outcome(futures[future], future)
+                if done or self.workers:
+                    alone_since = None
+                    continue
+                alone_since = alone_since or time.monotonic()
+                if time.monotonic() - alone_since >= self.lost_seconds:
+                    lost = WorkersLost(
+                        f"the cluster at {self.spec} has had no worker for {self.lost_seconds:g} s"
+                    )
+                    for future in sorted(pending, key=futures.__getitem__):
+                        yield Outcome(futures[future], error=lost)
+                    return
         finally:
             self.client.cancel(list(futures))
+
+    def _finished(self, pending: set[Any]) -> set[Any]:
+        """The futures of ``pending`` that end within :data:`POLL_SECONDS` (maybe none)."""
+        try:
+            result = self._distributed.wait(
+                list(pending), timeout=POLL_SECONDS, return_when="FIRST_COMPLETED"
+            )
+        except TimeoutError:
+            return set()
+        return set(result.done)
+
+    @staticmethod
+    def _outcome(tag: int, future: Any) -> Outcome:
+        try:
+            return Outcome(tag, future.result())
+        except Exception as exc:  # the task's own error, a lost worker, a cancellation
+            return Outcome(tag, error=exc)
+        finally:
+            future.release()
 
     def close(self) -> None:
         """Disconnect; a local cluster is stopped (its workers with it)."""
