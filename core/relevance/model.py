@@ -35,7 +35,7 @@ from ..model import FileSymbols, Reason
 from ..rank import ALPHA
 from .explicit import Findings, PathIndex, distinctive, find_explicit
 from .lexical import FIELDS as LEXICAL_FIELDS
-from .lexical import LexicalIndex
+from .lexical import LexicalIndex, expand_word
 from .pairs import unite_pairs
 from .query import TaskQuery
 from .roles import CODE, TEMPLATE, file_role, tested_stem
@@ -134,6 +134,10 @@ def rank_task(
         explicit, lex_score, graph_score, test_score, _stem_specific(query, index, idf), prior
     )
     values.update(lex_views)
+    if named_walk := _graph_from_named(explicit, walk, files, disabled):
+        values["graph_named"] = named_walk
+    if in_title := _stem_in_title(query, index, idf):
+        values["stem_title"] = in_title
     if refs := _references_to_named(query, table, disabled):
         values["ref_name"] = refs
     if "explicit" in disabled:
@@ -309,6 +313,45 @@ def _graph(
     return _norm({p: r for p, r in arrived.items() if r > 0})
 
 
+def _graph_from_named(
+    explicit: Findings,
+    walk: Callable[[Mapping[str, float]], Mapping[str, float]],
+    files: Mapping[str, FileSymbols],
+    disabled: frozenset[str],
+) -> dict[str, float]:
+    """Personalized PageRank seeded only by what the task names (paths, frames, modules and
+    definitions, file stems; not its words): the neighbourhood of what the reporter points at,
+    where a fix often lands (the caller of a named function, the module a frame passes
+    through). Only the rank that arrives over edges, normalized to the best file."""
+    if "graph" in disabled or "explicit" in disabled:
+        return {}
+    seed = {p: s for p in sorted(explicit.files) if (s := explicit.file_score(p)) > 0}
+    return _graph(seed, walk, files, frozenset(), disabled)
+
+
+def _word_idf(word: str, idf: Mapping[str, float]) -> float:
+    """The IDF of the term a written word is indexed as (``fields`` as ``field``)."""
+    parts = expand_word(word)
+    return idf.get(parts[0], 0.0) if parts else 0.0
+
+
+def _stem_in_title(
+    query: TaskQuery, index: PathIndex, idf: Mapping[str, float]
+) -> dict[str, float]:
+    """File-name evidence from the task's first line only (an issue's title names what it is
+    about), weighted as :func:`_stem_specific` weighs it."""
+    top = max(idf.values(), default=0.0)
+    out: dict[str, float] = defaultdict(float)
+    for word in sorted(query.title_words):
+        stems = index.by_stem.get(word.lower())
+        if not stems:
+            continue
+        specific = _word_idf(word, idf) / top if top > 0 else 1.0
+        for f in stems:
+            out[f] = max(out[f], specific / len(stems))
+    return {f: v for f, v in out.items() if v > 0}
+
+
 def _stem_specific(
     query: TaskQuery, index: PathIndex, idf: Mapping[str, float]
 ) -> dict[str, float]:
@@ -322,7 +365,7 @@ def _stem_specific(
         stems = index.by_stem.get(word.lower())
         if not stems:
             continue
-        specific = idf.get(word.lower(), 0.0) / top if top > 0 else 1.0
+        specific = _word_idf(word, idf) / top if top > 0 else 1.0
         where = 1.0 if word in query.prose else CODE_ONLY_STEM
         for f in stems:
             out[f] = max(out[f], specific * where / len(stems))

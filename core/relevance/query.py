@@ -81,6 +81,8 @@ class TaskQuery:
     title_terms: Counter[str] = field(default_factory=Counter)
     #: the terms of the prose lines (see :attr:`prose`), capped like :attr:`terms`
     prose_terms: Counter[str] = field(default_factory=Counter)
+    #: the words of :attr:`words` written in the first line when more lines follow it
+    title_words: frozenset[str] = frozenset()
 
     @property
     def name_terms(self) -> Counter[str]:
@@ -203,6 +205,7 @@ def parse_task(text: str | bytes) -> TaskQuery:
             quoted.add(w)
     errors = frozenset(m.group(1) for m in _ERROR.finditer(text))
     prose_text = _prose(_blanked(text, spans))
+    title = _title(text)
     prose = frozenset(_WORD.findall(prose_text)) & words
     return TaskQuery(
         text,
@@ -214,8 +217,9 @@ def parse_task(text: str | bytes) -> TaskQuery:
         frozenset(quoted),
         errors,
         prose,
-        _capped_terms(_title(text)),
+        _capped_terms(title),
         _capped_terms(prose_text),
+        frozenset(_WORD.findall(title)) & words,
     )
 
 

@@ -61,7 +61,10 @@ WEIGHTS_FILE = Path(__file__).with_name("weights.json")
 #: * ``lex_cover``: the share of the task's terms, by IDF, that the file has;
 #: * ``lex_dir``: the best BM25F (normalized) of another file of the file's folder;
 #: * ``ref_name``: the file uses code names the task writes that other files define (each name
-#:   spread over its users, capped at 1): the callers of what the reporter names.
+#:   spread over its users, capped at 1): the callers of what the reporter names;
+#: * ``graph_named``: what arrives over the graph's edges from the files the task names
+#:   explicitly (not from its words), normalized to the best file;
+#: * ``stem_title``: ``stem_specific`` for the words of the task's first line only.
 FEATURES = (
     "explicit",
     "ex_path",
@@ -87,6 +90,8 @@ FEATURES = (
     "lex_cover",
     "lex_dir",
     "ref_name",
+    "graph_named",
+    "stem_title",
 )
 
 
