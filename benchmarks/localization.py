@@ -555,6 +555,8 @@ def run_task(
 
 DETAIL_SYMBOLS = 40
 DETAIL_FILES = 10
+#: files whose definitions ``--dump`` lists with their evidence (to replay the symbol order)
+DETAIL_DEFINITION_FILES = 30
 
 
 def run_details(ranked: Any, result: Any) -> dict[str, Any]:
@@ -582,7 +584,39 @@ def run_details(ranked: Any, result: Any) -> dict[str, Any]:
             }
             for s in result.ranked_symbols[:DETAIL_SYMBOLS]
         ],
+        "definitions": [
+            {
+                "path": f.path,
+                "score": f.score,
+                "named": f.path in ranked.named,
+                "defs": [
+                    [ident, which, evidence, [tag_evidence(ranked, f.path, t) for t in tags]]
+                    for ident, which, evidence in ranked.definitions_in(f.path)
+                    for tags in [ranked._tags(f.path, ident)]
+                ],
+            }
+            for f in ranked.files[:DETAIL_DEFINITION_FILES]
+        ],
     }
+
+
+def tag_evidence(ranked: Any, path: str, tag: Any) -> list[Any]:
+    """A definition's lines, kind, qualified name and evidence: its score (named, or -1 for an
+    incidental one), its words and the scope lent to it."""
+    from repomapper.relevance.symbols import definition_key
+
+    key = definition_key(path, tag)
+    reasons = ranked.symbol_reasons.get(key, ())
+    lent = {r.signal: r.weight for r in reasons if r.signal in ("words", "scope")}
+    return [
+        tag.start_line,
+        tag.end_line,
+        str(tag.symbol_kind),
+        tag.qualified_name,
+        ranked.symbol_scores.get(key, 0.0),
+        lent.get("words", 0.0),
+        lent.get("scope", 0.0),
+    ]
 
 
 def dump_row(o: Outcome) -> dict[str, Any]:
@@ -675,7 +709,12 @@ def results_rows(
 
 
 RESULT_HEADER = ["variant", *(f"Acc@{k}" for k in KS), "MRR"]
-SYMBOL_HEADER = ["tasks with gold spans", *(f"Acc@{k}" for k in SYMBOL_KS), "in the first 200"]
+SYMBOL_HEADER = [
+    "tasks with gold spans",
+    *(f"Acc@{k}" for k in SYMBOL_KS),
+    "in the first 200",
+    "a gold span in the first " + " / ".join(str(k) for k in SYMBOL_KS),
+]
 BODY_HEADER = [
     f"a gold body in the {BODY_BUDGET // 1000}k pack",
     "every gold body",
@@ -702,6 +741,10 @@ def symbol_cells(outcomes: Sequence[Outcome], bodies: bool = False) -> list[str]
         str(len(ok)),
         *(share(sum(1 for o in ok if o.symbol_hit(k))) for k in SYMBOL_KS),
         share(sum(1 for r in ranks if r is not None)),
+        " / ".join(
+            share(sum(1 for o in ok if (r := o.first_symbol_rank()) is not None and r <= k))
+            for k in SYMBOL_KS
+        ),
     ]
     if bodies:
         packed = [o.pack_bodies for o in ok if o.pack_bodies]
@@ -861,7 +904,9 @@ def report(outcomes: Sequence[Outcome], command: str, discussion: str) -> str:
         "`benchmarks/gold_spans.py` when the task line has none) at the head of the `ranked_symbols` of",
         "the `--task` map? Acc@k is 1 when every gold span is among the first k symbols (each",
         "definition counted once; a symbol is a gold span when its file and name agree and their",
-        "lines overlap). `ranked_symbols` lists at most 200.",
+        "lines overlap), or when there are more gold spans than k, when the first k are all gold",
+        "spans (the sets' rule for files). `ranked_symbols` lists at most 200. With `--packs`: what",
+        f"the {BODY_BUDGET:,}-token coding pack of the task text (no target) shows of the gold spans.",
         "",
         md_table(*symbol_table(outcomes), 0),
         "",
