@@ -414,3 +414,18 @@ def test_a_class_comes_after_its_method_that_has_evidence_of_its_own():
     assert evidence(cls) == pytest.approx(OWNER_SHARE * WORDS_WEIGHT)
     assert evidence(method) > evidence(cls)
 
+
+def test_a_coding_pack_shows_the_body_of_the_function_the_words_describe(printer):
+    from repomapper import RepoMapper
+
+    task = "Printing a power loses the brackets around a negative exponent"
+    m = RepoMapper(printer, env={}, use_cache=False)
+    try:
+        coding = m.generate_context_pack_sync("t", task, [], "coding", 4000)
+        planning = m.generate_context_pack_sync("t", task, [], "planning", 4000)
+    finally:
+        m.close()
+    body = "        exponent = expr.exp"
+    assert body in next(f.content for f in coding.files if f.path == "printing/pretty.py")
+    # a planner reads outlines: no body beyond the targets
+    assert all(body not in f.content for f in planning.files)
