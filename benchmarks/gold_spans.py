@@ -23,12 +23,17 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import json
 import re
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from repomapper.registry import PluginSet
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "data" / "localization_gold_spans.jsonl"
@@ -70,6 +75,54 @@ def definitions(source: str) -> list[Span]:
 
     walk(tree, "")
     return out
+
+
+#: tag kinds whose lines make a span of their own (data definitions and modules do not: a line
+#: in a field's initializer belongs to the class around it, a module's to no span)
+_SPAN_KINDS = frozenset({"class", "function", "method", "interface", "type", "enum"})
+_CALLABLE_KINDS = frozenset({"function", "method"})
+
+
+def tag_definitions(path: str, source: str) -> list[Span]:
+    """:func:`definitions` for any language repomapper maps: its backends' definitions with
+    their line ranges (classes, interfaces, types, enums, functions and methods; a definition
+    inside a function is left out, as its lines belong to the function). Empty when no backend
+    reads ``path`` or none gives end lines."""
+    from repomapper.extract import extract_source
+    from repomapper.model import SourceFile
+
+    extraction = extract_source(_plugins(), SourceFile.from_text(path, source))
+    defs = [
+        t
+        for t in extraction.tags
+        if t.kind == "def" and str(t.symbol_kind) in _SPAN_KINDS and t.end_line > 0
+    ]
+    callables = {t.qualified_name for t in defs if str(t.symbol_kind) in _CALLABLE_KINDS}
+
+    def nested_in_function(scope: str) -> bool:
+        parts = scope.split(".") if scope else []
+        return any(".".join(parts[: k + 1]) in callables for k in range(len(parts)))
+
+    out: list[Span] = []
+    for t in defs:
+        if nested_in_function(t.scope):
+            continue
+        kind = "function" if str(t.symbol_kind) in _CALLABLE_KINDS else "class"
+        out.append((t.qualified_name, kind, t.start_line, max(t.end_line, t.start_line)))
+    return sorted(set(out), key=lambda s: (s[2], s[3], s[0]))
+
+
+@functools.lru_cache(maxsize=1)
+def _plugins() -> PluginSet:  # the bundled backends, loaded once
+    from repomapper.registry import PluginSet
+
+    return PluginSet()
+
+
+def definitions_of(path: str, source: str) -> list[Span]:
+    """A file's spans: :func:`definitions` (``ast``) for Python, :func:`tag_definitions` for
+    the other languages."""
+    return definitions(source) if path.endswith(".py") else tag_definitions(path, source)
 
 
 def innermost(spans: Sequence[Span], line: int) -> Span | None:

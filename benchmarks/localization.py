@@ -73,6 +73,10 @@ DEFAULT_DATA = locsets.DEFAULT_DATA
 DEFAULT_OUTPUT = REPO_ROOT / "docs" / "localization.md"
 #: gold spans of tasks whose line has none (written by benchmarks/gold_spans.py)
 DEFAULT_SPANS = HERE / "data" / "localization_gold_spans.jsonl"
+#: gold spans of a larger set's tasks without a gold patch (written by benchmarks/fix_spans.py)
+FIX_SPANS = HERE / "data" / "fix_spans-{set}.jsonl"
+#: the pack whose bodies are measured (task text only, no target)
+BODY_BUDGET = 8_000
 SYMBOL_KS = (1, 5, 10)
 MAP_TOKENS = 1024
 KS = (1, 3, 5, 10)
@@ -182,9 +186,41 @@ class PackOutcome:
     others: tuple[int, int] = (0, 0)
     first_seconds: float = 0.0
     repeat_seconds: float = 0.0
+    #: :func:`pack_bodies` of the 8k pack
+    bodies: tuple[str, ...] = ()
 
 
-def measure_pack(problem: str, gold: tuple[str, ...], root: Path, tmp: Path) -> PackOutcome:
+def pack_bodies(pack: Any, spans: Sequence[GoldSpan]) -> tuple[str, ...]:
+    """What ``pack`` shows of each gold span: ``body`` (every line of it), ``signature`` (its
+    first line), ``file`` (its file, not its first line) or ``absent``."""
+    shown = {f.path: {n for a, b in f.spans for n in range(a, b + 1)} for f in pack.files}
+    out = []
+    for g in spans:
+        lines = shown.get(g.path)
+        if lines is None:
+            out.append("absent")
+        elif all(n in lines for n in range(g.start_line, g.end_line + 1)):
+            out.append("body")
+        elif g.start_line in lines:
+            out.append("signature")
+        else:
+            out.append("file")
+    return tuple(out)
+
+
+def measure_set_pack(rm: Any, problem: str, spans: Sequence[GoldSpan]) -> tuple[str, ...]:
+    """:func:`pack_bodies` of the 8k coding pack of the task text (no target), read from the
+    open RepoMap ``rm`` (its state: nothing is extracted again)."""
+    from repomapper.pack import RepoMapper
+
+    m = RepoMapper(rm.root, write=False, env={}, repomap=rm)
+    pack = m.generate_context_pack_sync("loc", problem, [], "coding", BODY_BUDGET)
+    return pack_bodies(pack, spans)
+
+
+def measure_pack(
+    problem: str, gold: tuple[str, ...], root: Path, tmp: Path, spans: Sequence[GoldSpan] = ()
+) -> PackOutcome:
     """The packs of one task (see the module docstring); an error is recorded, never raised."""
     from repomapper.pack import RepoMapper
 
@@ -199,6 +235,8 @@ def measure_pack(problem: str, gold: tuple[str, ...], root: Path, tmp: Path) -> 
             paths = [f.path for f in pack.files]
             pos = [paths.index(g) + 1 for g in gold if g in paths]
             out.at[budget] = (min(pos) if pos else None, len(paths), pack.token_count)
+            if budget == BODY_BUDGET:
+                out.bodies = pack_bodies(pack, spans)
         t = time.perf_counter()
         m.generate_context_pack_sync("loc", problem, [], "coding", 32_000)
         out.repeat_seconds = time.perf_counter() - t
@@ -232,6 +270,39 @@ class Outcome:
     pack: PackOutcome | None = None
     #: ``ranked_symbols`` of the --task map: (path, name, line, end_line), best first
     symbols: list[tuple[str, str, int, int]] = field(default_factory=list)
+    #: per gold span, what the 8k pack (task only) shows of it: body, signature, file (the file
+    #: is in the pack without the span's first line) or absent; empty when not measured
+    pack_bodies: tuple[str, ...] = ()
+    #: the first symbols with their reasons, and the first files with theirs (for ``--dump``)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def distinct_symbols(self) -> list[tuple[str, str, int, int]]:
+        """``symbols`` with each definition once (its first place)."""
+        seen: set[tuple[str, str, int]] = set()
+        out = []
+        for sym in self.symbols:
+            if sym[:3] not in seen:
+                seen.add(sym[:3])
+                out.append(sym)
+        return out
+
+    def symbol_hit(self, k: int) -> bool:
+        """Function-level Acc@k of this task, by the sets' rule for files: every gold span among
+        the first k symbols, or when there are more gold spans than k, the first k all gold."""
+        spans = self.task.gold_spans
+        if not spans:
+            return False
+        if len(spans) > k:
+            first = self.distinct_symbols()[:k]
+            return len(first) == k and all(any(g.matches(*s) for g in spans) for s in first)
+        return (r := self.symbol_rank()) is not None and r <= k
+
+    def first_symbol_rank(self) -> int | None:
+        """1-based place of the first gold span among the distinct symbols."""
+        for i, sym in enumerate(self.distinct_symbols(), 1):
+            if any(g.matches(*sym) for g in self.task.gold_spans):
+                return i
+        return None
 
     def symbol_rank(self) -> int | None:
         """1-based position in ``symbols`` (each definition counted once) by which every gold
@@ -390,6 +461,7 @@ def run_task(
     set_file: Path | None = None,
     mirrors: Path = locsets.DEFAULT_MIRRORS,
     work: Path | None = None,
+    ablation: bool = True,
 ) -> Outcome:
     """One task's rankings. A task of a larger set has its tree written from its mirror (into
     ``work``, where the extraction cache of its repository is kept too), and its test files are
@@ -443,9 +515,15 @@ def run_task(
                         len(shown),
                     )
                 out.symbols = [(s.path, s.name, s.line, s.end_line) for s in result.ranked_symbols]
+                if task.set_task is not None:
+                    out.details = run_details(ranked, result)
                 for name, variant in zip(ABLATIONS, ABLATION_VARIANTS, strict=True):
+                    if not ablation:
+                        break
                     ablated = rm.rank(task=task.problem_statement, disabled_signals=[name])
                     out.rankings[variant] = [f.path for f in ablated.files]
+                if packs and task.set_task is not None and task.gold_spans:
+                    out.pack_bodies = measure_set_pack(rm, task.problem_statement, task.gold_spans)
             finally:
                 rm.close()
             with_task = result
@@ -463,13 +541,104 @@ def run_task(
             for g in task.gold_files:
                 if g not in set(mapped):
                     out.unmapped[g] = why_unmapped(root, g, with_task)
-            if packs:
-                out.pack = measure_pack(task.problem_statement, task.gold_files, root, Path(tmp))
+            if packs and task.set_task is None:
+                out.pack = measure_pack(
+                    task.problem_statement, task.gold_files, root, Path(tmp), task.gold_spans
+                )
+                out.pack_bodies = out.pack.bodies
     except Exception as exc:  # a broken task is an error row, never the end of the run
         out.error = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
         out.rankings.clear()
     out.seconds = time.perf_counter() - start
     return out
+
+
+DETAIL_SYMBOLS = 40
+DETAIL_FILES = 10
+#: files whose definitions ``--dump`` lists with their evidence (to replay the symbol order)
+DETAIL_DEFINITION_FILES = 30
+
+
+def run_details(ranked: Any, result: Any) -> dict[str, Any]:
+    """What ``--dump`` keeps of a task's ranking: its first files and symbols with their
+    reasons, and where every symbol of ``ranked_symbols`` is (to place the gold spans)."""
+
+    def why(rs: Sequence[Any]) -> list[str]:
+        return [f"{r.signal} {r.detail} {r.weight}" for r in rs[:4]]
+
+    return {
+        "files": [
+            {"path": f.path, "score": f.score, "why": why(f.why)}
+            for f in ranked.files[:DETAIL_FILES]
+        ],
+        "symbols": [
+            {
+                "path": s.path,
+                "name": s.name,
+                "scope": s.scope,
+                "kind": s.symbol_kind,
+                "line": s.line,
+                "end_line": s.end_line,
+                "score": s.score,
+                "why": why(s.why),
+            }
+            for s in result.ranked_symbols[:DETAIL_SYMBOLS]
+        ],
+        "definitions": [
+            {
+                "path": f.path,
+                "score": f.score,
+                "named": f.path in ranked.named,
+                "defs": [
+                    [ident, which, evidence, [tag_evidence(ranked, f.path, t) for t in tags]]
+                    for ident, which, evidence in ranked.definitions_in(f.path)
+                    for tags in [ranked._tags(f.path, ident)]
+                ],
+            }
+            for f in ranked.files[:DETAIL_DEFINITION_FILES]
+        ],
+    }
+
+
+def tag_evidence(ranked: Any, path: str, tag: Any) -> list[Any]:
+    """A definition's lines, kind, qualified name and evidence: its score (named, or -1 for an
+    incidental one), its words and the scope lent to it."""
+    from repomapper.relevance.symbols import definition_key
+
+    key = definition_key(path, tag)
+    reasons = ranked.symbol_reasons.get(key, ())
+    lent = {r.signal: r.weight for r in reasons if r.signal in ("words", "scope")}
+    return [
+        tag.start_line,
+        tag.end_line,
+        str(tag.symbol_kind),
+        tag.qualified_name,
+        ranked.symbol_scores.get(key, 0.0),
+        lent.get("words", 0.0),
+        lent.get("scope", 0.0),
+    ]
+
+
+def dump_row(o: Outcome) -> dict[str, Any]:
+    """One task's line of ``--dump``."""
+    st = o.task.set_task
+    ranking = o.rankings.get("repomapper", [])
+    return {
+        "instance_id": o.task.instance_id,
+        "repo": o.task.repo,
+        "dataset": st.dataset if st else "",
+        "error": o.error,
+        "problem_statement": o.task.problem_statement,
+        "gold_files": {
+            g: (ranking.index(g) + 1 if g in ranking else None) for g in o.task.gold_files
+        },
+        "gold_spans": [[g.path, g.name, g.start_line, g.end_line] for g in o.task.gold_spans],
+        "first_gold_symbol": o.first_symbol_rank(),
+        "all_gold_symbols": o.symbol_rank(),
+        "hits": {k: o.symbol_hit(k) for k in SYMBOL_KS},
+        "pack_bodies": list(o.pack_bodies),
+        **o.details,
+    }
 
 
 def metrics(outcomes: Sequence[Outcome], variant: str) -> dict[str, float]:
@@ -540,19 +709,51 @@ def results_rows(
 
 
 RESULT_HEADER = ["variant", *(f"Acc@{k}" for k in KS), "MRR"]
-SYMBOL_HEADER = ["tasks with gold spans", *(f"Acc@{k}" for k in SYMBOL_KS), "in the first 200"]
+SYMBOL_HEADER = [
+    "tasks with gold spans",
+    *(f"Acc@{k}" for k in SYMBOL_KS),
+    "in the first 200",
+    "a gold span in the first " + " / ".join(str(k) for k in SYMBOL_KS),
+]
+BODY_HEADER = [
+    f"a gold body in the {BODY_BUDGET // 1000}k pack",
+    "every gold body",
+    "a gold signature or body",
+]
 
 
-def symbol_rows(outcomes: Sequence[Outcome]) -> list[list[str]]:
-    """Function level: every gold span among the first k of ``ranked_symbols``."""
+def symbol_table(outcomes: Sequence[Outcome]) -> tuple[list[str], list[list[str]]]:
+    """Function level: :meth:`Outcome.symbol_hit` at each k, every gold span among the 200 of
+    ``ranked_symbols``, and when the packs were measured, what the 8k pack shows of them."""
+    bodies = any(o.pack_bodies for o in outcomes)
+    return [*SYMBOL_HEADER, *(BODY_HEADER if bodies else [])], [symbol_cells(outcomes, bodies)]
+
+
+def symbol_cells(outcomes: Sequence[Outcome], bodies: bool = False) -> list[str]:
     ok = [o for o in outcomes if o.error is None and o.task.gold_spans]
     ranks = [o.symbol_rank() for o in ok]
 
-    def share(k: int | None) -> str:
-        hits = sum(1 for r in ranks if r is not None and (k is None or r <= k))
-        return f"{hits / len(ok):.3f}" if ok else "-"
+    def share(hits: int, of: int | None = None) -> str:
+        n = len(ok) if of is None else of
+        return f"{hits / n:.3f}" if n else "-"
 
-    return [[str(len(ok)), *(share(k) for k in SYMBOL_KS), share(None)]]
+    cells = [
+        str(len(ok)),
+        *(share(sum(1 for o in ok if o.symbol_hit(k))) for k in SYMBOL_KS),
+        share(sum(1 for r in ranks if r is not None)),
+        " / ".join(
+            share(sum(1 for o in ok if (r := o.first_symbol_rank()) is not None and r <= k))
+            for k in SYMBOL_KS
+        ),
+    ]
+    if bodies:
+        packed = [o.pack_bodies for o in ok if o.pack_bodies]
+        cells += [
+            share(sum(1 for b in packed if "body" in b), len(packed)),
+            share(sum(1 for b in packed if all(x == "body" for x in b)), len(packed)),
+            share(sum(1 for b in packed if {"body", "signature"} & set(b)), len(packed)),
+        ]
+    return cells
 
 
 TASK_HEADER = [
@@ -703,9 +904,11 @@ def report(outcomes: Sequence[Outcome], command: str, discussion: str) -> str:
         "`benchmarks/gold_spans.py` when the task line has none) at the head of the `ranked_symbols` of",
         "the `--task` map? Acc@k is 1 when every gold span is among the first k symbols (each",
         "definition counted once; a symbol is a gold span when its file and name agree and their",
-        "lines overlap). `ranked_symbols` lists at most 200.",
+        "lines overlap), or when there are more gold spans than k, when the first k are all gold",
+        "spans (the sets' rule for files). `ranked_symbols` lists at most 200. With `--packs`: what",
+        f"the {BODY_BUDGET:,}-token coding pack of the task text (no target) shows of the gold spans.",
         "",
-        md_table(SYMBOL_HEADER, symbol_rows(outcomes), 0),
+        md_table(*symbol_table(outcomes), 0),
         "",
         "## Ablation",
         "",
@@ -826,10 +1029,29 @@ SET_END = "<!-- /SET {key} -->"
 _SET_BLOCK = re.compile(r"<!-- SET (\S+ \S+):.*?<!-- /SET \1 -->\n?", re.S)
 
 
-def set_tasks(set_name: str, data: Path, split: str, sample: int | None) -> list[Task]:
-    """The tasks of a larger set's split (see :mod:`locsets`), as benchmark tasks."""
-    chosen = locsets.select(locsets.load_set(data / locsets.SETS[set_name]), split, sample)
-    return [Task(t.instance_id, t.repo, t.problem_statement, t.gold_files, (), t) for t in chosen]
+def set_tasks(
+    set_name: str, data: Path, split: str, sample: int | None, spans_only: bool = False
+) -> list[Task]:
+    """The tasks of a larger set's split (see :mod:`locsets`), as benchmark tasks, with the gold
+    spans ``benchmarks/fix_spans.py`` found for the tasks without a gold patch (those with one
+    get theirs from it when their tree is written). ``spans_only``: the sample is drawn from
+    the tasks that have gold spans (a gold patch, or a fix with a changed function)."""
+    fixed = load_gold_spans(Path(str(FIX_SPANS).format(set=set_name)))
+    tasks = locsets.load_set(data / locsets.SETS[set_name])
+    if spans_only:
+        tasks = [t for t in tasks if t.gold_patch or fixed.get(t.instance_id)]
+    chosen = locsets.select(tasks, split, sample)
+    return [
+        Task(
+            t.instance_id,
+            t.repo,
+            t.problem_statement,
+            t.gold_files,
+            () if t.gold_patch else fixed.get(t.instance_id, ()),
+            t,
+        )
+        for t in chosen
+    ]
 
 
 def outcome_groups(outcomes: Sequence[Outcome]) -> dict[str, list[Outcome]]:
@@ -870,16 +1092,43 @@ def group_rows(outcomes: Sequence[Outcome], variants: Sequence[str]) -> list[lis
 GROUP_HEADER = ["group", "tasks / repos", *RESULT_HEADER]
 
 
+def symbol_group_table(outcomes: Sequence[Outcome]) -> tuple[list[str], list[list[str]]]:
+    """The function-level table of a set, one row per group of :func:`outcome_groups`."""
+    bodies = any(o.pack_bodies for o in outcomes)
+    header = ["group", "repos", *SYMBOL_HEADER, *(BODY_HEADER if bodies else [])]
+    rows = []
+    for g, os_ in outcome_groups(outcomes).items():
+        with_spans = [o for o in os_ if o.error is None and o.task.gold_spans]
+        if with_spans:
+            repos = str(len({o.task.repo for o in with_spans}))
+            rows.append([g, repos, *symbol_cells(with_spans, bodies)])
+    return header, rows
+
+
+def set_key(set_name: str, split: str, spans_only: bool) -> str:
+    """The key of a set's section: a sample drawn from the tasks with gold spans (function
+    level) has a section of its own beside the file-level one."""
+    return f"{set_name} {split}" + ("/functions" if spans_only else "")
+
+
 def set_section(
-    outcomes: Sequence[Outcome], set_name: str, split: str, sample: int | None, command: str
+    outcomes: Sequence[Outcome],
+    set_name: str,
+    split: str,
+    sample: int | None,
+    command: str,
+    spans_only: bool = False,
+    ablation: bool = True,
 ) -> str:
     ok = [o for o in outcomes if o.error is None]
     errors = [o for o in outcomes if o.error]
-    key = f"{set_name} {split}"
+    key = set_key(set_name, split, spans_only)
     spans = [o for o in ok if o.task.gold_spans]
     parts = [
         SET_START.format(key=key),
-        f"## {set_name}: the {split} repositories",
+        f"## {set_name}: "
+        + ("function level on " if spans_only else "")
+        + f"the {split} repositories",
         "",
         f"`{locsets.SETS[set_name]}`, the {split} side of the split by repository"
         " (`benchmarks/locsets.py`: the repositories of the 22 development tasks choose, every"
@@ -891,6 +1140,7 @@ def set_section(
             if sample
             else ""
         )
+        + (", drawn from the tasks that have gold spans (`--spans-only`)" if spans_only else "")
         + ". Each tree is written at the task's base commit from the repository's mirror;"
         " test files are left out of every ranking; BM25 ranks the same files.",
         "",
@@ -904,22 +1154,37 @@ def set_section(
         "",
         md_table(GROUP_HEADER, group_rows(outcomes, ("repomapper", "bm25")), 2),
         "",
-        "Ablation (each signal off, `RepoMap.rank(task=..., disabled_signals=[name])`):",
-        "",
-        md_table(GROUP_HEADER, group_rows(outcomes, ("repomapper", *ABLATION_VARIANTS)), 2),
-        "",
     ]
+    if ablation:
+        parts += [
+            "Ablation (each signal off, `RepoMap.rank(task=..., disabled_signals=[name])`):",
+            "",
+            md_table(GROUP_HEADER, group_rows(outcomes, ("repomapper", *ABLATION_VARIANTS)), 2),
+            "",
+        ]
     if spans:
         parts += [
-            "Function level (gold spans read from the tasks' gold patches):",
+            "Function level: the functions and classes the fix changed (a SWE-bench row's gold"
+            " patch, else the fixing commit `benchmarks/fix_spans.py` found in the mirror:"
+            " `benchmarks/data/fix_spans-<set>.jsonl`) against the `ranked_symbols` of the"
+            " `--task` map; Acc@k as for files (every gold span among the first k symbols, or"
+            " the first k all gold when there are more)"
+            + (
+                f"; with `--packs`, what the {BODY_BUDGET:,}-token coding pack of the task text"
+                " (no target) shows of them: a gold function's whole body, every one's, or at"
+                " least a signature"
+                if any(o.pack_bodies for o in spans)
+                else ""
+            )
+            + ":",
             "",
-            md_table(SYMBOL_HEADER, symbol_rows(outcomes), 0),
+            md_table(*symbol_group_table(outcomes), 2),
             "",
         ]
     else:
         parts += [
-            "Function level: no task of this side has a gold patch (only the SWE-bench rows do,"
-            " and their repositories choose), so it is not measured here.",
+            "Function level: no task of this sample has gold spans (neither a gold patch nor a"
+            " fixing commit with a changed function), so it is not measured here.",
             "",
         ]
     rows = [
@@ -929,13 +1194,21 @@ def set_section(
             str(o.files_mapped),
             _fmt_rank(o.first_rank("repomapper")),
             _fmt_rank(o.first_rank("bm25")),
+            *(symbol_task_cells(o) if spans else []),
         ]
         for o in ok
     ]
+    header = ["instance", "gold files", "ranked", "repomapper", "bm25"]
+    if spans:
+        header += ["gold spans", "first gold symbol", "all gold symbols by"]
+        if any(o.pack_bodies for o in spans):
+            header.append(f"{BODY_BUDGET // 1000}k pack")
     parts += [
-        "<details><summary>Per task: rank of the first gold file</summary>",
+        "<details><summary>Per task: rank of the first gold file"
+        + (" and of the gold symbols" if spans else "")
+        + "</summary>",
         "",
-        md_table(["instance", "gold files", "ranked", "repomapper", "bm25"], rows, 1),
+        md_table(header, rows, 1),
         "",
         "</details>",
         "",
@@ -947,6 +1220,21 @@ def set_section(
         ]
     parts.append(SET_END.format(key=key))
     return "\n".join(parts) + "\n"
+
+
+def symbol_task_cells(o: Outcome) -> list[str]:
+    """A task's function-level cells: gold spans, the place of the first and of the last."""
+    if not o.task.gold_spans:
+        return ["0", "", ""] + ([""] if o.pack_bodies else [])
+    cells = [
+        str(len(o.task.gold_spans)),
+        _fmt_rank(o.first_symbol_rank()),
+        _fmt_rank(o.symbol_rank()),
+    ]
+    if o.pack_bodies:
+        counts = Counter(o.pack_bodies)
+        cells.append(", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+    return cells
 
 
 def existing_sets(path: Path) -> dict[str, str]:
@@ -1003,6 +1291,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         "the mirrors, reported in its own section of the output",
     )
     ap.add_argument("--split", choices=("choose", "judge", "all"), default="judge")
+    ap.add_argument(
+        "--spans-only",
+        action="store_true",
+        help="a larger set's sample is drawn from the tasks with gold spans (function level)",
+    )
+    ap.add_argument(
+        "--no-ablation", action="store_true", help="a larger set without the ablation rankings"
+    )
+    ap.add_argument(
+        "--dump",
+        type=Path,
+        default=None,
+        help="a larger set: write each task's gold spans, file ranks and first symbols here "
+        "(JSON lines, for reading where the gold function loses)",
+    )
     ap.add_argument("--sample", type=int, default=None, help="at most N tasks per repository")
     ap.add_argument("--mirrors", type=Path, default=locsets.DEFAULT_MIRRORS)
     ap.add_argument(
@@ -1050,7 +1353,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{len(outcomes) - n_err} task(s) scored, {n_err} error(s)")
     print(text_table(RESULT_HEADER, results_rows(outcomes)))
     print()
-    print(text_table(SYMBOL_HEADER, symbol_rows(outcomes)))
+    print(text_table(*symbol_table(outcomes)))
     print()
     print(text_table(RESULT_HEADER, results_rows(outcomes, ("repomapper", *ABLATION_VARIANTS))))
     print()
@@ -1078,7 +1381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def main_set(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     """A larger set's split: run, print, and write its section of the report."""
-    tasks = set_tasks(args.set, locsets.DEFAULT_DATA, args.split, args.sample)
+    tasks = set_tasks(args.set, locsets.DEFAULT_DATA, args.split, args.sample, args.spans_only)
     if args.only:
         wanted = {s.strip() for s in args.only.split(",") if s.strip()}
         tasks = [t for t in tasks if t.instance_id in wanted]
@@ -1088,23 +1391,35 @@ def main_set(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     started = time.perf_counter()
     for n, task in enumerate(tasks, 1):
         o = run_task(
-            task, Path(), args.jobs, set_file=set_file, mirrors=args.mirrors, work=args.work
+            task,
+            Path(),
+            args.jobs,
+            args.packs,
+            set_file=set_file,
+            mirrors=args.mirrors,
+            work=args.work,
+            ablation=not args.no_ablation,
         )
         log(
             f"[{n}/{len(tasks)}] {task.instance_id}: "
             + (
                 o.error
                 or f"repomapper {_fmt_rank(o.first_rank('repomapper'))}, "
-                f"bm25 {_fmt_rank(o.first_rank('bm25'))} ({o.seconds:.1f}s)"
+                f"bm25 {_fmt_rank(o.first_rank('bm25'))}, gold symbols "
+                f"{_fmt_rank(o.first_symbol_rank())} / {_fmt_rank(o.symbol_rank())}"
+                + (f", pack {'/'.join(o.pack_bodies)}" if o.pack_bodies else "")
+                + f" ({o.seconds:.1f}s)"
             )
         )
         outcomes.append(o)
+        if args.dump is not None:
+            with args.dump.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(dump_row(o), sort_keys=True) + "\n")
     log(f"done: {len(outcomes)} task(s) in {time.perf_counter() - started:.0f}s")
-    print(
-        text_table(GROUP_HEADER, group_rows(outcomes, ("repomapper", "bm25", *ABLATION_VARIANTS)))
-    )
+    variants = ("repomapper", "bm25", *(() if args.no_ablation else ABLATION_VARIANTS))
+    print(text_table(GROUP_HEADER, group_rows(outcomes, variants)))
     print()
-    print(text_table(SYMBOL_HEADER, symbol_rows(outcomes)))
+    print(text_table(*symbol_group_table(outcomes)))
     if not args.no_write:
         shown = [
             "python",
@@ -1113,10 +1428,16 @@ def main_set(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
         ]
         output = args.output if args.output.is_absolute() else Path.cwd() / args.output
         sets = existing_sets(output)
-        sets[f"{args.set} {args.split}"] = (
-            set_section(outcomes, args.set, args.split, args.sample, shlex.join(shown)).rstrip("\n")
-            + "\n"
+        section = set_section(
+            outcomes,
+            args.set,
+            args.split,
+            args.sample,
+            shlex.join(shown),
+            args.spans_only,
+            not args.no_ablation,
         )
+        sets[set_key(args.set, args.split, args.spans_only)] = section.rstrip("\n") + "\n"
         text = output.read_text(encoding="utf-8") if output.is_file() else ""
         output.write_text(with_sets(text, sets), encoding="utf-8")
         log(f"wrote {output}")

@@ -290,23 +290,34 @@ def patch_old_lines(patch: str) -> dict[str, list[int]]:
 
 
 def gold_spans_from_patch(
-    patch: str, root: Path, gold: Sequence[str]
+    patch: str,
+    root: Path | None,
+    gold: Sequence[str],
+    read: Callable[[str], str | None] | None = None,
+    languages: bool = False,
 ) -> list[tuple[str, str, int, int]]:
     """The functions and classes (path, qualified name, first line, last line) of the tree at
-    ``root`` that the patch's changed lines fall in (Python gold files only; see
+    ``root`` (or of the files ``read(path)`` gives) that the patch's changed lines fall in (see
     ``benchmarks/gold_spans.py`` for the rules: the innermost definition, nested functions
-    counted as their outer one, a class only when its own body changed)."""
-    from gold_spans import definitions, innermost
+    counted as their outer one, a class only when its own body changed). Python gold files
+    only, unless ``languages``: then every language repomapper's backends give definitions with
+    line ranges for (``gold_spans.tag_definitions``)."""
+    from gold_spans import definitions_of, innermost
+
+    def from_root(path: str) -> str | None:
+        try:
+            return (root / path).read_text("utf-8", errors="replace") if root else None
+        except OSError:
+            return None
 
     out: list[tuple[str, str, int, int]] = []
     for path, lines in sorted(patch_old_lines(patch).items()):
-        if path not in gold or not path.endswith(".py"):
+        if path not in gold or not (languages or path.endswith(".py")):
             continue
-        try:
-            source = (root / path).read_text("utf-8", errors="replace")
-        except OSError:
+        source = (read or from_root)(path)
+        if source is None:
             continue
-        spans = definitions(source)
+        spans = definitions_of(path, source)
         names: list[tuple[str, int, int]] = []
         for line in lines:
             s = innermost(spans, line)

@@ -105,9 +105,10 @@ def test_the_function_the_words_describe_leads_and_incidentals_come_last(printer
     assert min(incidental_at) > max(others), order
 
 
-def test_an_incidental_symbol_leads_when_the_task_names_it(printer):
+def test_an_incidental_symbol_the_task_names_comes_after_the_function_that_uses_it(printer):
+    # the attribute says where to look; the method that reads it is what a fix changes
     order = symbols_of(printer, "A subclass's own `printmethod` is ignored")
-    assert order[0] == "printmethod"
+    assert order[:2] == ["doprint", "printmethod"], order
     assert order.index("_print_pow") < order.index("parens")
 
 
@@ -370,3 +371,61 @@ def test_a_nested_helper_comes_last_even_when_a_function_shares_its_name(make_tr
         if s.name not in INCIDENTALS or (s.name == "parens" and not s.scope)
     ]
     assert len(nested) == 3 and min(nested) > max(others), [(s.name, s.scope) for s in got]
+
+
+def test_a_long_body_is_no_evidence_against_its_function():
+    """Body term counts are not normalized by length: a long function with the task's terms is
+    as much evidence as a short one (changes land in long functions more often)."""
+    long_body = 60
+    defs = {
+        "m.py": [
+            _tag("alpha", SymbolKind.FUNCTION, start=1, end=3),
+            _tag("beta", SymbolKind.FUNCTION, start=4, end=4 + long_body),
+        ]
+    }
+    text = "def alpha():\n    retry_timeout()\n\ndef beta():\n    retry_timeout()\n"
+    text += "    pass\n" * long_body
+    idf = {"retry": 2.0, "timeout": 2.0}
+    got = score_symbols([("m.py", 1.0)], defs, {}, {}, idf, read=lambda p: text.encode())
+
+    def evidence(key):
+        return task_evidence(got.scores.get(key, 0.0), got.reasons.get(key, ()))
+
+    assert evidence(("m.py", "beta", 4)) == pytest.approx(evidence(("m.py", "alpha", 1)))
+
+
+def test_a_class_comes_after_its_method_that_has_evidence_of_its_own():
+    """What the words say of a class is most often about one of its methods: the class keeps
+    OWNER_SHARE of its evidence, so the method the words also describe comes first."""
+    defs = {
+        "m.py": [
+            _tag("RetryPolicy", SymbolKind.CLASS, start=1, end=9, doc="Retry with a timeout."),
+            _tag("backoff", SymbolKind.METHOD, "RetryPolicy", start=2, end=4, doc="Wait."),
+        ]
+    }
+    idf = {"retry": 2.0, "timeout": 2.0, "policy": 1.0, "backoff": 3.0}
+    got = score_symbols([("m.py", 1.0)], defs, {}, {}, idf)
+
+    def evidence(key):
+        return task_evidence(got.scores.get(key, 0.0), got.reasons.get(key, ()))
+
+    cls, method = ("m.py", "RetryPolicy", 1), ("m.py", "RetryPolicy.backoff", 2)
+    # the class matches more of the words, yet keeps only OWNER_SHARE of them
+    assert evidence(cls) == pytest.approx(OWNER_SHARE * WORDS_WEIGHT)
+    assert evidence(method) > evidence(cls)
+
+
+def test_a_coding_pack_shows_the_body_of_the_function_the_words_describe(printer):
+    from repomapper import RepoMapper
+
+    task = "Printing a power loses the brackets around a negative exponent"
+    m = RepoMapper(printer, env={}, use_cache=False)
+    try:
+        coding = m.generate_context_pack_sync("t", task, [], "coding", 4000)
+        planning = m.generate_context_pack_sync("t", task, [], "planning", 4000)
+    finally:
+        m.close()
+    body = "        exponent = expr.exp"
+    assert body in next(f.content for f in coding.files if f.path == "printing/pretty.py")
+    # a planner reads outlines: no body beyond the targets
+    assert all(body not in f.content for f in planning.files)

@@ -2,7 +2,8 @@
 dependency graph.
 
 1. Seeds: the targets, the files the task names (path, module, traceback frame), the relevance
-   model's best files and the symbols the task names.
+   model's best files and the symbols the task names; for roles that read bodies, the first
+   functions of the task's symbol ranking are shown whole (not seeds).
 2. Expansion: dependencies of the seed symbols (depth-limited), dependents (by role), base
    classes and interfaces of what is used (``inheritance`` edges; 0.7 for the seeds' own bases,
    deeper ones count as indirect), tests of the targets (test
@@ -23,8 +24,10 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..ranked import RankedRepository
+from ..model import SymbolKind
+from ..ranked import RankedRepository, map_items
 from ..relevance.roles import tested_stem
+from ..relevance.symbols import definition_key, task_evidence
 from .links import SymbolLinks, is_test
 from .models import DependencyInfo, split_symbol_id, symbol_id
 from .roles import RolePolicy
@@ -42,6 +45,12 @@ MAX_TASK_SYMBOLS = 8
 TASK_SYMBOL_CUT = 0.5
 #: seed symbols per target file whose dependents are followed (the first in line order)
 MAX_DEPENDENT_SEEDS = 40
+#: functions of the task's symbol ranking shown whole: the first this many with task evidence
+#: of their own, among the ranking's first ``RANKED_BODY_WINDOW`` entries (the function-level
+#: measure asks for the changed function among the first five)
+MAX_RANKED_BODIES = 5
+RANKED_BODY_WINDOW = 20
+_FUNCTIONS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD})
 MAX_REASONS = 6
 
 
@@ -102,6 +111,7 @@ def select(
     work.seed_named_files()
     work.seed_task_symbols()
     work.seed_relevance()
+    work.show_ranked_bodies()
     work.follow_dependencies(max_depth)
     work.follow_dependents()
     work.add_tests_by_name()
@@ -212,6 +222,39 @@ class _Selector:
                     if s.name == ident:
                         sid = symbol_id(rf.path, s.qualified_name)
                         c.symbol(sid, RELEVANCE_WEIGHT * e, "ranked for the task", False)
+
+    def show_ranked_bodies(self) -> None:
+        """The functions the task's symbol ranking puts first (the map's order), with task
+        evidence of their own, are shown whole: the one a task is about is most often among
+        them, and its signature alone does not show what it does. Not seeds: what they use is
+        not followed. Only for the roles that read bodies beyond the targets (coding,
+        debugging: those that show the bodies of dependencies)."""
+        if not self.ranked.task or not self.policy.dependency_bodies:
+            return
+        shown = 0
+        for n, item in enumerate(map_items(self.ranked)):
+            if n >= RANKED_BODY_WINDOW or shown >= MAX_RANKED_BODIES:
+                return
+            path = item.path
+            if item.ident is None or path not in self.files or path in self.view.left_out:
+                continue
+            for tag in item.shown(self.ranked.table.definitions.get((path, item.ident), ())):
+                key = definition_key(path, tag)
+                evidence = task_evidence(
+                    self.ranked.symbol_scores.get(key, 0.0), self.ranked.symbol_reasons.get(key, ())
+                )
+                if str(tag.symbol_kind) not in _FUNCTIONS or evidence <= 0:
+                    continue
+                c = self.cand(path)
+                e = self.evidence.get(path, 0.0)
+                c.add(RELEVANCE_WEIGHT * e, "relevance model: ranked for the task")
+                c.symbol(
+                    symbol_id(path, tag.qualified_name),
+                    RELEVANCE_WEIGHT * e,
+                    "ranked for the task",
+                    True,
+                )
+                shown += 1
 
     # -- expansion ---------------------------------------------------------------------------------
     def follow_dependencies(self, max_depth: int) -> None:
