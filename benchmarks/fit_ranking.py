@@ -110,6 +110,8 @@ class Task:
         self.hub = row["hub"]
         self.family = [family_of(p) or "" for p in self.paths]
         self.declarations = any(declaration_suffix(p) for p in self.paths)
+        #: :func:`pairs` against each baseline, made once
+        self.pairs_made: dict[tuple[bytes, float], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def gid(self, layout: Layout) -> np.ndarray:
         """Each candidate's weight set under ``layout``: 0 the default, 1 + the group's index."""
@@ -171,6 +173,13 @@ def metrics(ranks: Sequence[Mapping[str, int | None]]) -> dict[str, float]:
 def pairs(task: Task, w0: np.ndarray, role0: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(gold rows, negative rows, as index arrays into task.x) for the gold files that are
     candidates, against the best NEGATIVES other candidates by the dump's weights."""
+    key = (w0.tobytes(), role0)
+    if key not in task.pairs_made:  # the same baseline is asked again for every fold and grid point
+        task.pairs_made[key] = _pairs(task, w0, role0)
+    return task.pairs_made[key]
+
+
+def _pairs(task: Task, w0: np.ndarray, role0: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     idx = {p: i for i, p in enumerate(task.paths)}
     gold = [idx[g] for g in task.gold if g in idx]
     if not gold:
@@ -263,21 +272,49 @@ def fit_once(
 def _fit_listwise(lists: Sequence[tuple[np.ndarray, float]], l2: float) -> np.ndarray:
     """Softmax cross-entropy of each gold file against its task's negatives (ListNet with one
     relevant item): closer to what Acc@1 and MRR reward than independent pairs."""
-    total = sum(c for _, c in lists)
+    padded = PaddedLists([x for x, _ in lists], [c for _, c in lists])
 
     def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
-        value = 0.0
-        grad = np.zeros_like(w)
-        for x, c in lists:
-            s = x @ w
-            top = s.max()
-            e = np.exp(s - top)
-            z = e.sum()
-            value += c * (top + math.log(z) - s[0])
-            grad += c * ((e / z) @ x - x[0])
-        return value / total + l2 * (w @ w), grad / total + 2.0 * l2 * w
+        value, grad = padded.loss(w)
+        return value + l2 * (w @ w), grad + 2.0 * l2 * w
 
     return _minimize_nonnegative(loss)
+
+
+class PaddedLists:
+    """Lists of candidate rows (the gold file's first) padded into one array, so the listwise
+    loss and its gradient are a few array operations rather than a Python loop per list."""
+
+    def __init__(
+        self,
+        xs: Sequence[np.ndarray],
+        weights: Sequence[float],
+        offsets: Sequence[np.ndarray] | None = None,
+    ):
+        n = max(len(x) for x in xs)
+        d = xs[0].shape[1]
+        self.x = np.zeros((len(xs), n, d))
+        self.offset = np.zeros((len(xs), n))
+        self.mask = np.zeros((len(xs), n), dtype=bool)
+        for i, x in enumerate(xs):
+            self.x[i, : len(x)] = x
+            self.mask[i, : len(x)] = True
+            if offsets is not None:
+                self.offset[i, : len(x)] = offsets[i]
+        self.c = np.asarray(weights, dtype=float)
+        self.total = float(self.c.sum())
+
+    def loss(self, w: np.ndarray) -> tuple[float, np.ndarray]:
+        """The weighted mean softmax cross-entropy of the first row of each list, and its
+        gradient in ``w``."""
+        s = np.where(self.mask, self.x @ w + self.offset, -np.inf)
+        top = s.max(axis=1)
+        e = np.exp(s - top[:, None])
+        z = e.sum(axis=1)
+        value = float((self.c * (top + np.log(z) - s[:, 0])).sum()) / self.total
+        p = self.c[:, None] * e / z[:, None]
+        grad = (np.einsum("ln,lnd->d", p, self.x) - self.c @ self.x[:, 0, :]) / self.total
+        return value, grad
 
 
 # --------------------------------------------------------------------------------------------
@@ -365,23 +402,17 @@ def fit_groups(
             lists.append((wide, offset, float(t.row["weight"]) / len(golds)))
     if not lists:
         return out
-    total = sum(c for _, _, c in lists)
+    padded = PaddedLists(
+        [x for x, _, _ in lists], [c for _, _, c in lists], [o for _, o, _ in lists]
+    )
     center = np.tile(shared, len(layout))
 
     def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
-        value = 0.0
-        grad = np.zeros_like(w)
-        for x, off, c in lists:
-            s = x @ w + off
-            top = s.max()
-            e = np.exp(s - top)
-            z = e.sum()
-            value += c * (top + math.log(z) - s[0])
-            grad += c * ((e / z) @ x - x[0])
+        value, grad = padded.loss(w)
         d = w - center
         return (
-            value / total + l2 * (w @ w) + tau * (d @ d),
-            grad / total + 2.0 * l2 * w + 2.0 * tau * d,
+            value + l2 * (w @ w) + tau * (d @ d),
+            grad + 2.0 * l2 * w + 2.0 * tau * d,
         )
 
     res = minimize(

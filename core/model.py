@@ -421,10 +421,14 @@ class Reason:
 
     Signals: ``path``, ``traceback``, ``module``, ``qualified_name``, ``quoted_name``,
     ``error_class``, ``identifier``, ``file_stem`` (the task names the file or its symbols);
-    ``lexical`` (BM25F over the file's path, names, docstrings and text; ``detail`` lists the best
-    terms); ``graph`` (personalized PageRank from the files the task points at); ``tests`` (a test
-    file the task matches tests this file); ``demoted`` (a test, example, doc or vendored file for a
-    task that is not about them); ``pagerank`` (no task: the file's rank in the reference graph)."""
+    ``lexical`` (the task's words in the file's path, names, docstrings and text; ``detail`` lists
+    the best terms); ``graph`` (near the files the task points at, over references and imports);
+    ``folder`` (other files of its folder match the task); ``uses`` (it uses names the task writes
+    that other files define; ``detail`` lists them); ``tests`` (a test file the task matches tests
+    this file); ``pair`` (a declaration file and its implementation); ``demoted`` (a test,
+    example, doc or vendored file for a task that is not about them); ``pagerank`` (no task: the
+    file's rank in the reference graph). For a task, the weight of ``lexical``, ``graph``,
+    ``folder`` and ``uses`` is their fitted share of the file's score."""
 
     signal: str
     detail: str

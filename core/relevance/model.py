@@ -121,7 +121,8 @@ def rank_task(
     reasons: dict[str, list[Reason]] = defaultdict(list)
     index = PathIndex(paths)
     explicit = _explicit(query, index, files, table, disabled, reasons)
-    lex_score, idf, lex_views = _lexical(query, lexical, disabled, reasons)
+    terms_of: dict[str, str] = {}
+    lex_score, idf, lex_views = _lexical(query, lexical, disabled, terms_of)
     seed: defaultdict[str, float] = defaultdict(float)
     for p in sorted(explicit.files):
         if (s := explicit.file_score(p)) > 0:
@@ -138,16 +139,12 @@ def rank_task(
         values["graph_named"] = named_walk
     if in_title := _stem_in_title(query, index, idf):
         values["stem_title"] = in_title
-    if refs := _references_to_named(query, table, disabled):
+    uses: dict[str, list[str]] = defaultdict(list)
+    if refs := _references_to_named(query, table, disabled, uses):
         values["ref_name"] = refs
     if "explicit" in disabled:
         values.pop("stem_specific", None)
-    for p, g in graph_score.items():
-        if g >= 0.05:
-            own = {k: values[k].get(p, 0.0) for k in ("graph_plain", "graph_hub")}
-            w = weights.for_path(p).score(own)
-            if round(w, 4) > 0:
-                reasons[p].append(Reason("graph", "near the files the task points at", round(w, 4)))
+    _fitted_reasons(values, weights, terms_of, uses, reasons)
     demoted = _demoted(query, paths, explicit.named, disabled)
     ranked = _combine(paths, values, demoted, prior, weights, reasons)
     symbols = _score_symbols(ranked, files, paths, explicit, idf, lexical)
@@ -188,11 +185,12 @@ def _lexical(
     query: TaskQuery,
     lexical: LexicalIndex,
     disabled: frozenset[str],
-    reasons: dict[str, list[Reason]],
+    terms_of: dict[str, str],
 ) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, float]]]:
     """BM25F normalized to the best file, each found term's IDF, and the lexical features
-    beside it (:data:`LEXICAL_VIEWS`: each field alone, the title's and the prose's terms, the
-    file's length), each normalized to its best file."""
+    beside it (each field alone, the title's, the prose's and the code names' terms, the share
+    of the terms, the folder's best match, the file's length), each normalized to its best file;
+    ``terms_of`` receives each matching file's best terms (for its reason)."""
     if "lexical" in disabled:
         return {}, {}, {}
     found = lexical.match(
@@ -200,9 +198,8 @@ def _lexical(
         {"title": query.title_terms, "prose": query.prose_terms, "names": query.name_terms},
     )
     scores = _norm(found.scores)
-    for p, s in scores.items():
-        top_terms = ", ".join(t for t, _ in found.contrib.get(p, [])[:6])
-        reasons[p].append(Reason("lexical", top_terms, round(s, 4)))
+    for p in scores:
+        terms_of[p] = ", ".join(t for t, _ in found.contrib.get(p, [])[:6])
     views = {f"lex_{name}": _norm(found.fields[name]) for name in LEXICAL_FIELDS}
     views["lex_title"] = _norm(found.parts["title"])
     views["lex_prose"] = _norm(found.parts["prose"])
@@ -213,6 +210,63 @@ def _lexical(
     views["size"] = {p: size[p] for p in scores if size.get(p)}
     views["lex_size"] = {p: s * size[p] for p, s in scores.items() if s * size.get(p, 0.0)}
     return scores, found.idf, {k: v for k, v in views.items() if v}
+
+
+#: The reason each fitted feature's share of a file's score is shown under (the explicit
+#: evidence shows its own reasons, one per reference the task makes).
+_REASON_OF_FEATURE = {
+    **dict.fromkeys(
+        (
+            "lex_plain",
+            "lex_hub",
+            "lex_rr",
+            "lex_path",
+            "lex_names",
+            "lex_docs",
+            "lex_body",
+            "lex_title",
+            "lex_prose",
+            "lex_ident",
+            "lex_cover",
+            "size",
+            "lex_size",
+        ),
+        "lexical",
+    ),
+    "graph_plain": "graph",
+    "graph_hub": "graph",
+    "graph_named": "graph",
+    "lex_dir": "folder",
+    "ref_name": "uses",
+}
+
+
+def _fitted_reasons(
+    values: Mapping[str, Mapping[str, float]],
+    weights: LanguageWeights,
+    terms_of: Mapping[str, str],
+    uses: Mapping[str, list[str]],
+    reasons: dict[str, list[Reason]],
+) -> None:
+    """A reason per signal the fit weighs (lexical, graph, folder, uses), worth its features'
+    weighted share of the file's score, with what matched."""
+    shares: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for feature, signal in _REASON_OF_FEATURE.items():
+        for p, v in values.get(feature, {}).items():
+            shares[p][signal] += weights.for_path(p).weights[feature] * v
+    for p in sorted(shares):
+        for signal, w in sorted(shares[p].items()):
+            if round(w, 4) <= 0:
+                continue
+            if signal == "lexical":
+                detail = terms_of.get(p, "")
+            elif signal == "graph":
+                detail = "near the files the task points at"
+            elif signal == "folder":
+                detail = "other files of its folder match the task"
+            else:
+                detail = ", ".join(sorted(uses.get(p, ()))[:6])
+            reasons[p].append(Reason(signal, detail, round(w, 4)))
 
 
 def _coverage(
@@ -244,7 +298,10 @@ def _directory_best(scores: Mapping[str, float]) -> dict[str, float]:
 
 
 def _references_to_named(
-    query: TaskQuery, table: SymbolTable, disabled: frozenset[str]
+    query: TaskQuery,
+    table: SymbolTable,
+    disabled: frozenset[str],
+    names_of: dict[str, list[str]],
 ) -> dict[str, float]:
     """Files that use the code names the task writes (compound identifiers, names in backticks,
     error classes) and some file defines: the reporter names what they call, the fix is often
@@ -262,6 +319,7 @@ def _references_to_named(
         users = {f: n for f, n in users.items() if f not in definers}
         for f in users:
             out[f] += 1.0 / len(users)
+            names_of[f].append(word)
     return {f: min(1.0, v) for f, v in out.items() if v > 0}
 
 
