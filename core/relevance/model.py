@@ -26,6 +26,7 @@ the fit reads. Each definition of the best files is then scored by its own evide
 
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -250,23 +251,35 @@ def _fitted_reasons(
 ) -> None:
     """A reason per signal the fit weighs (lexical, graph, folder, uses), worth its features'
     weighted share of the file's score, with what matched."""
-    shares: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    shares: dict[tuple[str, str], float] = defaultdict(float)
+    one_set = weights.default if not weights.groups else None
     for feature, signal in _REASON_OF_FEATURE.items():
+        if one_set is not None:
+            w = one_set.weights[feature]
+            if w:
+                for p, v in values.get(feature, {}).items():
+                    shares[p, signal] += w * v
+            continue
         for p, v in values.get(feature, {}).items():
-            shares[p][signal] += weights.for_path(p).weights[feature] * v
-    for p in sorted(shares):
-        for signal, w in sorted(shares[p].items()):
-            if round(w, 4) <= 0:
-                continue
-            if signal == "lexical":
-                detail = terms_of.get(p, "")
-            elif signal == "graph":
-                detail = "near the files the task points at"
-            elif signal == "folder":
-                detail = "other files of its folder match the task"
-            else:
-                detail = ", ".join(sorted(uses.get(p, ()))[:6])
-            reasons[p].append(Reason(signal, detail, round(w, 4)))
+            shares[p, signal] += weights.for_path(p).weights[feature] * v
+    for (p, signal), w in sorted(shares.items()):
+        if round(w, 4) > 0:
+            reasons[p].append(
+                Reason(signal, _reason_detail(signal, p, terms_of, uses), round(w, 4))
+            )
+
+
+def _reason_detail(
+    signal: str, path: str, terms_of: Mapping[str, str], uses: Mapping[str, list[str]]
+) -> str:
+    """What a fitted signal's reason says of ``path``."""
+    if signal == "lexical":
+        return terms_of.get(path, "")
+    if signal == "graph":
+        return "near the files the task points at"
+    if signal == "folder":
+        return "other files of its folder match the task"
+    return ", ".join(sorted(uses.get(path, ()))[:6])
 
 
 def _coverage(
@@ -290,10 +303,10 @@ def _directory_best(scores: Mapping[str, float]) -> dict[str, float]:
     for members in by_dir.values():
         if len(members) < 2:
             continue
-        members.sort(key=lambda x: (-x[0], x[1]))
-        (best, best_path), (second, _) = members[0], members[1]
+        # the best and the second best (ties by path): each file's best other is one of them
+        best, second = heapq.nsmallest(2, members, key=lambda x: (-x[0], x[1]))
         for _, p in members:
-            out[p] = second if p == best_path else best
+            out[p] = second[0] if p == best[1] else best[0]
     return {p: v for p, v in out.items() if v > 0}
 
 
@@ -501,8 +514,12 @@ def _combine(
     scores: dict[str, float] = {}
     graph_part: dict[str, float] = {}
     rest_part: dict[str, float] = {}
+    by_file: dict[str, dict[str, float]] = defaultdict(dict)
+    for k, v in values.items():
+        for p, x in v.items():
+            by_file[p][k] = x
     for p in paths:
-        own = {k: v[p] for k, v in values.items() if p in v}
+        own = by_file.get(p, {})
         fw = weights.for_path(p)
         s = fw.score(own)
         g = fw.score({k: x for k, x in own.items() if k in _GRAPH_FEATURES})

@@ -23,6 +23,7 @@ its sources apart from its public headers (``include/foo.h`` and ``src/foo.c``,
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -122,7 +123,17 @@ def _sibling_folders(folder: str) -> list[str]:
 def declaration_pairs(paths: Iterable[str]) -> dict[str, tuple[str, ...]]:
     """Each declaration file among ``paths`` that has an implementation -> its implementations:
     those in its own folder, else those in the nearest sibling source folder."""
-    paths = sorted(paths)
+    return dict(_pairs_of(frozenset(paths)))
+
+
+@functools.lru_cache(maxsize=4)
+def _pairs_of(paths: frozenset[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """:func:`declaration_pairs` of one set of paths, made once: every task ranked over the same
+    files asks for the same pairs."""
+    return tuple(sorted(_find_pairs(sorted(paths)).items()))
+
+
+def _find_pairs(paths: list[str]) -> dict[str, tuple[str, ...]]:
     implementations: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
     for p in paths:
         split = _split(p)

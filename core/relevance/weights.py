@@ -155,6 +155,8 @@ class LanguageWeights:
 
     def for_path(self, path: str) -> RankingWeights:
         """The set that scores ``path``: its family's group's, else the default."""
+        if not self.members:  # one set for every file (the shipped fit)
+            return self.default
         group = self.members.get(family_of(path) or "")
         return self.groups[group] if group is not None else self.default
 
