@@ -151,6 +151,9 @@ class _Clock:
     def perf_counter(self) -> float:
         return self.now
 
+    def process_time(self) -> float:
+        return self.now
+
 
 def _cached_quadratic_plugin(clock: _Clock, key_of, calls: list[SourceFile]):
     """A backend whose work is quadratic in the lines, behind a module-level cache."""
