@@ -365,3 +365,23 @@ def test_a_deleted_current_directory_is_one_line(run, tmp_path, monkeypatch):
     assert r.exit_code == 2 and _stderr_lines(r) == [
         "repomapper: error: .: cannot be used: No such file or directory"
     ]
+
+
+def test_python_dash_m_runs_the_command(pyrepo, tmp_path):
+    """``python -m repomapper`` is the installed command (its map and its exit code)."""
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "repomapper", "map", str(pyrepo), "--tokens", "512"]
+    done = subprocess.run(
+        [*args, "--cache-dir", str(tmp_path / "c")], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "shop/money.py:" in done.stdout
+    missing = subprocess.run(
+        [sys.executable, "-m", "repomapper", "map", str(tmp_path / "absent")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert missing.returncode != 0 and missing.stderr
