@@ -27,6 +27,8 @@ from .model import FileSymbols, Tag, tag_facts
 if TYPE_CHECKING:
     import networkx as nx
 
+    from .tablearrays import TableArrays
+
 #: Edges into data definitions (variables, constants, fields) weigh this much: backends report
 #: them for completeness, but a map should be led by the classes and functions an API is made of.
 DATA_DEFINITION_FACTOR = 0.1
@@ -72,6 +74,9 @@ class SymbolTable:
     #: file -> its identifiers with a top-level class or function (not data), sorted
     top_level: MutableMapping[str, tuple[str, ...]] = field(default_factory=dict)
     _external: MutableMapping[str, dict[str, int]] = field(default_factory=dict, repr=False)
+    #: the arrays the table answers from, while it is the table they make (an update makes
+    #: a table of its own, without them): see :mod:`repomapper.tablearrays`
+    arrays: TableArrays | None = field(default=None, repr=False, compare=False)
 
     def kind_factor(self, definer: str, ident: str) -> float:
         return DATA_DEFINITION_FACTOR if (definer, ident) in self.data_only else 1.0

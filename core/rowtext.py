@@ -71,6 +71,10 @@ class _Lazy(MadeOnRead[T], Generic[T, S]):
     def _rows(self) -> tuple[str, Sequence[T]]:
         return self._path, self._all()
 
+    def made(self) -> Sequence[T]:
+        """The items, made if they were not yet."""
+        return self._all()
+
     def __len__(self) -> int:
         return len(self._all())
 

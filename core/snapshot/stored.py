@@ -8,13 +8,12 @@ import io
 import logging
 import operator
 import os
-from bisect import bisect_left
 from collections.abc import Mapping
 from typing import Any, BinaryIO
 
 from ..cache import CacheKey
 from ..codedigest import made_by
-from ..definitions import _names, _starts
+from ..tablearrays import TableArrays
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +31,22 @@ def state_version() -> int:
     made = hashlib.blake2b(f"{VERSION}-{made_by('state')}".encode(), digest_size=7).digest()
     return int.from_bytes(made, "big")
 
+
+#: the stored arrays of the symbol table (see :class:`~repomapper.tablearrays.TableArrays`)
+_TABLE_ARRAYS = (
+    "def_n",
+    "def_file",
+    "def_data",
+    "def_unref",
+    "ref_n",
+    "ref_file",
+    "ref_count",
+    "tg_n",
+    "tg_ref",
+    "tg_count",
+    "tl_n",
+    "tl_names",
+)
 
 #: (path, digest, backends) of a file, what its cache row is keyed by
 Content = tuple[str, str, str]
@@ -70,52 +85,23 @@ class Stored:
         for k in ("prior", "out_weight", "di_counts", "di_tops", "tl_n"):
             if a[k].shape != (n,):
                 raise ValueError(f"{k} does not match the file list")
-        self.names = _unstrings(a["names"])
-        if not all(map(operator.lt, self.names, self.names[1:])):  # looked up by bisection
+        names = _unstrings(a["names"])
+        if not all(map(operator.lt, names, names[1:])):  # looked up by bisection
             raise ValueError("names are not sorted and distinct")
-        m = len(self.names)
-        for k in ("def_n", "ref_n", "tg_n"):
-            if a[k].shape != (m,):
-                raise ValueError(f"{k} does not match the names")
-        self.def_at = _starts(a["def_n"])
-        self.ref_at = _starts(a["ref_n"])
-        self.tg_at = _starts(a["tg_n"])
-        self.tg_files_at = _starts(a["tg_count"])
-        self.tl_at = _starts(a["tl_n"])
-        self.name_objects = _names(self.names)
-        self.tl_names = self.named(a["tl_names"], int(self.tl_at[-1]))
-        self.tg_files = _unstrings(a["tg_files"], int(self.tg_files_at[-1]))
-        checks = (
-            ("def_file", "def_at", ("def_data", "def_unref")),
-            ("ref_file", "ref_at", ("ref_count",)),
-            ("tg_ref", "tg_at", ("tg_count",)),
+        self.table = TableArrays(
+            self.files,
+            names,
+            {
+                **{k: a[k] for k in _TABLE_ARRAYS},
+                "tg_files": _unstrings(a["tg_files"]),
+            },
         )
-        for index, starts, parallel in checks:
-            total = int(getattr(self, starts)[-1])
-            for k in (index, *parallel):
-                if a[k].shape != (total,):
-                    raise ValueError(f"{k} does not match its counts")
-            if total and (int(a[index].min()) < 0 or int(a[index].max()) >= n):
-                raise ValueError(f"{index} names a file that is not mapped")
-        self.def_file, self.ref_file, self.tg_ref = a["def_file"], a["ref_file"], a["tg_ref"]
+        self.names = names
         self.np = np
 
     def named(self, ids: Any, count: int | None = None) -> Any:
         """The names at positions ``ids`` (an object array sharing the names' strings)."""
-        if ids.dtype.kind != "i" or ids.ndim != 1 or (count is not None and len(ids) != count):
-            raise ValueError("name positions do not match their counts")
-        if len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= len(self.names)):
-            raise ValueError("a name position is out of the names")
-        return self.name_objects[ids]
-
-    def name_at(self, name: object) -> int | None:
-        """The position of ``name`` among the sorted names (found by bisection: on a large
-        tree, building a dict of every name costs far more than the few lookups an update
-        makes)."""
-        if not isinstance(name, str):
-            return None
-        i = bisect_left(self.names, name)
-        return i if i < len(self.names) and self.names[i] == name else None
+        return self.table.named(ids, count)
 
     def near_top(self, paths: set[str]) -> bool:
         """Whether any of ``paths`` defines one of the first ``NEAR_TOP`` ranked definitions
