@@ -50,8 +50,9 @@ ImportResolver = Callable[[str, FileSymbols, RepoIndex], Counter[str]]
 class ImportMemo(Protocol):
     """Resolved imports kept between processes (see :meth:`repomapper.cache.TagCache.load_imports`)."""
 
-    def known(self) -> Mapping[str, Counter[str]]:
-        """importer -> imported files, for the importers whose resolution is remembered."""
+    def known(self) -> Iterable[tuple[str, Counter[str]]]:
+        """(importer, imported files) for the importers whose resolution is remembered, one
+        at a time; read them all before remembering more."""
         ...
 
     def remember(self, found: Mapping[str, Counter[str]]) -> None:
@@ -201,7 +202,7 @@ def _resolved_imports(
     collector = ImportsCollector(paths)
     done: set[str] = set()
     if memo is not None:
-        for path, found in memo.known().items():
+        for path, found in memo.known():
             collector.add(path, found)
             done.add(path)
     todo = [p for p in paths if p not in done]

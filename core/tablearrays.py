@@ -192,7 +192,7 @@ def build_arrays(files: Mapping[str, FileSymbols], resolve: TargetResolver | Non
         names, counts = _columns(fs.references)
         r_name.extend(map(intern, names))
         r_file.extend([fi] * len(names))
-        r_count.extend(counts)
+        r_count.extend(counts if getattr(counts, "typecode", "") == "q" else array("q", counts))
         # in the same pass: a cached summary's references and targets are parsed from one
         # text, kept until both are read
         if resolve is not None:
