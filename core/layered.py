@@ -64,6 +64,10 @@ class Layered(MutableMapping[K, V]):
         """Whether any key was set or removed on top of the base."""
         return bool(self._set or self._removed)
 
+    def changed_keys(self) -> set[K]:
+        """The keys set or removed on top of the base."""
+        return set(self._set) | self._removed
+
     def from_base(self, key: K) -> bool:
         """Whether ``key``'s value is the base's (neither set nor removed on top of it)."""
         return key not in self._set and key not in self._removed and key in self._base

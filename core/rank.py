@@ -395,6 +395,10 @@ class _Assembly:
     #: ``order`` as name ids of :class:`~repomapper.tablearrays.TableArrays`, when the layout
     #: was made from them (a splice does not keep them)
     order_ids: Any = None
+    #: the imports held as arrays that ``import_base`` was computed from, and the chat files
+    #: it was computed with
+    import_of: Any = None
+    import_chat: frozenset[str] = frozenset()
 
     @cached_property
     def starts(self) -> Any:
@@ -683,6 +687,8 @@ class FactorBlocks:
             joined(columns, object),
             old.import_rows,
             old.import_base,
+            import_of=old.import_of,
+            import_chat=old.import_chat,
         )
 
     def _import_entries(
@@ -702,6 +708,12 @@ class FactorBlocks:
         from_base = import_edges.from_base if isinstance(import_edges, Layered) else None
         if a.import_base is None and isinstance(import_edges, Layered):
             _register_import_base(a, import_edges.base, self.chat_files, idx)
+        if (
+            isinstance(import_edges, Layered)
+            and a.import_base is not None
+            and a.import_of is import_edges.base
+        ):
+            return self._entries_over_base(a, import_edges, idx)
         base = a.import_base
         pieces: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
         rows: list[int] = []
@@ -765,6 +777,60 @@ class FactorBlocks:
             return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
         if len(pieces[0]) == 1:  # one run of the base's entries: its views, not a copy
             return pieces[0][0], pieces[1][0], pieces[2][0]
+        i_rows, i_cols, i_vals = (np.concatenate(p) for p in pieces)
+        return i_rows, i_cols, i_vals
+
+    def _entries_over_base(
+        self, a: _Assembly, import_edges: Layered[str, Any], idx: Mapping[str, int]
+    ) -> tuple[Any, Any, Any]:
+        """I's entries from the base's (computed at once, see :func:`_register_import_base`)
+        with the importers an update replaced or whose chat status changed laid out again
+        between them: a walk over the few changed importers, not over every importer (on a
+        large tree a Python step per importer was a visible part of an edit)."""
+        import numpy as np
+
+        rows, cols, vals = a.import_base  # type: ignore[misc]
+        base = import_edges.base
+        flipped = {p for p in a.import_chat ^ self.chat_files if p in base}
+        dirty = sorted(set(import_edges.changed_keys()) | flipped)
+        if not dirty:
+            return rows, cols, vals
+        pieces: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
+        done = 0  # the base's entries before this are in the pieces
+
+        def add(r: Any, c: Any, v: Any) -> None:
+            pieces[0].append(r)
+            pieces[1].append(c)
+            pieces[2].append(v)
+
+        for importer in dirty:
+            row = idx.get(importer)
+            if row is None:
+                continue
+            lo = int(np.searchsorted(rows, row, "left"))
+            hi = int(np.searchsorted(rows, row, "right"))
+            if lo > done:
+                add(rows[done:lo], cols[done:lo], vals[done:lo])
+            done = max(done, hi)
+            if importer not in import_edges:
+                continue
+            edges, chat = import_edges[importer], importer in self.chat_files
+            hit = a.import_rows.get(importer)
+            if hit is None or hit[0] is not edges or hit[1] != chat:
+                r, c, v = [], [], []
+                for _, target, weight in import_weights({importer: edges}, self.chat_files):
+                    col = idx.get(target)
+                    if col is not None:
+                        r.append(row)
+                        c.append(col)
+                        v.append(weight)
+                hit = a.import_rows[importer] = (edges, chat, r, c, v)
+            add(
+                np.array(hit[2], dtype=np.int64),
+                np.array(hit[3], dtype=np.int64),
+                np.array(hit[4], dtype=np.float64),
+            )
+        add(rows[done:], cols[done:], vals[done:])
         i_rows, i_cols, i_vals = (np.concatenate(p) for p in pieces)
         return i_rows, i_cols, i_vals
 
@@ -887,6 +953,7 @@ def _register_import_base(
         return
     (rows, cols, vals), ranges = base.entries(chat)
     a.import_base = (rows, cols, vals)
+    a.import_of, a.import_chat = base, chat
     for importer, lo, hi in ranges:
         a.import_rows[importer] = (STORED, importer in chat, lo, hi)
 

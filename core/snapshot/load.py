@@ -186,4 +186,5 @@ def _imports(  # noqa: N803
     for importer, lo, hi in zip(rows, los, his, strict=True):
         assembly.import_rows[importer] = (STORED, importer in chat, lo, hi)
     assembly.import_base = (I.rows, I.cols, I.vals)
+    assembly.import_of, assembly.import_chat = rows, chat
     return Layered(rows)
