@@ -754,6 +754,7 @@ def _read_again_from(cache: TagCache, key: CacheKey, summary: FileSymbols) -> No
     its row was just stored, and a map that shows the file reads it from there."""
     if isinstance(summary.definitions, RowTags):
         summary.definitions.refetch_with(functools.partial(_stored_definitions, cache, key))
+        summary.definitions.name_facts()  # (while the workers extract: the parent waits)
 
 
 def _stored_definitions(cache: TagCache, key: CacheKey) -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .layered import Layered, Members, copied_mapping, copied_set
-from .model import FileSymbols, Tag, tag_facts
+from .model import DATA_KINDS, FileSymbols, NameFacts, Tag, name_facts, tag_facts
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 #: Edges into data definitions (variables, constants, fields) weigh this much: backends report
 #: them for completeness, but a map should be led by the classes and functions an API is made of.
 DATA_DEFINITION_FACTOR = 0.1
-DATA_KINDS = frozenset({"variable", "constant", "field"})
 IMPORT_EDGE_WEIGHT = 1.0
 CHAT_MULTIPLIER = 50.0
 REFS_KEY = "refs"
@@ -285,6 +284,13 @@ def changed_names(old: FileSymbols | None, new: FileSymbols | None) -> set[str]:
 def data_only(tags: Iterable[Tag]) -> bool:
     """Whether every one of a name's definitions in a file is data (variable, constant, field)."""
     return all(str(t.symbol_kind) in DATA_KINDS for t in tags)
+
+
+def definitions_by_name(definitions: Iterable[Tag]) -> NameFacts:
+    """The :class:`~repomapper.model.NameFacts` of a file's definitions (kept by a cached or
+    extracted file's row once read: see :class:`repomapper.rowtext.RowTags`)."""
+    found = getattr(definitions, "name_facts", None)
+    return found() if callable(found) else name_facts(definition_facts(definitions))
 
 
 def definition_facts(definitions: Iterable[Tag]) -> Iterable[tuple[str, str, str]]:

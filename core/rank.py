@@ -977,7 +977,8 @@ def _laid_out(
     ref_names, def_names = t.ref_names(), t.def_names()
     external = ~t.internal_refs()
     outside = np.bincount(ref_names[external], minlength=m)
-    has_block = (np.asarray(t.def_n) > 0) & (outside > 0)
+    def_n = t.def_n
+    has_block = (def_n > 0) & (outside > 0)
     resolved = has_block & (np.diff(t.tg_at) > 0)
     plain = has_block & ~resolved
     block_ids = np.flatnonzero(has_block)
@@ -987,7 +988,7 @@ def _laid_out(
     mul = np.zeros(m, dtype=np.float64)
     mul[block_ids] = [
         identifier_multiplier(names[k], d, mentioned)
-        for k, d in zip(block_ids.tolist(), t.def_n[block_ids].tolist(), strict=True)
+        for k, d in zip(block_ids.tolist(), def_n[block_ids].tolist(), strict=True)
     ]
     boost = np.ones(n, dtype=np.float64)
     for f in chat:
@@ -997,7 +998,7 @@ def _laid_out(
     counts = np.zeros((len(block_ids), 3), dtype=np.int64)
     counts[at_block[plain], 0] = outside[plain]
     counts[at_block[plain], 1] = 1
-    counts[at_block[plain], 2] = np.asarray(t.def_n)[plain]
+    counts[at_block[plain], 2] = def_n[plain]
     by_blocks: dict[int, _BlockRows] = {}
     if resolved.any():
         idx, rows = _FileIds(t.files), RowsAt(t.files, definitions.rows)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar, overload
 
 from .madeonread import MadeOnRead
-from .model import Import, Tag, tag_facts
+from .model import Import, NameFacts, Tag, name_facts, tag_facts
 from .namecounts import NameCounts
 
 log = logging.getLogger(__name__)
@@ -93,13 +93,23 @@ class RowTags(_Lazy[Tag, Text]):
     """A file's definitions (:class:`Tag` objects, names, kinds and scopes interned: the same
     names recur across thousands of files)."""
 
-    __slots__ = ("_refetch",)
+    __slots__ = ("_refetch", "_names")
 
     def __init__(self, path: str, text: Text, refetch: Callable[[], str] | None = None):
         super().__init__(path, text)
         #: reads the text from the cache again, for a row whose text was read for the table
         #: and let go (see :meth:`facts`)
         self._refetch = refetch
+        self._names: NameFacts | None = None
+
+    def name_facts(self) -> NameFacts:
+        """What the symbol table reads of the definitions (see :class:`NameFacts`), kept once
+        read: a run reads it for a freshly extracted file as soon as its row is stored, so its
+        text is let go then and the table is built from these."""
+        found = self._names
+        if found is None:
+            found = self._names = name_facts(self.facts())
+        return found
 
     def refetch_with(self, refetch: Callable[[], str]) -> None:
         """Let :meth:`facts` drop the text once it has read it: ``refetch`` reads it again

@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from .graph import DATA_KINDS, DefinitionsByName, SymbolTable, TargetResolver, definition_facts
+from .graph import DefinitionsByName, SymbolTable, TargetResolver, definitions_by_name
 from .layered import Layered, LayeredSet
 from .model import FileSymbols
 from .namecounts import NameCounts
@@ -69,9 +69,9 @@ class TableArrays:
                 raise ValueError(f"{k} does not match the names")
         if arrays["tl_n"].shape != (n,):
             raise ValueError("tl_n does not match the file list")
-        self.def_n, self.ref_n = arrays["def_n"], arrays["ref_n"]
-        self.def_at, self.ref_at = starts(self.def_n), starts(self.ref_n)
-        self.tg_at, self.tg_files_at = starts(arrays["tg_n"]), starts(arrays["tg_count"])
+        # where each name's rows start (the counts are their differences: not kept twice)
+        self.def_at, self.ref_at = starts(arrays["def_n"]), starts(arrays["ref_n"])
+        self.tg_at, self.tg_files_at = _starts_or_none(arrays["tg_n"]), starts(arrays["tg_count"])
         self.tl_at = starts(arrays["tl_n"])
         checks = (
             ("def_file", self.def_at, ("def_data", "def_unref")),
@@ -100,6 +100,16 @@ class TableArrays:
         self.tl_ids = self.checked_ids(tl_ids, int(self.tl_at[-1]))
         self.tl_names = self.name_objects[tl_ids]
         self.np = np
+
+    @property
+    def def_n(self) -> Any:
+        """Definers per name."""
+        return self.np.diff(self.def_at)
+
+    @property
+    def ref_n(self) -> Any:
+        """Referencing files per name."""
+        return self.np.diff(self.ref_at)
 
     def checked_ids(self, ids: Any, count: int | None = None) -> Any:
         """``ids`` when they are name ids (and ``count`` of them)."""
@@ -139,6 +149,17 @@ class TableArrays:
         )
 
 
+def _starts_or_none(counts: Any) -> Any:
+    """:func:`starts`, or a view of one zero for every name when none has any (most
+    repositories resolve no reference to a file: a row of zeros per name is memory for
+    nothing)."""
+    import numpy as np
+
+    if not counts.any():
+        return np.broadcast_to(np.zeros(1, dtype=np.int64), (len(counts) + 1,))
+    return starts(counts)
+
+
 def _pairs_in(names: Any, files: Any, in_names: Any, in_files: Any, n_files: int) -> Any:
     """Per (name, file) pair of the first arrays, whether the second holds it (the second
     sorted by name, then file)."""
@@ -171,20 +192,14 @@ def build_arrays(files: Mapping[str, FileSymbols], resolve: TargetResolver | Non
     d_name, d_file, d_data = array("i"), array("i"), array("b")
     t_name, t_file = array("i"), array("i")
     for fi, path in enumerate(paths):
-        all_data: dict[str, bool] = {}
-        top: set[str] = set()
-        for name, kind, scope in definition_facts(files[path].definitions):
-            data = kind in DATA_KINDS
-            all_data[name] = all_data.get(name, True) and data
-            if not scope and not data:
-                top.add(name)
-        for name, data in all_data.items():
-            d_name.append(intern(name))
-            d_file.append(fi)
-            d_data.append(data)
-        for name in top:
-            t_name.append(ids[name])
-            t_file.append(fi)
+        facts = definitions_by_name(files[path].definitions)
+        d_name.extend(map(intern, facts.names))
+        d_file.extend([fi] * len(facts.names))
+        d_data.frombytes(facts.data)
+        if any(facts.top):
+            tops = [ids[n] for n, top in zip(facts.names, facts.top, strict=True) if top]
+            t_name.extend(tops)
+            t_file.extend([fi] * len(tops))
     r_name, r_file, r_count = array("i"), array("i"), array("q")
     targets: dict[tuple[int, int], set[str]] = defaultdict(set)
     for fi, path in enumerate(paths):
@@ -224,6 +239,8 @@ def build_arrays(files: Mapping[str, FileSymbols], resolve: TargetResolver | Non
     del d_name, d_file, d_data
     ref_n, ref_file, ref_count = grouped(r_name, r_file, np.frombuffer(r_count, np.int64))
     del r_name, r_file, r_count
+    if not len(ref_count) or int(ref_count.max()) < 1 << 31:
+        ref_count = ref_count.astype(np.int32)
     ref_names = np.repeat(np.arange(m, dtype=np.int32), ref_n)
     def_names = np.repeat(np.arange(m, dtype=np.int32), def_n)
     external = ~_pairs_in(ref_names, ref_file, def_names, def_file, len(paths))
@@ -410,7 +427,7 @@ class BaseDefines(Mapping[str, frozenset[str]]):
     def __contains__(self, name: object) -> bool:
         t = self._rows.t
         k = t.name_at(name)
-        return k is not None and t.def_n[k] > 0
+        return k is not None and t.def_at[k + 1] > t.def_at[k]
 
     def __iter__(self) -> Iterator[str]:
         t = self._rows.t

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repomapper.definitions import FileRows, RowsAt
-from repomapper.model import Tag
+from repomapper.model import Tag, name_facts
 from repomapper.rowtext import Deferred, RowTags, Text
 
 
@@ -105,3 +105,36 @@ def test_a_deferred_rows_parts_are_handed_out_once_and_read_again_when_asked_aga
     assert row.imports() == "I" and len(fetched) == 1
     assert row._texts is None  # every part handed out: nothing kept
     assert row.definitions() == "D" and len(fetched) == 2
+
+
+def test_name_facts_of_a_row_are_those_of_its_tags() -> None:
+    tags = [
+        Tag("a.py", 1, 1, "f", "def", "function", "", None, None, None),
+        Tag("a.py", 2, 2, "X", "def", "constant", "", None, None, None),
+        Tag("a.py", 3, 3, "f", "def", "variable", "C", None, None, None),
+        Tag("a.py", 4, 4, "m", "def", "method", "C", None, None, None),
+        Tag("a.py", 5, 5, "X", "def", "field", "C", None, None, None),
+    ]
+    rows = RowTags("a.py", json.dumps([t.to_row() for t in tags]))
+    facts = rows.name_facts()
+    assert facts == name_facts((t.name, t.symbol_kind, t.scope) for t in tags)
+    assert (facts.names, list(facts.data), list(facts.top)) == (
+        ("f", "X", "m"),
+        [0, 1, 0],  # f is also a function; X only data
+        [1, 0, 0],  # m is scoped
+    )
+    assert rows.name_facts() is facts
+
+
+def test_a_cold_map_keeps_no_definitions_text_of_a_file_it_does_not_show(pyrepo, tmp_path) -> None:
+    from repomapper import RepoMap
+
+    rm = RepoMap(pyrepo, 64, cache_dir=tmp_path / "c")
+    result = rm.map()
+    rows = [fs.definitions for fs in rm.graph_state.files.values()]
+    assert rows and all(isinstance(r, RowTags) for r in rows)
+    kept = [r for r in rows if isinstance(r._text, str)]
+    assert not kept  # each text read for the table was let go (a shown file's was parsed)
+    again = RepoMap(pyrepo, 64, cache_dir=tmp_path / "c", state=None).map()
+    assert (again.map, again.ranked_symbols) == (result.map, result.ranked_symbols)
+    rm.close()
