@@ -287,12 +287,13 @@ def _arrays(
     import numpy as np
 
     n = len(counts)
-    top_file = np.repeat(np.arange(n), tops)
+    files_at = np.arange(n, dtype=np.int32)  # (32 bits: an index per pair)
+    top_file = np.repeat(files_at, tops)
     return _Arrays(
         rows,
         _starts(counts),
         _starts(tops),
-        np.repeat(np.arange(n), counts),
+        np.repeat(files_at, counts),
         idents,
         file_names,
         kind,

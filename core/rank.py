@@ -1153,7 +1153,7 @@ def rank_definitions(
     scores = stable_array(ranked[kept])
     by_file = np.array([file_scores.get(f, 0.0) for f in g.files], dtype=np.float64)
     order = np.lexsort((-by_file[a.pair_file[kept]], -scores))  # stable: ties keep pair order
-    chosen = kept[order]
+    chosen = kept[order].astype(np.int32 if pairs < 1 << 31 else np.int64)
     items = RankedPairs(
         a.file_names, a.pair_file[chosen], a.idents, chosen, scores[order], a.ident_ids
     )
