@@ -64,7 +64,10 @@ def _unstrings(array: Any, count: int | None = None) -> list[str]:
 class Stored:
     """A stored state's arrays, checked for shape, before it is matched against the files."""
 
-    def __init__(self, a: Mapping[str, Any]):
+    def __init__(self, a: Mapping[str, Any], names_checked: bool = False):
+        """``names_checked``: the names' bytes were checked against the archive's CRC-32 of
+        them, as written by a process that sorted them (the state a repository stored
+        itself); otherwise their order is checked name by name (a state from elsewhere)."""
         import numpy as np
 
         self.a = a
@@ -86,7 +89,9 @@ class Stored:
             if a[k].shape != (n,):
                 raise ValueError(f"{k} does not match the file list")
         names = _unstrings(a["names"])
-        if not all(map(operator.lt, names, names[1:])):  # looked up by bisection
+        # looked up by bisection (comparing 3 million names costs a large tree's every
+        # process seconds; a state it wrote itself is checked by its checksum instead)
+        if not names_checked and not all(map(operator.lt, names, names[1:])):
             raise ValueError("names are not sorted and distinct")
         self.table = TableArrays(
             self.files,
@@ -115,11 +120,12 @@ class Stored:
         return (self.files[i], self.digests[i], self.fingerprints[i])
 
 
-def decode(data: bytes | memoryview | BinaryIO) -> Stored | None:
+def decode(data: bytes | memoryview | BinaryIO, own: bool = False) -> Stored | None:
     """The stored state's arrays (bytes, or a binary file read from where it is), or None when
     they cannot be read. A file on disk is mapped rather than read: its arrays are views of the
     file (read-only), paged in as they are read (a large tree's state read whole costs more
-    than the pages a run touches)."""
+    than the pages a run touches). ``own``: a state this cache wrote (written whole and
+    renamed into place), whose names' order a checksum stands for (see :class:`Stored`)."""
     import numpy as np
 
     try:
@@ -127,9 +133,9 @@ def decode(data: bytes | memoryview | BinaryIO) -> Stored | None:
             data = io.BytesIO(data)
         elif not hasattr(data, "read") or not hasattr(data, "seek"):
             raise TypeError("a stored state is bytes or a binary file")
-        mapped = _mapped(data)
+        mapped = _mapped(data, checked=("names",) if own else ())
         if mapped is not None:
-            return Stored(mapped)
+            return Stored(mapped, names_checked=own)
         data.seek(0)
         with np.load(data, allow_pickle=False) as z:
             return Stored({k: z[k] for k in z.files})
@@ -144,14 +150,15 @@ _LOCAL_HEADER, _LOCAL_SIGNATURE = 30, b"PK\x03\x04"
 _NPY_HEADER_MAX = 1 << 16
 
 
-def _mapped(f: BinaryIO) -> dict[str, Any] | None:
+def _mapped(f: BinaryIO, checked: tuple[str, ...] = ()) -> dict[str, Any] | None:
     """The ``.npz`` archive's arrays as views of the file mapped into memory, or None when
     ``f`` is not a file on disk or a member is not stored uncompressed (then it is read whole).
     Like ``numpy.load(allow_pickle=False)``, an array of objects is refused; every member must
-    lie inside the file."""
+    lie inside the file; the members named in ``checked`` must match their CRC-32."""
     import mmap
     import struct
     import zipfile
+    import zlib
 
     import numpy as np
     from numpy.lib import format as npy
@@ -178,6 +185,10 @@ def _mapped(f: BinaryIO) -> dict[str, Any] | None:
             end = start + info.file_size
             if end > size:
                 raise ValueError(f"{info.filename}: runs past the end of the file")
+            if info.filename[: -len(".npy")] in checked:
+                with memoryview(view) as whole:
+                    if zlib.crc32(whole[start:end]) != info.CRC:
+                        raise ValueError(f"{info.filename}: does not match its checksum")
             header = io.BytesIO(view[start : min(end, start + _NPY_HEADER_MAX)])
             version = npy.read_magic(header)
             if version == (1, 0):
