@@ -110,15 +110,10 @@ class ImportsCollector:
 
     def __init__(self, files: Sequence[str]):
         self.files = files
+        self._at = {f: i for i, f in enumerate(files)}
         self._importer, self._target, self._count = array("i"), array("i"), array("q")
         #: importers whose imports name a file that is not mapped, as they were resolved
         self.odd: dict[str, Counter[str]] = {}
-
-    def _id(self, path: str) -> int:
-        i = bisect_left(self.files, path)
-        if i >= len(self.files) or self.files[i] != path:
-            raise KeyError(path)
-        return i
 
     def add(self, importer: str, found: Counter[str]) -> None:
         """One importer's resolved imports (nothing for an empty one). One that names a file
@@ -126,14 +121,12 @@ class ImportsCollector:
         imports see it) is kept as it is, in :attr:`odd`."""
         if not found:
             return
-        ids = [bisect_left(self.files, t) for t in found]
-        if not all(
-            j < len(self.files) and self.files[j] == t for j, t in zip(ids, found, strict=True)
-        ):
+        ids = list(map(self._at.get, found))
+        if None in ids:
             self.odd[importer] = found
             return
-        self._importer.extend([self._id(importer)] * len(ids))
-        self._target.extend(ids)
+        self._importer.extend([self._at[importer]] * len(ids))
+        self._target.extend(ids)  # type: ignore[arg-type]
         self._count.extend(found.values())
 
     def rows(self) -> ImportRows:

@@ -189,11 +189,20 @@ def build_arrays(files: Mapping[str, FileSymbols], resolve: TargetResolver | Non
             by_id.append(name)
         return found
 
+    def interned(names: Sequence[str]) -> list[int]:
+        """The ids of distinct ``names`` (one dict lookup each in C; a call per new name)."""
+        got = list(map(ids.get, names))
+        if None in got:
+            for j, name in enumerate(names):
+                if got[j] is None:
+                    got[j] = intern(name)
+        return got  # type: ignore[return-value]
+
     d_name, d_file, d_data = array("i"), array("i"), array("b")
     t_name, t_file = array("i"), array("i")
     for fi, path in enumerate(paths):
         facts = definitions_by_name(files[path].definitions)
-        d_name.extend(map(intern, facts.names))
+        d_name.extend(interned(facts.names))
         d_file.extend([fi] * len(facts.names))
         d_data.frombytes(facts.data)
         if any(facts.top):
@@ -205,7 +214,7 @@ def build_arrays(files: Mapping[str, FileSymbols], resolve: TargetResolver | Non
     for fi, path in enumerate(paths):
         fs = files[path]
         names, counts = _columns(fs.references)
-        r_name.extend(map(intern, names))
+        r_name.extend(interned(names))
         r_file.extend([fi] * len(names))
         r_count.extend(counts if getattr(counts, "typecode", "") == "q" else array("q", counts))
         # in the same pass: a cached summary's references and targets are parsed from one
