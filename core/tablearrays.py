@@ -224,15 +224,17 @@ def build_arrays(files: Mapping[str, FileSymbols], resolve: TargetResolver | Non
                 hit = resolve(fs, target)
                 if hit:
                     targets[(fi, intern(name))].update(hit)
-    # ids in sorted order of the names: every array below is ordered by them
-    order = sorted(range(len(by_id)), key=by_id.__getitem__)
-    rank = np.empty(len(by_id), dtype=np.int32)
-    rank[np.array(order, dtype=np.int64)] = np.arange(len(by_id), dtype=np.int32)
-    names_sorted = [by_id[i] for i in order]
+    # ids in sorted order of the names: every array below is ordered by them (the names
+    # sorted as strings, each looked up once: a sort keyed by a Python int per name cost a
+    # large tree 170 MB more)
+    m = len(by_id)
+    by_id.sort()
+    names_sorted = by_id
+    met = np.fromiter(map(ids.__getitem__, names_sorted), np.int32, m)
     ids.clear()  # the strings live on in names_sorted
-    by_id.clear()
-    del order
-    m = len(names_sorted)
+    rank = np.empty(m, dtype=np.int32)
+    rank[met] = np.arange(m, dtype=np.int32)
+    del met
 
     def grouped(name_of: Any, file_of: Any, *columns: Any) -> tuple[Any, ...]:
         n_ = rank[np.frombuffer(name_of, dtype=np.int32)] if len(name_of) else _ints(0)
