@@ -4,6 +4,7 @@ import io
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -108,3 +109,18 @@ def test_a_built_state_is_stored_as_the_arrays_its_objects_would_give(files, dat
     assert held.keys() == written.keys()
     for name, array in written.items():
         assert np.array_equal(held[name], array), name
+
+
+@pytest.mark.parametrize(
+    "values", [[], ["a"], ["a", "bé", "", "c\udcff"], [f"n{i}" for i in range(7)]]
+)
+def test_strings_written_a_chunk_at_a_time_are_those_written_at_once(values, monkeypatch):
+    from repomapper.snapshot.encode import _Strings, _strings
+
+    monkeypatch.setattr(_Strings, "CHUNK", 2)
+    out = io.BytesIO()
+    _Strings(values).write(out)
+    out.seek(0)
+    assert np.array_equal(np.lib.format.read_array(out), _strings(values))
+    with pytest.raises(ValueError):
+        _Strings([*values, "x\0y"]).write(io.BytesIO())

@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import repeat
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 from ..cache import CacheKey
 from ..graph import SymbolTable
@@ -52,7 +52,39 @@ def write(
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
         for name, array in _arrays(state, keys, context, files):
             with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
-                np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
+                if isinstance(array, _Strings):
+                    array.write(member)
+                else:
+                    np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
+
+
+class _Strings:
+    """Many strings written as :func:`_strings` writes them, a chunk at a time (a large
+    tree's 3 million names joined into one string and its encoding were 140 MB at once)."""
+
+    CHUNK = 1 << 16
+
+    def __init__(self, values: Sequence[str]):
+        self.values = values
+
+    def _parts(self) -> Iterator[bytes]:
+        values, n = self.values, len(self.values)
+        for lo in range(0, n, self.CHUNK):
+            chunk = values[lo : lo + self.CHUNK]
+            joined = "\0".join(chunk)
+            if joined.count("\0") != len(chunk) - 1:
+                raise ValueError("a name holds a NUL character")
+            tail = "\0" if lo + self.CHUNK < n else ""
+            yield (joined + tail).encode("utf-8", "surrogateescape")
+
+    def write(self, member: IO[bytes]) -> None:
+        import numpy as np
+
+        size = sum(len(part) for part in self._parts())
+        header = {"descr": "|u1", "fortran_order": False, "shape": (size,)}
+        np.lib.format.write_array_header_2_0(member, header)
+        for part in self._parts():
+            member.write(part)
 
 
 def _arrays(
@@ -143,14 +175,14 @@ def _held_table_arrays(t: TableArrays) -> Iterator[tuple[str, Any]]:
     """A table held as arrays, as the archive holds it."""
     import numpy as np
 
-    yield "names", _strings(t.names)
+    yield "names", _Strings(t.names)
     for name in ("def_n", "ref_n"):
         yield name, np.asarray(getattr(t, name), dtype=np.int64)
     yield "def_file", np.asarray(t.def_file, dtype=np.int32)
     yield "def_data", np.asarray(t.def_data, dtype=bool)
     yield "def_unref", np.asarray(t.def_unref, dtype=bool)
     yield "ref_file", np.asarray(t.ref_file, dtype=np.int32)
-    yield "ref_count", np.asarray(t.ref_count, dtype=np.int64)
+    yield "ref_count", t.ref_count  # (32 bits when every count fits)
     yield "tg_n", np.diff(t.tg_at)
     yield "tg_ref", np.asarray(t.tg_ref, dtype=np.int32)
     yield "tg_count", np.diff(t.tg_files_at)
@@ -218,7 +250,7 @@ def _table_arrays(
     names = sorted(set(table.defines) | set(table.references) | set(targets))
     name_at.update((name, i) for i, name in enumerate(names))
     k, m = name_at, len(names)
-    yield "names", _strings(names)
+    yield "names", _Strings(names)
     del names
     ints = np.int64
 
