@@ -310,11 +310,12 @@ class TagCache:
     def put_shared_map(self, key: str, value: str) -> None:
         self.put_map(key, value)
 
-    def load_imports(self, scope: str) -> dict[tuple[str, str, str], dict[str, int]]:
+    def load_imports(self, scope: str) -> Iterator[tuple[tuple[str, str, str], dict[str, int]]]:
         """Resolved imports remembered for ``scope`` (a digest of everything resolution reads
         besides the importer: the file set and the files that are not mapped), by the
-        importer's content key (path, digest, backends)."""
-        return dict(self.imports.get(scope, {}))
+        importer's content key (path, digest, backends), one at a time (a large tree's are
+        many megabytes as objects). Read them before storing more."""
+        yield from list(self.imports.get(scope, {}).items())
 
     def store_imports(
         self, scope: str, rows: Iterable[tuple[tuple[str, str, str], dict[str, int]]]
@@ -382,29 +383,48 @@ def _init_content(conn: sqlite3.Connection) -> None:
 
 class _DeferredTexts:
     """The texts of the rows one lookup deferred: read one row at a time while few are asked
-    for (a run that updates a stored state reads a few files), and all that are left in one
-    pass once more are (a state built from every summary, an index reading them all)."""
+    for (a run that updates a stored state reads a few files), and in chunks, in the lookup's
+    order, once more are (a state built from every summary, an index reading them all: each
+    text is let go once parsed, so only a chunk's wait in memory at a time)."""
 
-    #: rows read one at a time before the rest are read at once: at least this many, and an
+    #: rows read one at a time before the rest are read in chunks: at least this many, and an
     #: eighth of the lookup's (a row alone costs about twice its share of a pass over all)
     ONE_BY_ONE = 64
+    #: rows read at once past that
+    CHUNK = 2048
 
     def __init__(self, cache: TagCache, keys: list[CacheKey]):
         self._cache, self._keys = cache, keys
         self._asked: set[tuple[str, str, str]] = set()
-        self._all: dict[tuple[str, str, str], tuple[Any, ...]] | None = None
+        self._read: dict[tuple[str, str, str], tuple[Any, ...]] = {}
+        self._at: dict[tuple[str, str, str], int] | None = None
         self._lock = threading.Lock()
 
     def texts(self, key: CacheKey) -> tuple[str, str, str] | None:
+        """A row's texts (each row is asked for once, and again only when a part read before
+        is needed again: then it is read on its own)."""
         with self._lock:
-            if self._all is None:
-                self._asked.add(key.content)
-                if len(self._asked) <= max(self.ONE_BY_ONE, len(self._keys) // 8):
-                    return self._cache.row_texts(key)
-                left = [k for k in self._keys if k.content not in self._asked or k == key]
-                self._all = self._cache.row_texts_many(left)
-                self._keys = []
-            return self._all.pop(key.content, None)
+            found = self._read.pop(key.content, None)
+            if found is not None:
+                return found
+            asked = key.content in self._asked
+            self._asked.add(key.content)
+            if asked or (
+                self._at is None and len(self._asked) <= max(self.ONE_BY_ONE, len(self._keys) // 8)
+            ):
+                return self._cache.row_texts(key)
+            if self._at is None:
+                self._at = {k.content: i for i, k in enumerate(self._keys)}
+            i = self._at.get(key.content)
+            if i is None:
+                return self._cache.row_texts(key)
+            chunk = [key]
+            for k in self._keys[i + 1 : i + self.CHUNK]:
+                if k.content not in self._asked:
+                    chunk.append(k)
+                    self._asked.add(k.content)
+            self._read.update(self._cache.row_texts_many(chunk))
+            return self._read.pop(key.content, None)
 
 
 def _read_texts(
@@ -643,24 +663,24 @@ class SqliteTagCache(TagCache):
                     (excess,),
                 )
 
-    def load_imports(self, scope: str) -> dict[tuple[str, str, str], dict[str, int]]:
+    def load_imports(self, scope: str) -> Iterator[tuple[tuple[str, str, str], dict[str, int]]]:
         if self._fallen_back:
-            return super().load_imports(scope)
+            yield from super().load_imports(scope)
+            return
         try:
             cur = self.conn.execute(
                 "SELECT path, digest, fingerprint, targets FROM imports WHERE scope=?", (scope,)
             )
-            found = {}
-            for path, digest, fp, targets in cur:
-                rows = json.loads(targets)
-                if isinstance(rows, dict) and all(
-                    isinstance(k, str) and isinstance(v, int) for k, v in rows.items()
-                ):
-                    found[(path, digest, fp)] = rows
-            return found
+            while batch := cur.fetchmany(1024):  # a large tree's rows are many megabytes
+                for path, digest, fp, targets in batch:
+                    rows = json.loads(targets)
+                    if isinstance(rows, dict) and all(
+                        isinstance(k, str) and isinstance(v, int) for k, v in rows.items()
+                    ):
+                        yield (path, digest, fp), rows
         except (sqlite3.Error, ValueError) as exc:
             self._fallback(exc)
-            return super().load_imports(scope)
+            yield from super().load_imports(scope)
 
     def store_imports(
         self, scope: str, rows: Iterable[tuple[tuple[str, str, str], dict[str, int]]]

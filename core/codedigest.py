@@ -79,6 +79,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "repomapper.hookspecs",
         "repomapper.ignores",
         "repomapper.importmemo",
+        "repomapper.importrows",
         "repomapper.index",
         "repomapper.isolation",
         "repomapper.layered",
@@ -91,6 +92,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "repomapper.rowtext",
         "repomapper.snapshot",
         "repomapper.state.graphs",
+        "repomapper.tablearrays",
     ),
     # a file's postings in the lexical index (its symbols come keyed by extraction already)
     "lexical": (

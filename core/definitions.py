@@ -10,17 +10,19 @@ per version of the index; an edit rebuilds the rows of the files it touched only
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, overload
 
-from .graph import SymbolTable
+from .graph import DATA_DEFINITION_FACTOR, SymbolTable
 from .layered import Layered, copied_mapping
 from .model import FileSymbols
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
+
+    from .tablearrays import TableArrays
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +72,87 @@ class DefinitionIndex:
             if path in per_file:
                 per_file[path].append(ident)
         return cls(names, {f: FileRows.of(table, f, per_file[f]) for f in names})
+
+    @classmethod
+    def of_columns(
+        cls,
+        files: Sequence[str],
+        counts: Any,
+        tops: Any,
+        idents: Any,
+        kind: Any,
+        unref: Any,
+        top_ids: Any,
+        ident_ids: Any = None,
+    ) -> DefinitionIndex:
+        """The index from its per-pair columns (pairs in file order, a file's in identifier
+        order; ``counts`` and ``tops``: pairs and top-level pairs per file, ``top_ids``: the
+        top-level pairs), every index checked (a stored state's come from a file); a file's
+        row is made when read. ``ident_ids``: the pairs' name ids, when they are known."""
+        import numpy as np
+
+        n = len(files)
+        counts, tops = np.asarray(counts, dtype=np.int64), np.asarray(tops, dtype=np.int64)
+        if counts.shape != (n,) or tops.shape != (n,):
+            raise ValueError("definition counts do not match the file list")
+        offsets, top_offsets = _starts(counts), _starts(tops)
+        if idents.shape != (int(offsets[-1]),):
+            raise ValueError("definition identifiers do not match their counts")
+        if kind.shape != idents.shape or unref.shape != idents.shape:
+            raise ValueError("definition arrays differ in length")
+        if top_ids.shape != (int(top_offsets[-1]),):
+            raise ValueError("top-level pairs do not match their counts")
+        if len(top_ids):  # each file's top-level pairs lie among its own pairs
+            owner = np.repeat(np.arange(n), tops)
+            if bool(((top_ids < offsets[owner]) | (top_ids >= offsets[owner + 1])).any()):
+                raise ValueError("a top-level pair is not among its file's pairs")
+        rows = Layered(FileRowsAt(files, offsets, top_offsets, idents, kind, unref, top_ids))
+        index = cls(files, rows)
+        index.__dict__["arrays"] = _arrays(
+            RowsAt(index.files, rows),
+            counts,
+            tops,
+            idents,
+            _names(files),
+            kind,
+            unref,
+            top_ids,
+            ident_ids,
+        )
+        return index
+
+    @classmethod
+    def of_table(cls, t: TableArrays) -> tuple[DefinitionIndex, Any]:
+        """The index of a table held as arrays, and for each of its definer entries (in the
+        table's order: by name, then file) the position of the name among its file's pairs."""
+        import numpy as np
+
+        n, m = len(t.files), len(t.names)
+        names, files = t.def_names(), t.def_file
+        order = np.lexsort((names, files))  # by file, then name: the pairs' order
+        counts = np.bincount(files, minlength=n)
+        ident_ids = names[order]
+        pair_keys = files[order].astype(np.int64) * max(m, 1) + ident_ids
+        tl_file = np.repeat(np.arange(n, dtype=np.int64), np.diff(t.tl_at))
+        tl_keys = tl_file * max(m, 1) + t.tl_ids
+        top_ids = np.searchsorted(pair_keys, tl_keys)
+        found = pair_keys[np.minimum(top_ids, len(pair_keys) - 1)] if len(pair_keys) else tl_keys
+        if len(top_ids) and not bool((found == tl_keys).all()):
+            raise ValueError("a top-level name is not among its file's definitions")
+        index = cls.of_columns(
+            t.files,
+            counts,
+            np.bincount(tl_file, minlength=n),
+            t.name_objects[ident_ids],
+            np.where(t.def_data[order], DATA_DEFINITION_FACTOR, 1.0),
+            t.def_unref[order],
+            top_ids.astype(np.int64),
+            ident_ids,
+        )
+        position = np.empty(len(order), dtype=np.int64)
+        position[order] = np.arange(len(order), dtype=np.int64)
+        local = position - index.arrays.offsets[files]
+        return index, local
 
     def updated(
         self,
@@ -199,16 +282,18 @@ def _arrays(
     kind: Any,
     unref: Any,
     top_ids: Any,
+    ident_ids: Any = None,
 ) -> _Arrays:
     import numpy as np
 
     n = len(counts)
-    top_file = np.repeat(np.arange(n), tops)
+    files_at = np.arange(n, dtype=np.int32)  # (32 bits: an index per pair)
+    top_file = np.repeat(files_at, tops)
     return _Arrays(
         rows,
         _starts(counts),
         _starts(tops),
-        np.repeat(np.arange(n), counts),
+        np.repeat(files_at, counts),
         idents,
         file_names,
         kind,
@@ -216,6 +301,7 @@ def _arrays(
         top_ids,
         top_file,
         tops[top_file].astype(np.float64),
+        ident_ids,
     )
 
 
@@ -240,6 +326,62 @@ class RowsAt(Sequence[FileRows]):
         return self._rows[self._files[i]]
 
 
+class FileRowsAt(Mapping[str, FileRows]):
+    """Per file, its row of an index held as columns (see :meth:`DefinitionIndex.of_columns`),
+    made on first read."""
+
+    def __init__(
+        self,
+        files: Sequence[str],
+        offsets: Any,
+        top_offsets: Any,
+        idents: Any,
+        kind: Any,
+        unref: Any,
+        top_ids: Any,
+    ) -> None:
+        self._files = files
+        self._made: dict[str, FileRows] = {}
+        self._offsets, self._top_offsets = offsets, top_offsets
+        self._idents, self._kind, self._unref, self._top_ids = idents, kind, unref, top_ids
+
+    def _at(self, path: object) -> int | None:
+        if not isinstance(path, str):
+            return None
+        i = bisect_left(self._files, path)
+        return i if i < len(self._files) and self._files[i] == path else None
+
+    def __getitem__(self, path: str) -> FileRows:
+        found = self._made.get(path)
+        if found is None:
+            i = self._at(path)
+            if i is None:
+                raise KeyError(path)
+            found = self._made[path] = self._row(i)
+        return found
+
+    def _row(self, i: int) -> FileRows:
+        lo, hi = int(self._offsets[i]), int(self._offsets[i + 1])
+        tlo, thi = int(self._top_offsets[i]), int(self._top_offsets[i + 1])
+        names = tuple(self._idents[lo:hi].tolist())
+        return FileRows(
+            names,
+            tuple(self._kind[lo:hi].tolist()),
+            tuple(t - lo for t in self._top_ids[tlo:thi].tolist()),
+            tuple(self._unref[lo:hi].tolist()),
+            {name: j for j, name in enumerate(names)},
+        )
+
+    def __contains__(self, path: object) -> bool:
+        return self._at(path) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+
 @dataclass(frozen=True)
 class _Arrays:
     rows: Sequence[FileRows]  # per file index, the rows the arrays were made from
@@ -253,6 +395,9 @@ class _Arrays:
     top_ids: Any  # pairs that are top-level, with their file and the file's top-level count
     top_file: Any
     top_count: Any
+    #: the name id of each pair (see :class:`~repomapper.tablearrays.TableArrays`) when the
+    #: index was made from a table's arrays; None once an update laid out rows again
+    ident_ids: Any = None
 
     def pair(self, file_index: int, ident: str) -> int | None:
         """The pair of (file, identifier), or None when the file does not define it."""

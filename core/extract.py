@@ -8,6 +8,7 @@ is never cached.
 
 from __future__ import annotations
 
+import functools
 import logging
 import operator
 import os
@@ -642,8 +643,10 @@ class Extractor:
         batches = _chunks(todo, BATCH_SIZE)
         for batch_result in self._execute(root, batches, full):
             self.cache.store((keys[path], row) for path, row, _ in batch_result if row is not None)
-            for path, _, result in batch_result:
+            for path, row, result in batch_result:
                 results[path] = result
+                if row is not None and keys[path].digest and isinstance(result, FileSymbols):
+                    _read_again_from(self.cache, keys[path], result)
             done += len(batch_result)
             if self.progress:
                 self.progress(done, total)
@@ -744,6 +747,22 @@ class Extractor:
                 ]
         finally:
             self.diagnostics.extend(streaks.disabled[n] for n in sorted(streaks.disabled))
+
+
+def _read_again_from(cache: TagCache, key: CacheKey, summary: FileSymbols) -> None:
+    """Let a freshly extracted file's definitions text go once the symbol table has read it:
+    its row was just stored, and a map that shows the file reads it from there."""
+    if isinstance(summary.definitions, RowTags):
+        summary.definitions.refetch_with(functools.partial(_stored_definitions, cache, key))
+        summary.definitions.name_facts()  # (while the workers extract: the parent waits)
+
+
+def _stored_definitions(cache: TagCache, key: CacheKey) -> str:
+    found = cache.row_texts(key)
+    if found is None:  # evicted by another process meanwhile: as a deferred row reads it
+        log.warning("%s: its cached row is no longer in the cache; read as empty", key.path)
+        return "[]"
+    return str(found[0])
 
 
 def _noting(tracker: Callable[[int, str | None, int], None], i: int) -> Callable[[str], None]:

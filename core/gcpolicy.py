@@ -23,7 +23,11 @@ YOUNG_THRESHOLD = 50_000
 
 
 def tune_for_repomapper() -> None:
-    """Freeze what is alive now (loaded modules, the SDK) and collect young objects less often."""
+    """Freeze what is alive now (loaded modules, the SDK) and collect young objects less often;
+    have the allocator give large freed blocks back (:mod:`repomapper.mempolicy`)."""
+    from .mempolicy import fix_mmap_threshold
+
+    fix_mmap_threshold()
     gc.freeze()
     _, older, oldest = gc.get_threshold()
     gc.set_threshold(max(YOUNG_THRESHOLD, gc.get_threshold()[0]), older, oldest)

@@ -22,15 +22,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .layered import Layered, Members, copied_mapping, copied_set
-from .model import FileSymbols, Tag, tag_facts
+from .model import DATA_KINDS, FileSymbols, NameFacts, Tag, name_facts, tag_facts
 
 if TYPE_CHECKING:
     import networkx as nx
 
+    from .tablearrays import TableArrays
+
 #: Edges into data definitions (variables, constants, fields) weigh this much: backends report
 #: them for completeness, but a map should be led by the classes and functions an API is made of.
 DATA_DEFINITION_FACTOR = 0.1
-DATA_KINDS = frozenset({"variable", "constant", "field"})
 IMPORT_EDGE_WEIGHT = 1.0
 CHAT_MULTIPLIER = 50.0
 REFS_KEY = "refs"
@@ -72,6 +73,9 @@ class SymbolTable:
     #: file -> its identifiers with a top-level class or function (not data), sorted
     top_level: MutableMapping[str, tuple[str, ...]] = field(default_factory=dict)
     _external: MutableMapping[str, dict[str, int]] = field(default_factory=dict, repr=False)
+    #: the arrays the table answers from, while it is the table they make (an update makes
+    #: a table of its own, without them): see :mod:`repomapper.tablearrays`
+    arrays: TableArrays | None = field(default=None, repr=False, compare=False)
 
     def kind_factor(self, definer: str, ident: str) -> float:
         return DATA_DEFINITION_FACTOR if (definer, ident) in self.data_only else 1.0
@@ -280,6 +284,13 @@ def changed_names(old: FileSymbols | None, new: FileSymbols | None) -> set[str]:
 def data_only(tags: Iterable[Tag]) -> bool:
     """Whether every one of a name's definitions in a file is data (variable, constant, field)."""
     return all(str(t.symbol_kind) in DATA_KINDS for t in tags)
+
+
+def definitions_by_name(definitions: Iterable[Tag]) -> NameFacts:
+    """The :class:`~repomapper.model.NameFacts` of a file's definitions (kept by a cached or
+    extracted file's row once read: see :class:`repomapper.rowtext.RowTags`)."""
+    found = getattr(definitions, "name_facts", None)
+    return found() if callable(found) else name_facts(definition_facts(definitions))
 
 
 def definition_facts(definitions: Iterable[Tag]) -> Iterable[tuple[str, str, str]]:

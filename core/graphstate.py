@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
@@ -23,6 +23,7 @@ from typing import Protocol
 
 from .definitions import DefinitionIndex
 from .graph import SymbolTable, TargetResolver
+from .importrows import ImportsCollector
 from .index import RepoIndex
 from .layered import Layered, copied_mapping
 from .model import FileSymbols
@@ -36,6 +37,7 @@ from .rank import (
     rank_definitions,
     role_weights,
 )
+from .tablearrays import build_arrays, table_of
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +50,9 @@ ImportResolver = Callable[[str, FileSymbols, RepoIndex], Counter[str]]
 class ImportMemo(Protocol):
     """Resolved imports kept between processes (see :meth:`repomapper.cache.TagCache.load_imports`)."""
 
-    def known(self) -> Mapping[str, Counter[str]]:
-        """importer -> imported files, for the importers whose resolution is remembered."""
+    def known(self) -> Iterable[tuple[str, Counter[str]]]:
+        """(importer, imported files) for the importers whose resolution is remembered, one
+        at a time; read them all before remembering more."""
         ...
 
     def remember(self, found: Mapping[str, Counter[str]]) -> None:
@@ -168,19 +171,52 @@ class ByFile(Mapping[str, list[tuple[str, float]]]):
 
 
 def build_state(files: Mapping[str, FileSymbols], inputs: StateInputs) -> GraphState:
-    """The state of ``files`` (mapped files only) from scratch."""
+    """The state of ``files`` (mapped files only) from scratch: the symbol table, the
+    definition index, the factored graph's layout and the resolved imports made as arrays
+    over interned ids (:mod:`repomapper.tablearrays`), rows made as objects only when read."""
     index = RepoIndex(inputs.root, files)
-    table = SymbolTable.build(files, inputs.target_resolver(index))
-    memo = inputs.imports_memo
-    known = dict(memo.known()) if memo is not None else {}
-    todo = [p for p in sorted(files) if p not in known]
-    fresh = _resolve(files, todo, index, inputs.resolve_imports)
-    if memo is not None:
-        memo.remember({p: fresh.get(p, Counter()) for p in todo if files[p].imports})
-    imports = {p: c for p, c in known.items() if c} | fresh
-    blocks = FactorBlocks.build(table, inputs.chat, inputs.mentioned_idents)
-    definitions = DefinitionIndex.build(table, files)
+    arrays = build_arrays(files, inputs.target_resolver(index))
+    table = table_of(arrays, files)
+    imports = _resolved_imports(files, arrays.files, index, inputs)
+    definitions, local = DefinitionIndex.of_table(arrays)
+    blocks = FactorBlocks.of_table(
+        table, arrays, definitions, local, inputs.chat, inputs.mentioned_idents
+    )
+    del local
     return _ranked(files, inputs, index, table, imports, blocks, definitions, "built")
+
+
+#: importers resolved (and remembered) at a time
+RESOLVE_CHUNK = 1024
+
+
+def _resolved_imports(
+    files: Mapping[str, FileSymbols],
+    paths: Sequence[str],
+    index: RepoIndex,
+    inputs: StateInputs,
+) -> Layered[str, Counter[str]]:
+    """Every mapped file's resolved imports, held as arrays as they come: those an earlier
+    process remembered, the others resolved (and remembered) a chunk at a time."""
+    memo = inputs.imports_memo
+    collector = ImportsCollector(paths)
+    done: set[str] = set()
+    if memo is not None:
+        for path, found in memo.known():
+            collector.add(path, found)
+            done.add(path)
+    todo = [p for p in paths if p not in done]
+    for lo in range(0, len(todo), RESOLVE_CHUNK):
+        chunk = todo[lo : lo + RESOLVE_CHUNK]
+        fresh = _resolve(files, chunk, index, inputs.resolve_imports)
+        for path in chunk:
+            collector.add(path, fresh.get(path, Counter()))
+        if memo is not None:
+            memo.remember({p: fresh.get(p, Counter()) for p in chunk if files[p].imports})
+    imports: Layered[str, Counter[str]] = Layered(collector.rows())
+    for path, found in collector.odd.items():
+        imports[path] = found
+    return imports
 
 
 def update_state(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cached_property
 
 from .cache import CacheKey, TagCache
@@ -48,14 +48,12 @@ class CachedImports:
         prepared = self.extractor.prepared()
         return {p: prepared[p] for p in self.mapped if p in prepared}
 
-    def known(self) -> dict[str, Counter[str]]:
-        rows = self.cache.load_imports(self.scope)
-        out: dict[str, Counter[str]] = {}
-        for path, key in self._keys().items():
-            hit = rows.get(key.content) if key.digest else None
-            if hit is not None and all(t in self.mapped and t != path for t in hit):
-                out[path] = Counter(hit)
-        return out
+    def known(self) -> Iterator[tuple[str, Counter[str]]]:
+        by_content = {k.content: p for p, k in self._keys().items() if k.digest}
+        for content, hit in self.cache.load_imports(self.scope):
+            path = by_content.get(content)
+            if path is not None and all(t in self.mapped and t != path for t in hit):
+                yield path, Counter(hit)
 
     def remember(self, found: Mapping[str, Counter[str]]) -> None:
         keys = self._keys()

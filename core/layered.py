@@ -54,6 +54,20 @@ class Layered(MutableMapping[K, V]):
         """A copy to change: the same base, its own copy of the changes."""
         return Layered(self._base, dict(self._set), set(self._removed))
 
+    @property
+    def base(self) -> Mapping[K, V]:
+        """The read-only mapping under the changes."""
+        return self._base
+
+    @property
+    def changed(self) -> bool:
+        """Whether any key was set or removed on top of the base."""
+        return bool(self._set or self._removed)
+
+    def changed_keys(self) -> set[K]:
+        """The keys set or removed on top of the base."""
+        return set(self._set) | self._removed
+
     def from_base(self, key: K) -> bool:
         """Whether ``key``'s value is the base's (neither set nor removed on top of it)."""
         return key not in self._set and key not in self._removed and key in self._base
@@ -102,23 +116,25 @@ class Layered(MutableMapping[K, V]):
 
 class LayeredSet(MutableSet[Any]):
     """A set whose base membership is a function (answered from arrays), with the members added
-    and discarded on top of it. Only membership and changes are offered: iterating the base
-    is not (nothing that reads a loaded state walks a whole set)."""
+    and discarded on top of it. Iterating it (and its length) needs ``members``, the base's
+    members: a reader that lists a whole set (tests, inspection); nothing a map reads does."""
 
-    __slots__ = ("_contains", "_added", "_discarded")
+    __slots__ = ("_contains", "_added", "_discarded", "_members")
 
     def __init__(
         self,
         contains: Callable[[Any], bool],
         added: set[Any] | None = None,
         discarded: set[Any] | None = None,
+        members: Callable[[], Iterable[Any]] | None = None,
     ):
         self._contains = contains
         self._added: set[Any] = added if added is not None else set()
         self._discarded: set[Any] = discarded if discarded is not None else set()
+        self._members = members
 
     def child(self) -> LayeredSet:
-        return LayeredSet(self._contains, set(self._added), set(self._discarded))
+        return LayeredSet(self._contains, set(self._added), set(self._discarded), self._members)
 
     def __contains__(self, item: object) -> bool:
         if item in self._added:
@@ -138,10 +154,17 @@ class LayeredSet(MutableSet[Any]):
             self.add(item)
 
     def __iter__(self) -> Iterator[Any]:
-        raise TypeError("a layered set over arrays is not iterable")
+        if self._members is None:
+            raise TypeError("a layered set over arrays is not iterable")
+        for item in self._members():
+            if item not in self._discarded and item not in self._added:
+                yield item
+        yield from self._added
 
     def __len__(self) -> int:
-        raise TypeError("a layered set over arrays has no length")
+        if self._members is None:
+            raise TypeError("a layered set over arrays has no length")
+        return sum(1 for _ in self)
 
 
 def copied_mapping(

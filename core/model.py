@@ -374,6 +374,34 @@ class FileSymbols:
         )
 
 
+#: the symbol kinds of data definitions (they weigh less in the graph; see repomapper.graph)
+DATA_KINDS = frozenset({"variable", "constant", "field"})
+
+
+@dataclass(frozen=True, slots=True)
+class NameFacts:
+    """What the symbol table reads of a file's definitions: each name the file defines (in the
+    order of its first definition), whether every definition of it there is data, and whether
+    one is a top-level class or function (a flag per name, in ``data`` and ``top``)."""
+
+    names: tuple[str, ...]
+    data: bytes
+    top: bytes
+
+
+def name_facts(facts: Iterable[tuple[str, str, str]]) -> NameFacts:
+    """The :class:`NameFacts` of a file's (name, symbol kind, scope) facts."""
+    all_data: dict[str, bool] = {}
+    top: set[str] = set()
+    for name, kind, scope in facts:
+        data = kind in DATA_KINDS
+        all_data[name] = all_data.get(name, True) and data
+        if not scope and not data:
+            top.add(name)
+    names = tuple(all_data)
+    return NameFacts(names, bytes(all_data.values()), bytes(n in top for n in names))
+
+
 def tag_facts(definitions: Iterable[Tag]) -> list[tuple[str, str, str]]:
     """(name, symbol kind, scope) of each definition, in order: what the symbol table reads of
     a file's definitions."""

@@ -24,15 +24,18 @@ class NameCounts(MadeOnRead[tuple[str, int]]):
     def __init__(self, pairs: Iterable[tuple[str, int]]) -> None:
         intern = sys.intern
         names: list[str] = []
-        counts = array("q")
+        values: list[int] = []
         for name, count in pairs:
             names.append(intern(name))
-            counts.append(count)
+            values.append(count)
         self.names: tuple[str, ...] = tuple(names)
-        self.counts = counts
+        try:  # 32 bits: a count is a file's references to one name
+            self.counts = array("i", values)
+        except OverflowError:
+            self.counts = array("q", values)
 
-    def _rows(self) -> tuple[tuple[str, ...], bytes]:
-        return self.names, self.counts.tobytes()
+    def _rows(self) -> tuple[tuple[str, ...], list[int]]:
+        return self.names, self.counts.tolist()
 
     def __len__(self) -> int:
         return len(self.names)

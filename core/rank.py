@@ -13,19 +13,29 @@ graph (a test holds the two together).
 from __future__ import annotations
 
 import logging
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, overload
 
 from .definitions import DefinitionIndex, FileRows, RowsAt
-from .graph import SymbolTable, ident_weights, import_weights
+from .graph import (
+    CHAT_MULTIPLIER,
+    DATA_DEFINITION_FACTOR,
+    SymbolTable,
+    ident_weights,
+    identifier_multiplier,
+    import_weights,
+)
 from .layered import Layered, copied_mapping
 from .madeonread import MadeOnRead
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import ArrayLike, DTypeLike, NDArray
+
+    from .tablearrays import TableArrays
 
 log = logging.getLogger(__name__)
 
@@ -55,16 +65,30 @@ ROLE_WEIGHTS: dict[str, float] = {
 
 
 class RankedPairs(MadeOnRead[tuple[str, str, float]]):
-    """(file, identifier, rank) for every ranked definition pair, best first. Kept as three
-    lists and made into tuples as they are read: a map reads a few hundred of tens of thousands
-    (making them all would cost every call a tuple per ranked pair)."""
+    """(file, identifier, rank) for every ranked definition pair, best first. Kept as arrays
+    (the files' and identifiers' positions in tables of them, and the ranks) and made into
+    tuples as they are read: a map reads a few hundred of hundreds of thousands (a list of
+    every pair's strings and floats cost a large tree hundreds of megabytes)."""
 
-    __slots__ = ("_files", "_idents", "_ranks")
+    __slots__ = ("_file_names", "_file_at", "_idents", "_ident_at", "_ranks", "_name_ids")
 
-    def __init__(self, files: list[str], idents: list[str], ranks: list[float]):
-        if not len(files) == len(idents) == len(ranks):
+    def __init__(
+        self,
+        file_names: Any,
+        file_at: Any,
+        idents: Any,
+        ident_at: Any,
+        ranks: Any,
+        name_ids: Any = None,
+    ):
+        """Pair ``i`` is ``(file_names[file_at[i]], idents[ident_at[i]], ranks[i])`` (numpy
+        arrays; the tables object arrays of strings); ``name_ids``: each pair's identifier as
+        a name id of :class:`~repomapper.tablearrays.TableArrays`, when known."""
+        if not len(file_at) == len(ident_at) == len(ranks):
             raise ValueError("files, identifiers and ranks differ in length")
-        self._files, self._idents, self._ranks = files, idents, ranks
+        self._file_names, self._file_at = file_names, file_at
+        self._idents, self._ident_at, self._ranks = idents, ident_at, ranks
+        self._name_ids = name_ids
 
     def __len__(self) -> int:
         return len(self._ranks)
@@ -77,18 +101,49 @@ class RankedPairs(MadeOnRead[tuple[str, str, float]]):
         self, i: int | slice
     ) -> tuple[str, str, float] | Sequence[tuple[str, str, float]]:
         if isinstance(i, slice):
-            return tuple(zip(self._files[i], self._idents[i], self._ranks[i], strict=True))
-        return (self._files[i], self._idents[i], self._ranks[i])
+            files, idents, ranks = self._columns(i)
+            return tuple(zip(files, idents, ranks, strict=True))
+        return (
+            self._file_names[self._file_at[i]],
+            self._idents[self._ident_at[i]],
+            float(self._ranks[i]),
+        )
+
+    def _columns(self, part: slice = slice(None)) -> tuple[list[str], list[str], list[float]]:
+        import numpy as np
+
+        return (
+            self._file_names[self._file_at[part]].tolist(),
+            self._idents[self._ident_at[part]].tolist(),
+            np.asarray(self._ranks[part], dtype=np.float64).tolist(),
+        )
 
     def __iter__(self) -> Iterator[tuple[str, str, float]]:
-        return zip(self._files, self._idents, self._ranks, strict=True)
+        step = 1 << 14  # a chunk's tuples at a time, not every pair's strings in lists
+        for lo in range(0, len(self), step):
+            yield from zip(*self._columns(slice(lo, lo + step)), strict=True)
 
     def _rows(self) -> tuple[list[str], list[str], list[float]]:
-        return self._files, self._idents, self._ranks
+        return self._columns()
 
     def columns(self) -> tuple[list[str], list[str], list[float]]:
-        """The files, identifiers and ranks as three lists (not copies: do not change them)."""
-        return self._files, self._idents, self._ranks
+        """The files, identifiers and ranks as three lists."""
+        return self._columns()
+
+    def file_positions(self, files: Sequence[str]) -> Any:
+        """Each pair's file as its position in ``files``, or None when the pairs' table of
+        files is another."""
+        same = len(self._file_names) == len(files) and self._file_names.tolist() == list(files)
+        return self._file_at if same else None
+
+    def ranks(self) -> Any:
+        return self._ranks
+
+    def name_ids(self) -> Any:
+        """Each pair's identifier as a name id, or None when they are not known."""
+        if self._name_ids is None:
+            return None
+        return self._name_ids[self._ident_at]
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,8 +373,8 @@ class _Assembly:
     each identifier's share counted, so that an update can splice in the blocks it touched."""
 
     files: tuple[str, ...]
-    order: list[str]
-    pos: dict[str, int]
+    #: the identifiers with a block, sorted (a list of strings, or a numpy object array)
+    order: Any
     counts: Any  # numpy int64 array, one row per identifier: (R entries, columns, D entries)
     r_rows: Any
     r_cols: Any
@@ -328,7 +383,7 @@ class _Assembly:
     d_cols: Any
     d_vals: Any
     d_local: Any  # per D entry: the identifier's position among its definer's definitions
-    columns: list[str]
+    columns: Any  # the identifier of each column (a list of strings, or a numpy object array)
     #: importer -> (its resolved imports, whether it is a chat file, its I entries over
     #: ``files``): an importer whose imports are the same object keeps its entries (shared by
     #: the assemblies spliced from this one, which lay out the same files); or (STORED, chat,
@@ -337,6 +392,13 @@ class _Assembly:
     #: a stored state's I entries (rows, columns, values), which its importers' kept rows
     #: point into as (STORED, chat, lo, hi)
     import_base: tuple[Any, Any, Any] | None = None
+    #: ``order`` as name ids of :class:`~repomapper.tablearrays.TableArrays`, when the layout
+    #: was made from them (a splice does not keep them)
+    order_ids: Any = None
+    #: the imports held as arrays that ``import_base`` was computed from, and the chat files
+    #: it was computed with
+    import_of: Any = None
+    import_chat: frozenset[str] = frozenset()
 
     @cached_property
     def starts(self) -> Any:
@@ -345,6 +407,14 @@ class _Assembly:
         out = np.zeros((len(self.order) + 1, 3), dtype=np.int64)
         np.cumsum(self.counts, axis=0, out=out[1:])
         return out
+
+    def position(self, ident: object) -> int | None:
+        """The identifier's place in ``order`` (by bisection: a dict of every identifier
+        cost a large tree's every process more than the few lookups an update makes)."""
+        if not isinstance(ident, str):
+            return None
+        i = bisect_left(self.order, ident)
+        return i if i < len(self.order) and self.order[i] == ident else None
 
 
 #: one block's entries: R's rows, columns and weights, D's rows, columns, factors and positions,
@@ -420,6 +490,37 @@ class FactorBlocks:
                 blocks[ident] = block
         return cls(chat_files, mentioned_idents, blocks)
 
+    @classmethod
+    def of_table(
+        cls,
+        table: SymbolTable,
+        t: TableArrays,
+        definitions: DefinitionIndex,
+        local: Any,
+        chat_files: frozenset[str] = frozenset(),
+        mentioned_idents: frozenset[str] = frozenset(),
+    ) -> FactorBlocks:
+        """The blocks of a table held as arrays (``t``; ``table`` answers from them), laid out
+        at once (see :func:`_laid_out`) against ``definitions`` (its index, with ``local``:
+        each definer entry's position among its file's pairs); a block is made as an object
+        only when an update reads it."""
+        assembly = _laid_out(table, t, definitions, local, chat_files, mentioned_idents)
+        return cls.over(table, assembly, chat_files, mentioned_idents)
+
+    @classmethod
+    def over(
+        cls,
+        table: SymbolTable,
+        assembly: _Assembly,
+        chat_files: frozenset[str],
+        mentioned_idents: frozenset[str],
+    ) -> FactorBlocks:
+        """The blocks a layout holds, each computed from ``table`` when read."""
+        base = LaidOutBlocks(table, assembly, chat_files, mentioned_idents)
+        blocks = cls(chat_files, mentioned_idents, Layered(base))
+        blocks._memo["assembly"] = assembly
+        return blocks
+
     def updated(
         self,
         table: SymbolTable,
@@ -439,13 +540,16 @@ class FactorBlocks:
             block = None
             if ident in table.defines:
                 block = ident_block(table, ident, chat, mentioned)
-            if block is None:
-                blocks.pop(ident, None)
-            else:
+            if block is not None:
                 blocks[ident] = block
+            elif ident in blocks:
+                del blocks[ident]  # (pop would make a layout's block to return it)
         new = FactorBlocks(chat, mentioned, blocks)
         if "assembly" in self._memo:
             new._memo["parent"] = (self._memo["assembly"], touched)
+        elif "parent" in self._memo:  # updated again before it was laid out
+            layout, before = self._memo["parent"]
+            new._memo["parent"] = (layout, before | touched)
         return new
 
     def _assembly(self, names: tuple[str, ...], definitions: DefinitionIndex) -> _Assembly:
@@ -491,7 +595,6 @@ class FactorBlocks:
         return _Assembly(
             names,
             order,
-            {ident: i for i, ident in enumerate(order)},
             np.array(counts, dtype=ints).reshape(len(order), 3),
             np.array(lists[0], dtype=ints),
             np.array(lists[1], dtype=ints),
@@ -510,41 +613,25 @@ class FactorBlocks:
         names: tuple[str, ...],
         rows: Sequence[FileRows],
     ) -> _Assembly:
-        """The assembly of these blocks from ``old``: runs of identifiers that kept their block
-        are copied (their columns shifted), the touched ones laid out again."""
+        """The assembly of these blocks from ``old``: the runs of identifiers between touched
+        ones are copied (their columns shifted), the touched ones laid out again or left out.
+        The blocks are ``old``'s with only the touched ones changed, so the new order is
+        found by walking the touched identifiers through the old one (sorting every
+        identifier again cost a large tree's update more than the rest of it)."""
         import numpy as np
 
-        idx = {f: i for i, f in enumerate(names)}
-        order = sorted(self.blocks)
+        idx = _FileIds(names)
         starts = old.starts
         pieces: list[list[Any]] = [[], [], [], [], [], [], []]
         counts: list[Any] = []
-        columns: list[str] = []
+        columns: list[Any] = []
+        order: list[Any] = []
         base = 0
-        i, n = 0, len(order)
-        while i < n:
-            ident = order[i]
-            p0 = old.pos.get(ident)
-            if ident in touched or p0 is None:
-                r_rows, r_cols, r_vals, d_rows, d_cols, d_vals, d_local, ncols = _block_rows(
-                    ident, self.blocks[ident], idx, rows
-                )
-                pieces[0].append(np.array(r_rows, dtype=np.int64))
-                pieces[1].append(np.array(r_cols, dtype=np.int64) + base)
-                pieces[2].append(np.array(r_vals, dtype=np.float64))
-                pieces[3].append(np.array(d_rows, dtype=np.int64) + base)
-                pieces[4].append(np.array(d_cols, dtype=np.int64))
-                pieces[5].append(np.array(d_vals, dtype=np.float64))
-                pieces[6].append(np.array(d_local, dtype=np.int64))
-                counts.append(np.array([[len(r_rows), ncols, len(d_rows)]], dtype=np.int64))
-                columns.extend([ident] * ncols)
-                base += ncols
-                i += 1
-                continue
-            j, p = i + 1, p0 + 1  # a run kept as it was: consecutive here and there
-            while j < n and order[j] not in touched and old.pos.get(order[j]) == p:
-                j += 1
-                p += 1
+
+        def keep(p0: int, p: int) -> None:  # old identifiers p0:p, as they were, shifted
+            nonlocal base
+            if p <= p0:
+                return
             (ra, ca, da), (rb, cb, db) = starts[p0], starts[p]
             shift = base - ca
             pieces[0].append(old.r_rows[ra:rb])
@@ -555,18 +642,41 @@ class FactorBlocks:
             pieces[5].append(old.d_vals[da:db])
             pieces[6].append(old.d_local[da:db])
             counts.append(old.counts[p0:p])
-            columns.extend(old.columns[ca:cb])
+            columns.append(_objects(old.columns[ca:cb]))
+            order.append(_objects(old.order[p0:p]))
             base += cb - ca
-            i = j
+
+        done = 0  # old identifiers before this are in the pieces
+        for ident in sorted(touched):
+            at = bisect_left(old.order, ident, done)
+            keep(done, at)
+            done = at + 1 if at < len(old.order) and old.order[at] == ident else at
+            block = self.blocks.get(ident)
+            if block is None:
+                continue
+            r_rows, r_cols, r_vals, d_rows, d_cols, d_vals, d_local, ncols = _block_rows(
+                ident, block, idx, rows
+            )
+            pieces[0].append(np.array(r_rows, dtype=np.int64))
+            pieces[1].append(np.array(r_cols, dtype=np.int64) + base)
+            pieces[2].append(np.array(r_vals, dtype=np.float64))
+            pieces[3].append(np.array(d_rows, dtype=np.int64) + base)
+            pieces[4].append(np.array(d_cols, dtype=np.int64))
+            pieces[5].append(np.array(d_vals, dtype=np.float64))
+            pieces[6].append(np.array(d_local, dtype=np.int64))
+            counts.append(np.array([[len(r_rows), ncols, len(d_rows)]], dtype=np.int64))
+            columns.append(_objects([ident] * ncols))
+            order.append(_objects([ident]))
+            base += ncols
+        keep(done, len(old.order))
 
         def joined(parts: list[Any], dtype: DTypeLike) -> Any:
             return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
         return _Assembly(
             names,
-            order,
-            {ident: k for k, ident in enumerate(order)},
-            joined(counts, np.int64).reshape(len(order), 3),
+            joined(order, object),
+            joined(counts, np.int64).reshape(-1, 3),
             joined(pieces[0], np.int64),
             joined(pieces[1], np.int64),
             joined(pieces[2], np.float64),
@@ -574,9 +684,11 @@ class FactorBlocks:
             joined(pieces[4], np.int64),
             joined(pieces[5], np.float64),
             joined(pieces[6], np.int64),
-            columns,
+            joined(columns, object),
             old.import_rows,
             old.import_base,
+            import_of=old.import_of,
+            import_chat=old.import_chat,
         )
 
     def _import_entries(
@@ -584,8 +696,9 @@ class FactorBlocks:
     ) -> tuple[Any, Any, Any]:
         """I's entries, importers in sorted order (as :func:`repomapper.graph.import_weights`
         gives them); an importer whose imports and chat status are unchanged reuses its rows,
-        and a stored state's importers that no update replaced reuse their stored rows without
-        making their imports into objects (see :mod:`repomapper.snapshot`)."""
+        and the importers of a base held as arrays (a built or stored state's, see
+        :class:`~repomapper.importrows.ImportRows`) that no update replaced reuse its entries
+        without making their imports into objects."""
         import numpy as np
 
         kept = a.import_rows
@@ -593,6 +706,14 @@ class FactorBlocks:
             for gone in [p for p in kept if p not in import_edges]:
                 del kept[gone]
         from_base = import_edges.from_base if isinstance(import_edges, Layered) else None
+        if a.import_base is None and isinstance(import_edges, Layered):
+            _register_import_base(a, import_edges.base, self.chat_files, idx)
+        if (
+            isinstance(import_edges, Layered)
+            and a.import_base is not None
+            and a.import_of is import_edges.base
+        ):
+            return self._entries_over_base(a, import_edges, idx)
         base = a.import_base
         pieces: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
         rows: list[int] = []
@@ -654,6 +775,62 @@ class FactorBlocks:
         flush_lists()
         if not pieces[0]:
             return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
+        if len(pieces[0]) == 1:  # one run of the base's entries: its views, not a copy
+            return pieces[0][0], pieces[1][0], pieces[2][0]
+        i_rows, i_cols, i_vals = (np.concatenate(p) for p in pieces)
+        return i_rows, i_cols, i_vals
+
+    def _entries_over_base(
+        self, a: _Assembly, import_edges: Layered[str, Any], idx: Mapping[str, int]
+    ) -> tuple[Any, Any, Any]:
+        """I's entries from the base's (computed at once, see :func:`_register_import_base`)
+        with the importers an update replaced or whose chat status changed laid out again
+        between them: a walk over the few changed importers, not over every importer (on a
+        large tree a Python step per importer was a visible part of an edit)."""
+        import numpy as np
+
+        rows, cols, vals = a.import_base  # type: ignore[misc]
+        base = import_edges.base
+        flipped = {p for p in a.import_chat ^ self.chat_files if p in base}
+        dirty = sorted(set(import_edges.changed_keys()) | flipped)
+        if not dirty:
+            return rows, cols, vals
+        pieces: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
+        done = 0  # the base's entries before this are in the pieces
+
+        def add(r: Any, c: Any, v: Any) -> None:
+            pieces[0].append(r)
+            pieces[1].append(c)
+            pieces[2].append(v)
+
+        for importer in dirty:
+            row = idx.get(importer)
+            if row is None:
+                continue
+            lo = int(np.searchsorted(rows, row, "left"))
+            hi = int(np.searchsorted(rows, row, "right"))
+            if lo > done:
+                add(rows[done:lo], cols[done:lo], vals[done:lo])
+            done = max(done, hi)
+            if importer not in import_edges:
+                continue
+            edges, chat = import_edges[importer], importer in self.chat_files
+            hit = a.import_rows.get(importer)
+            if hit is None or hit[0] is not edges or hit[1] != chat:
+                r, c, v = [], [], []
+                for _, target, weight in import_weights({importer: edges}, self.chat_files):
+                    col = idx.get(target)
+                    if col is not None:
+                        r.append(row)
+                        c.append(col)
+                        v.append(weight)
+                hit = a.import_rows[importer] = (edges, chat, r, c, v)
+            add(
+                np.array(hit[2], dtype=np.int64),
+                np.array(hit[3], dtype=np.int64),
+                np.array(hit[4], dtype=np.float64),
+            )
+        add(rows[done:], cols[done:], vals[done:])
         i_rows, i_cols, i_vals = (np.concatenate(p) for p in pieces)
         return i_rows, i_cols, i_vals
 
@@ -672,7 +849,7 @@ class FactorBlocks:
         if definitions.files != list(names):
             raise ValueError("the definition index is not over the graph's files")
         a = self._assembly(names, definitions)
-        idx = {f: i for i, f in enumerate(names)}
+        idx = _FileIds(names)
         n, k = len(names), len(a.columns)
         R = Coo(a.r_rows, a.r_cols, a.r_vals, (n, k))
         D = Coo(a.d_rows, a.d_cols, a.d_vals, (k, n))
@@ -689,6 +866,194 @@ class FactorBlocks:
             definitions,
             (a.d_rows, a.d_cols, a.d_vals, a.d_local),
         )
+
+
+class LaidOutBlocks(Mapping[str, IdentBlock]):
+    """The identifiers of a layout (a built or stored state's); a block is computed from the
+    table when read (only an update that touched the identifier, or laying out a new file
+    set, reads one)."""
+
+    def __init__(
+        self,
+        table: SymbolTable,
+        assembly: _Assembly,
+        chat: frozenset[str],
+        mentioned: frozenset[str],
+    ) -> None:
+        self._table, self._assembly = table, assembly
+        self._chat, self._mentioned = chat, mentioned
+
+    def __getitem__(self, ident: str) -> IdentBlock:
+        if self._assembly.position(ident) is None:
+            raise KeyError(ident)
+        block = ident_block(self._table, ident, self._chat, self._mentioned)
+        if block is None:
+            raise KeyError(ident)
+        return block
+
+    def __contains__(self, ident: object) -> bool:
+        return self._assembly.position(ident) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._assembly.order)
+
+    def __len__(self) -> int:
+        return len(self._assembly.order)
+
+
+class _FileIds(Mapping[str, int]):
+    """A sorted file list's positions, found by bisection (no dict of every file)."""
+
+    __slots__ = ("_files",)
+
+    def __init__(self, files: Sequence[str]):
+        self._files = files
+
+    def get(self, path: object, default: Any = None) -> Any:
+        if not isinstance(path, str):
+            return default
+        i = bisect_left(self._files, path)
+        return i if i < len(self._files) and self._files[i] == path else default
+
+    def __getitem__(self, path: str) -> int:
+        found: int | None = self.get(path)
+        if found is None:
+            raise KeyError(path)
+        return found
+
+    def __contains__(self, path: object) -> bool:
+        return self.get(path) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+
+def _objects(items: Sequence[Any]) -> Any:
+    """A numpy object array of ``items`` (a slice of one is itself)."""
+    import numpy as np
+
+    if isinstance(items, np.ndarray):
+        return items
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+def _register_import_base(
+    a: _Assembly, base: Mapping[str, Any], chat: frozenset[str], idx: Mapping[str, int]
+) -> None:
+    """Compute the import matrix's entries of a base held as arrays at once and let each of
+    its importers point into them (see :meth:`FactorBlocks._import_entries`)."""
+    from .importrows import ImportRows
+
+    if not isinstance(base, ImportRows) or tuple(base.files) != a.files:
+        return
+    (rows, cols, vals), ranges = base.entries(chat)
+    a.import_base = (rows, cols, vals)
+    a.import_of, a.import_chat = base, chat
+    for importer, lo, hi in ranges:
+        a.import_rows[importer] = (STORED, importer in chat, lo, hi)
+
+
+def _laid_out(
+    table: SymbolTable,
+    t: TableArrays,
+    definitions: DefinitionIndex,
+    local: Any,
+    chat: frozenset[str],
+    mentioned: frozenset[str],
+) -> _Assembly:
+    """The layout :meth:`FactorBlocks._assemble` gives, computed over the table's arrays: an
+    identifier no reference of which the backend resolved has one column, its external
+    referencers (R, in file order, weighed by :func:`repomapper.graph.ident_weights`'s rule)
+    and its definers (D, in file order); the few whose references were resolved to files are
+    laid out block by block as an update lays them out."""
+    import numpy as np
+
+    n, m = len(t.files), len(t.names)
+    ref_names, def_names = t.ref_names(), t.def_names()
+    external = ~t.internal_refs()
+    outside = np.bincount(ref_names[external], minlength=m)
+    def_n = t.def_n
+    has_block = (def_n > 0) & (outside > 0)
+    resolved = has_block & (np.diff(t.tg_at) > 0)
+    plain = has_block & ~resolved
+    block_ids = np.flatnonzero(has_block)
+    at_block = np.full(m, -1, dtype=np.int64)
+    at_block[block_ids] = np.arange(len(block_ids))
+    names = t.names
+    mul = np.zeros(m, dtype=np.float64)
+    mul[block_ids] = [
+        identifier_multiplier(names[k], d, mentioned)
+        for k, d in zip(block_ids.tolist(), def_n[block_ids].tolist(), strict=True)
+    ]
+    boost = np.ones(n, dtype=np.float64)
+    for f in chat:
+        i = bisect_left(t.files, f)
+        if i < n and t.files[i] == f:
+            boost[i] = CHAT_MULTIPLIER
+    counts = np.zeros((len(block_ids), 3), dtype=np.int64)
+    counts[at_block[plain], 0] = outside[plain]
+    counts[at_block[plain], 1] = 1
+    counts[at_block[plain], 2] = def_n[plain]
+    by_blocks: dict[int, _BlockRows] = {}
+    if resolved.any():
+        idx, rows = _FileIds(t.files), RowsAt(t.files, definitions.rows)
+        for k in np.flatnonzero(resolved).tolist():
+            ident = names[k]
+            block = ident_block(table, ident, chat, mentioned)
+            if block is None:  # (a name with a reference from outside has a block)
+                raise ValueError(f"no block for {ident!r}")
+            got = by_blocks[k] = _block_rows(ident, block, idx, rows)
+            counts[at_block[k]] = (len(got[0]), got[7], len(got[3]))
+    starts = np.zeros((len(block_ids) + 1, 3), dtype=np.int64)
+    np.cumsum(counts, axis=0, out=starts[1:])
+    total = starts[-1]
+    r_rows, r_cols = np.empty(total[0], np.int32), np.empty(total[0], np.int32)
+    r_vals = np.empty(total[0], np.float64)
+    d_rows, d_cols = np.empty(total[2], np.int32), np.empty(total[2], np.int32)
+    d_vals, d_local = np.empty(total[2], np.float64), np.empty(total[2], np.int32)
+    # the plain blocks: each name's entries are a run of the table's (grouped by name, then
+    # file), placed at its block's start
+    pick = external & plain[ref_names]
+    rn, rf, rc = ref_names[pick], t.ref_file[pick], t.ref_count[pick]
+    at = starts[at_block[rn], 0] + np.arange(len(rn)) - np.searchsorted(rn, rn)
+    r_rows[at] = rf
+    r_cols[at] = starts[at_block[rn], 1]
+    r_vals[at] = mul[rn] * boost[rf] * np.sqrt(rc.astype(np.float64))
+    del pick, rn, rf, rc, at
+    pick = plain[def_names]
+    dn = def_names[pick]
+    at = starts[at_block[dn], 2] + np.arange(len(dn)) - np.searchsorted(dn, dn)
+    d_rows[at] = starts[at_block[dn], 1]
+    d_cols[at] = t.def_file[pick]
+    d_vals[at] = np.where(t.def_data[pick], DATA_DEFINITION_FACTOR, 1.0)
+    d_local[at] = local[pick]
+    del pick, dn, at
+    for k, (rr, rc_, rv, dr, dc, dv, dl, _) in by_blocks.items():
+        (r0, c0, d0) = starts[at_block[k]].tolist()
+        r_rows[r0 : r0 + len(rr)], r_cols[r0 : r0 + len(rr)] = rr, np.array(rc_, np.int64) + c0
+        r_vals[r0 : r0 + len(rr)] = rv
+        d_rows[d0 : d0 + len(dr)], d_cols[d0 : d0 + len(dr)] = np.array(dr, np.int64) + c0, dc
+        d_vals[d0 : d0 + len(dr)], d_local[d0 : d0 + len(dr)] = dv, dl
+    order = t.name_objects[block_ids]
+    return _Assembly(
+        tuple(t.files),
+        order,
+        counts,
+        r_rows,
+        r_cols,
+        r_vals,
+        d_rows,
+        d_cols,
+        d_vals,
+        d_local,
+        np.repeat(order, counts[:, 1]),
+        order_ids=block_ids,
+    )
 
 
 def factor_graph(
@@ -788,11 +1153,9 @@ def rank_definitions(
     scores = stable_array(ranked[kept])
     by_file = np.array([file_scores.get(f, 0.0) for f in g.files], dtype=np.float64)
     order = np.lexsort((-by_file[a.pair_file[kept]], -scores))  # stable: ties keep pair order
-    chosen = kept[order]
+    chosen = kept[order].astype(np.int32 if pairs < 1 << 31 else np.int64)
     items = RankedPairs(
-        a.file_names[a.pair_file[chosen]].tolist(),
-        a.idents[chosen].tolist(),
-        scores[order].tolist(),
+        a.file_names, a.pair_file[chosen], a.idents, chosen, scores[order], a.ident_ids
     )
     return Ranking(file_scores, items)
 

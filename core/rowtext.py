@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar, overload
 
 from .madeonread import MadeOnRead
-from .model import Import, Tag, tag_facts
+from .model import Import, NameFacts, Tag, name_facts, tag_facts
 from .namecounts import NameCounts
 
 log = logging.getLogger(__name__)
@@ -71,6 +71,10 @@ class _Lazy(MadeOnRead[T], Generic[T, S]):
     def _rows(self) -> tuple[str, Sequence[T]]:
         return self._path, self._all()
 
+    def made(self) -> Sequence[T]:
+        """The items, made if they were not yet."""
+        return self._all()
+
     def __len__(self) -> int:
         return len(self._all())
 
@@ -89,7 +93,29 @@ class RowTags(_Lazy[Tag, Text]):
     """A file's definitions (:class:`Tag` objects, names, kinds and scopes interned: the same
     names recur across thousands of files)."""
 
-    __slots__ = ()
+    __slots__ = ("_refetch", "_names")
+
+    def __init__(self, path: str, text: Text, refetch: Callable[[], str] | None = None):
+        super().__init__(path, text)
+        #: reads the text from the cache again, for a row whose text was read for the table
+        #: and let go (see :meth:`facts`)
+        self._refetch = refetch
+        self._names: NameFacts | None = None
+
+    def name_facts(self) -> NameFacts:
+        """What the symbol table reads of the definitions (see :class:`NameFacts`), kept once
+        read: a run reads it for a freshly extracted file as soon as its row is stored, so its
+        text is let go then and the table is built from these."""
+        found = self._names
+        if found is None:
+            found = self._names = name_facts(self.facts())
+        return found
+
+    def refetch_with(self, refetch: Callable[[], str]) -> None:
+        """Let :meth:`facts` drop the text once it has read it: ``refetch`` reads it again
+        from the cache if a map shows the file (a large tree's definitions held as text were
+        a fifth of a cold run's memory, and a map shows a few dozen files)."""
+        self._refetch = refetch
 
     def _make(self, source: Text) -> tuple[Tag, ...]:
         rows = _parsed(self._path, "definitions", source) or ()
@@ -104,20 +130,43 @@ class RowTags(_Lazy[Tag, Text]):
 
     def facts(self) -> list[tuple[str, str, str]]:
         """(name, symbol kind, scope) of each definition, for building the symbol table; a row
-        not read yet stays unread (its Tags are made and dropped: they are made again, and
-        kept, for a file a map shows)."""
+        not read yet stays unread (read without making its Tags: they are made, and kept, for
+        a file a map shows), and a text that can be read again is let go."""
         if self._made is not None:
             return tag_facts(self._made)
         source = self._text
         if source is None:  # another thread made the items meanwhile
             return tag_facts(self._all())
-        try:
-            tags = self._make(source)
-        except (TypeError, ValueError, KeyError, IndexError):
-            return tag_facts(self._all())  # unreadable: logged once, kept as empty
-        if not tags:  # nothing to make later (an unreadable text was logged once, here)
+        rows = _parsed(self._path, "definitions", source)
+        facts = _row_facts(rows) if rows else []
+        if facts is None:  # not rows of tags: read as _make reads them (logged once there)
+            return tag_facts(self._all())
+        if not facts:  # nothing to make later (an unreadable text was logged once, above)
             self._made, self._text = (), None
-        return tag_facts(tags)
+        elif self._refetch is not None and self._text is source:
+            self._text = self._refetch
+        return facts
+
+
+def _row_facts(rows: Any) -> list[tuple[str, str, str]] | None:
+    """:func:`~repomapper.model.tag_facts` of the tags ``rows`` make, read from the rows
+    themselves; None for anything but lists of a tag's fields (:meth:`RowTags._make` then
+    decides what they are)."""
+    intern = sys.intern
+    out = []
+    try:
+        for row in rows:
+            if type(row) is not list or not 4 <= len(row) <= 9:
+                return None
+            name = row[2]
+            kind = row[4] if len(row) > 4 else ""
+            scope = row[5] if len(row) > 5 else ""
+            if type(name) is not str or type(kind) is not str or type(scope) is not str:
+                return None
+            out.append((intern(name), intern(kind), intern(scope)))
+    except TypeError:  # not iterable
+        return None
+    return out
 
 
 class RowImports(_Lazy[Import, Text]):
@@ -185,20 +234,27 @@ class Deferred:
 
     def __init__(self, path: str, fetch: Callable[[], tuple[str, str, str] | None]):
         self.path, self._fetch = path, fetch
-        self._texts: tuple[str, str, str] | None = None
+        self._texts: list[str | None] | None = None
 
     def _get(self, i: int) -> str:
-        if self._texts is None:
-            with _FETCHING:  # one fetch per row, whichever thread reads it first
-                if self._texts is None:
-                    found = self._fetch()
-                    if found is None:
-                        log.warning(
-                            "%s: its cached row is no longer in the cache; read as empty", self.path
-                        )
-                        found = ("[]", "{}", "[]")
-                    self._texts = found
-        return self._texts[i]
+        """Part ``i``'s text, handed out once and let go (each part is parsed once and kept
+        as what it makes, or read again only for a file a map shows): a second read of a part
+        reads the row again."""
+        with _FETCHING:  # one fetch per row, whichever thread reads it first
+            texts = self._texts
+            if texts is None or texts[i] is None:
+                found = self._fetch()
+                if found is None:
+                    log.warning(
+                        "%s: its cached row is no longer in the cache; read as empty", self.path
+                    )
+                    found = ("[]", "{}", "[]")
+                texts = list(found)
+            text = texts[i]
+            texts[i] = None
+            self._texts = texts if any(t is not None for t in texts) else None
+        assert text is not None
+        return text
 
     def definitions(self) -> str:
         return self._get(0)

@@ -183,3 +183,45 @@ def test_in_memory_cache_replaces_maps_after_remembering_token_counts() -> None:
     assert cache.get_map("state:1") is None
     assert cache.get_map("state:2") == "new"
     assert cache.count_of("cl100k_base", b"digest") == 7
+
+
+def test_deferred_rows_read_in_chunks_answer_as_rows_read_at_once(tmp_path, monkeypatch):
+    from repomapper.cache import _DeferredTexts
+
+    monkeypatch.setattr(_DeferredTexts, "ONE_BY_ONE", 2)
+    monkeypatch.setattr(_DeferredTexts, "CHUNK", 3)
+    cache = open_cache(tmp_path / "root", tmp_path / "cache")
+    keys = [CacheKey(f"m{i:02}.py", 1, 1, "x", f"d{i}") for i in range(20)]
+    cache.store([(k, encode(sample(k.path))) for k in keys])
+    expected = {k.path: FileSymbols.from_extraction(sample(k.path)) for k in keys}
+    order = keys[:5] + keys[12:] + keys[5:12]  # past the single reads, out of order too
+    found = cache.lookup(keys, deferred=True)
+    for k in order:
+        fs = found[k.path]
+        assert (tuple(fs.definitions), tuple(fs.references), tuple(fs.imports)) == (
+            expected[k.path].definitions,
+            expected[k.path].references,
+            expected[k.path].imports,
+        )
+    # a definitions text read for the table and let go is read again when a map shows it
+    again = cache.lookup(keys, deferred=True)
+    for k in order:
+        assert again[k.path].definitions.facts() == [("f", "function", "")]
+    for k in order:
+        assert tuple(again[k.path].definitions) == expected[k.path].definitions
+    cache.close()
+
+
+@pytest.mark.parametrize("on_disk", [True, False])
+def test_remembered_imports_are_read_back_one_by_one_for_their_scope_only(tmp_path, on_disk):
+    cache = open_cache(tmp_path / "root", tmp_path / "cache") if on_disk else TagCache()
+    rows = [((f"m{i}.py", f"d{i}", "fp"), {f"t{i}.py": i + 1}) for i in range(2500)]
+    cache.store_imports("scope-a", rows[:1000])
+    cache.store_imports("scope-a", rows[1000:])  # remembered a chunk at a time
+    loaded = cache.load_imports("scope-a")
+    assert not isinstance(loaded, dict)  # an iterator: a large tree's rows are not held at once
+    assert dict(loaded) == dict(rows)
+    cache.store_imports("scope-b", rows[:1])  # another scope forgets the first one's rows
+    assert dict(cache.load_imports("scope-a")) == {}
+    assert dict(cache.load_imports("scope-b")) == dict(rows[:1])
+    cache.close()

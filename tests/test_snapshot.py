@@ -226,7 +226,7 @@ def test_a_damaged_stored_state_is_a_miss(shop, tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     with RepoMap(shop, cache_dir=cache) as first:
         first.map()
-    monkeypatch.setattr(snapshot, "decode", lambda data: None)
+    monkeypatch.setattr(snapshot, "decode", lambda data, **_: None)
     with RepoMap(shop, cache_dir=cache) as fresh:
         got = fresh.map(task=TASKS[1])
         assert fresh.last_stats.get("stored_state") is None
@@ -302,6 +302,34 @@ def test_a_stored_state_on_disk_is_mapped_and_read_as_the_same_arrays(shop, tmp_
     path.write_bytes(out.getvalue())
     with open(path, "rb") as f:
         assert snapshot.decode(f) is None
+
+
+def test_a_state_the_cache_wrote_is_checked_by_its_checksum_not_name_by_name(shop, tmp_path):
+    import struct
+    import zipfile
+
+    rm = RepoMap(shop, use_cache=False)
+    ranked = rm.rank()
+    data = bytes(snapshot.encode(rm.graph_state, keys_of(rm, ranked), frozenset()))
+    path = tmp_path / "state.npz"
+    path.write_bytes(data)
+    with open(path, "rb") as f:
+        assert snapshot.decode(f, own=True) is not None
+    # one byte of the names changed (their order with it): the checksum no longer holds
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo("names.npy")
+    damaged = bytearray(data)
+    head = info.header_offset
+    name_len, extra_len = struct.unpack("<HH", data[head + 26 : head + 30])
+    at = head + 30 + name_len + extra_len + info.file_size - 2  # the last name's last letter
+    assert data[at] not in (0, 0x01)
+    damaged[at] ^= 0x01
+    path.write_bytes(bytes(damaged))
+    with open(path, "rb") as f:  # the archive itself still reads, the names do not
+        assert snapshot.decode(f) is not None
+    path.write_bytes(bytes(damaged))
+    with open(path, "rb") as f:
+        assert snapshot.decode(f, own=True) is None
 
 
 def test_the_stored_state_holds_the_state_it_was_made_from(shop, tmp_path):

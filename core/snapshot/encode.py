@@ -5,15 +5,18 @@ from __future__ import annotations
 import io
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import repeat
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 from ..cache import CacheKey
 from ..graph import SymbolTable
 from ..graphstate import GraphState
+from ..importrows import ImportRows
+from ..layered import Layered
 from ..rank import RankedPairs
+from ..tablearrays import TableArrays
 from .stored import state_version
 
 if TYPE_CHECKING:
@@ -49,7 +52,39 @@ def write(
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
         for name, array in _arrays(state, keys, context, files):
             with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
-                np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
+                if isinstance(array, _Strings):
+                    array.write(member)
+                else:
+                    np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
+
+
+class _Strings:
+    """Many strings written as :func:`_strings` writes them, a chunk at a time (a large
+    tree's 3 million names joined into one string and its encoding were 140 MB at once)."""
+
+    CHUNK = 1 << 16
+
+    def __init__(self, values: Sequence[str]):
+        self.values = values
+
+    def _parts(self) -> Iterator[bytes]:
+        values, n = self.values, len(self.values)
+        for lo in range(0, n, self.CHUNK):
+            chunk = values[lo : lo + self.CHUNK]
+            joined = "\0".join(chunk)
+            if joined.count("\0") != len(chunk) - 1:
+                raise ValueError("a name holds a NUL character")
+            tail = "\0" if lo + self.CHUNK < n else ""
+            yield (joined + tail).encode("utf-8", "surrogateescape")
+
+    def write(self, member: IO[bytes]) -> None:
+        import numpy as np
+
+        size = sum(len(part) for part in self._parts())
+        header = {"descr": "|u1", "fortran_order": False, "shape": (size,)}
+        np.lib.format.write_array_header_2_0(member, header)
+        for part in self._parts():
+            member.write(part)
 
 
 def _arrays(
@@ -69,17 +104,24 @@ def _arrays(
     yield "mentioned_idents", _strings(sorted(state.boosts[2]))
     yield "prior", np.array([state.prior.get(f, 0.0) for f in files], dtype=np.float64)
     yield "out_weight", np.asarray(state.graph.out_weight, dtype=np.float64)
-    name_at: dict[str, int] = {}
-    yield from _table_arrays(state.table, files, at, name_at)
+    t = state.table.arrays
+    name_ids: Callable[[Any], Any]
+    if t is not None and list(t.files) == files:  # built as arrays: written as they are
+        yield from _held_table_arrays(t)
+        name_ids = _searched_ids(t)
+    else:
+        name_at: dict[str, int] = {}
+        yield from _table_arrays(state.table, files, at, name_at)
 
-    def name_ids(values: Iterable[str]) -> Any:  # identifiers as positions among the table's names
-        return np.fromiter((name_at[v] for v in values), i32)
+        def name_ids(values: Any) -> Any:  # identifiers as positions among the table's names
+            return np.fromiter((name_at[v] for v in values), i32)
 
     ctx = sorted(k.content for k in context)
     yield "context", _strings([part for c in ctx for part in c])
     # the factored graph's layout
     a = state.blocks._assembly(tuple(files), state.definitions)
-    yield "order", name_ids(a.order)
+    held = t is not None and a.order_ids is not None
+    yield "order", np.asarray(a.order_ids, dtype=i32) if held else name_ids(a.order)
     yield "counts", np.asarray(a.counts, dtype=np.int64)
     for name in ("r_rows", "r_cols", "d_rows", "d_cols", "d_local"):
         yield name, np.asarray(getattr(a, name), dtype=i32)
@@ -89,29 +131,99 @@ def _arrays(
     yield "i_rows", np.asarray(g.I.rows, dtype=i32)
     yield "i_cols", np.asarray(g.I.cols, dtype=i32)
     yield "i_vals", np.asarray(g.I.vals, dtype=np.float64)
-    yield from _import_arrays(state, at)
+    yield from _import_arrays(state, at, files)
     # the definitions' ranking
-    pair_files, pair_idents, pair_ranks = _columns(state.ranking.definitions)
-    yield "pair_file", np.fromiter((at[f] for f in pair_files), i32, len(pair_files))
-    yield "pair_ident", name_ids(pair_idents)
-    yield "pair_rank", np.array(pair_ranks, dtype=np.float64)
-    del pair_files, pair_idents, pair_ranks
+    yield from _pair_arrays(state.ranking.definitions, files, at, name_ids, t is not None)
     # the definition index
     d = state.definitions.arrays
     yield "di_counts", np.diff(d.offsets)
     yield "di_tops", np.diff(d.top_offsets)
-    yield "di_idents", name_ids(d.idents)
+    held = t is not None and d.ident_ids is not None
+    yield "di_idents", np.asarray(d.ident_ids, dtype=i32) if held else name_ids(d.idents)
     yield "di_kind", np.asarray(d.kind, dtype=np.float64)
     yield "di_unref", np.asarray(d.unreferenced, dtype=bool)
     yield "di_top_ids", np.asarray(d.top_ids, dtype=np.int64)
 
 
-def _import_arrays(state: GraphState, at: Mapping[str, int]) -> Iterator[tuple[str, Any]]:
+def _pair_arrays(
+    pairs: Sequence[tuple[str, str, float]],
+    files: list[str],
+    at: Mapping[str, int],
+    name_ids: Callable[[Any], Any],
+    held: bool,
+) -> Iterator[tuple[str, Any]]:
+    """The ranked pairs' files, identifiers (name ids) and ranks."""
+    import numpy as np
+
+    positions = pairs.file_positions(files) if isinstance(pairs, RankedPairs) else None
+    if isinstance(pairs, RankedPairs) and positions is not None:
+        ids = pairs.name_ids() if held else None
+        yield "pair_file", np.asarray(positions, dtype=np.int32)
+        if ids is None:
+            yield "pair_ident", name_ids(pairs.columns()[1])
+        else:
+            yield "pair_ident", np.asarray(ids, dtype=np.int32)
+        yield "pair_rank", np.asarray(pairs.ranks(), dtype=np.float64)
+        return
+    pair_files, pair_idents, pair_ranks = _columns(pairs)
+    yield "pair_file", np.fromiter((at[f] for f in pair_files), np.int32, len(pair_files))
+    yield "pair_ident", name_ids(pair_idents)
+    yield "pair_rank", np.array(pair_ranks, dtype=np.float64)
+
+
+def _held_table_arrays(t: TableArrays) -> Iterator[tuple[str, Any]]:
+    """A table held as arrays, as the archive holds it."""
+    import numpy as np
+
+    yield "names", _Strings(t.names)
+    for name in ("def_n", "ref_n"):
+        yield name, np.asarray(getattr(t, name), dtype=np.int64)
+    yield "def_file", np.asarray(t.def_file, dtype=np.int32)
+    yield "def_data", np.asarray(t.def_data, dtype=bool)
+    yield "def_unref", np.asarray(t.def_unref, dtype=bool)
+    yield "ref_file", np.asarray(t.ref_file, dtype=np.int32)
+    yield "ref_count", t.ref_count  # (32 bits when every count fits)
+    yield "tg_n", np.diff(t.tg_at)
+    yield "tg_ref", np.asarray(t.tg_ref, dtype=np.int32)
+    yield "tg_count", np.diff(t.tg_files_at)
+    yield "tg_files", _strings(t.tg_files)
+    yield "tl_names", np.asarray(t.tl_ids, dtype=np.int32)
+    yield "tl_n", np.diff(t.tl_at)
+
+
+def _searched_ids(t: TableArrays) -> Callable[[Any], Any]:
+    """Identifiers as name ids of ``t``, found by bisection (for what an update laid out
+    again: the rest carries its ids)."""
+    import numpy as np
+
+    def ids(values: Any) -> Any:
+        values = np.asarray(values, dtype=object)
+        found = np.searchsorted(t.name_objects, values).astype(np.int32)
+        if len(found) and not bool(
+            (t.name_objects[np.minimum(found, len(t.names) - 1)] == values).all()
+        ):
+            raise ValueError("an identifier is not among the table's names")
+        return found
+
+    return ids
+
+
+def _import_arrays(
+    state: GraphState, at: Mapping[str, int], files: list[str]
+) -> Iterator[tuple[str, Any]]:
     """The resolved imports: per importing file, its targets and counts."""
     import numpy as np
 
-    importers = sorted(state.imports)
-    edges = [sorted(state.imports[p].items()) for p in importers]
+    imports = state.imports
+    base = imports.base if isinstance(imports, Layered) and not imports.changed else None
+    if isinstance(base, ImportRows) and list(base.files) == files:  # held as arrays
+        yield "imp_file", np.asarray(base.importers, dtype=np.int32)
+        yield "imp_counts", np.diff(base.starts)
+        yield "imp_target", np.asarray(base.targets, dtype=np.int32)
+        yield "imp_n", np.asarray(base.counts, dtype=np.int64)
+        return
+    importers = sorted(imports)
+    edges = [sorted(imports[p].items()) for p in importers]
     yield "imp_file", np.fromiter((at[p] for p in importers), np.int32, len(importers))
     yield "imp_counts", np.array([len(e) for e in edges], dtype=np.int64)
     try:
@@ -138,7 +250,7 @@ def _table_arrays(
     names = sorted(set(table.defines) | set(table.references) | set(targets))
     name_at.update((name, i) for i, name in enumerate(names))
     k, m = name_at, len(names)
-    yield "names", _strings(names)
+    yield "names", _Strings(names)
     del names
     ints = np.int64
 

@@ -9,13 +9,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..cache import CacheKey
-from ..definitions import DefinitionIndex, RowsAt, _Arrays, _names, _starts
+from ..definitions import DefinitionIndex, _names, _starts
 from ..graphstate import GraphState, Rankings, StateInputs
+from ..importrows import ImportRows
 from ..index import RepoIndex
 from ..layered import Layered
 from ..model import FileSymbols
 from ..rank import STORED, Coo, FactorBlocks, FactoredGraph, RankedPairs, Ranking, _Assembly, stable
-from .rows import _BaseBlocks, _BaseFileRows, _BaseImports, table_of
+from ..tablearrays import table_of
 from .stored import Stored, _indices
 
 log = logging.getLogger(__name__)
@@ -50,21 +51,20 @@ def _state(
     a, files = s.a, s.files
     summaries = {f: old.get(f) or mapped[f] for f in files}
     chat, _, mentioned_i = s.boosts
-    table = table_of(s, summaries)
+    table = table_of(s.table, summaries)
     definitions, offsets = _definition_index(s)
     assembly, graph = _layout(s, definitions, offsets)
-    blocks = FactorBlocks(
-        chat, mentioned_i, Layered(_BaseBlocks(table, assembly, chat, mentioned_i))
-    )
-    blocks._memo["assembly"] = assembly
+    blocks = FactorBlocks.over(table, assembly, chat, mentioned_i)
     imports = _imports(s, assembly, graph.I, chat)
     # the task-free ranking
     prior = dict(zip(files, a["prior"].tolist(), strict=True))
-    idents = s.named(a["pair_ident"]).tolist()
-    if len(idents) != len(a["pair_file"]) or len(idents) != len(a["pair_rank"]):
+    ids, at = s.table.checked_ids(a["pair_ident"]), a["pair_file"]
+    if len(ids) != len(at) or len(ids) != len(a["pair_rank"]):
         raise ValueError("pair arrays differ in length")
-    names = _names(files)
-    pairs = RankedPairs(names[a["pair_file"]].tolist(), idents, a["pair_rank"].tolist())
+    if len(at) and (int(at.min()) < 0 or int(at.max()) >= len(files)):
+        raise ValueError("a ranked pair names a file that is not mapped")
+    names = s.table.name_objects
+    pairs = RankedPairs(_names(files), at, names, ids, a["pair_rank"])
     ranking = Ranking({f: stable(r) for f, r in prior.items()}, pairs)
     return GraphState(
         files=summaries,
@@ -83,38 +83,20 @@ def _state(
 def _definition_index(s: Stored) -> tuple[DefinitionIndex, Any]:
     """The stored definition index, its arrays as stored and each file's row made when read;
     with the offsets of each file's pairs."""
-    np, a, files = s.np, s.a, s.files
-    n = len(files)
-    counts, tops = a["di_counts"].astype(np.int64), a["di_tops"].astype(np.int64)
-    offsets, top_offsets = _starts(counts), _starts(tops)
-    di_idents = s.named(a["di_idents"], int(offsets[-1]))
-    kind, unref = a["di_kind"], a["di_unref"]
-    top_ids = a["di_top_ids"].astype(np.int64)
-    if kind.shape != di_idents.shape or unref.shape != di_idents.shape:
-        raise ValueError("definition arrays differ in length")
-    if top_ids.shape != (int(top_offsets[-1]),):
-        raise ValueError("top-level pairs do not match their counts")
-    if len(top_ids):  # each file's top-level pairs lie among its own pairs
-        owner = np.repeat(np.arange(n), tops)
-        if bool(((top_ids < offsets[owner]) | (top_ids >= offsets[owner + 1])).any()):
-            raise ValueError("a top-level pair is not among its file's pairs")
-    rows = Layered(_BaseFileRows(files, offsets, top_offsets, di_idents, kind, unref, top_ids))
-    definitions = DefinitionIndex(files, rows)
-    top_file = np.repeat(np.arange(n), tops)
-    definitions.__dict__["arrays"] = _Arrays(
-        RowsAt(definitions.files, rows),
-        offsets,
-        top_offsets,
-        np.repeat(np.arange(n), counts),
-        di_idents,
-        _names(files),
-        kind,
-        unref,
-        top_ids,
-        top_file,
-        tops[top_file].astype(np.float64),
+    np, a = s.np, s.a
+    counts = a["di_counts"].astype(np.int64)
+    ids = a["di_idents"]
+    definitions = DefinitionIndex.of_columns(
+        s.files,
+        counts,
+        a["di_tops"],
+        s.named(ids, int(counts.sum())),
+        a["di_kind"],
+        a["di_unref"],
+        a["di_top_ids"].astype(np.int64),
+        ids,
     )
-    return definitions, offsets
+    return definitions, definitions.arrays.offsets
 
 
 def _layout(
@@ -124,15 +106,16 @@ def _layout(
     graph over it, every index checked against the shapes it indexes."""
     np, a, files = s.np, s.a, s.files
     n = len(files)
-    order = s.named(a["order"]).tolist()
+    order = s.named(a["order"])
+    if len(order) > 1 and bool((a["order"][1:] <= a["order"][:-1]).any()):
+        raise ValueError("the layout's identifiers are not sorted")
     block_counts = a["counts"].astype(np.int64)
     if block_counts.shape != (len(order), 3):
         raise ValueError("block counts do not match the identifiers")
-    columns = _names(order)[np.repeat(np.arange(len(order)), block_counts[:, 1])].tolist()
+    columns = np.repeat(order, block_counts[:, 1])
     assembly = _Assembly(
         tuple(files),
         order,
-        {ident: i for i, ident in enumerate(order)},
         block_counts,
         _indices(a["r_rows"]),
         _indices(a["r_cols"]),
@@ -142,6 +125,7 @@ def _layout(
         a["d_vals"],
         _indices(a["d_local"]),
         columns,
+        order_ids=a["order"],
     )
     totals = block_counts.sum(axis=0)
     if (assembly.r_rows.shape, assembly.d_rows.shape) != ((totals[0],), (totals[2],)):
@@ -188,21 +172,10 @@ def _imports(  # noqa: N803
     """The resolved imports, made into objects per importer when read; each importer's entries
     of ``I`` are kept in ``assembly`` for the next layout while no update replaces its imports."""
     np, a, files = s.np, s.a, s.files
-    n = len(files)
     imp_file, imp_counts = a["imp_file"], a["imp_counts"].astype(np.int64)
-    imp_target, imp_n = a["imp_target"], a["imp_n"]
-    imp_at = _starts(imp_counts)
-    if imp_file.shape != imp_counts.shape or imp_target.shape != imp_n.shape:
+    if imp_file.shape != imp_counts.shape:
         raise ValueError("import arrays differ in length")
-    if imp_target.shape != (int(imp_at[-1]),):
-        raise ValueError("import targets do not match their counts")
-    for arr in (imp_file, imp_target):
-        if len(arr) and (int(arr.min()) < 0 or int(arr.max()) >= n):
-            raise ValueError("an import names a file that is not mapped")
-    importers = [files[i] for i in imp_file.tolist()]
-    if importers != sorted(set(importers)):
-        raise ValueError("importers are not sorted")
-    imports = Layered(_BaseImports(files, importers, imp_at, imp_target, imp_n))
+    rows = ImportRows(files, imp_file, _starts(imp_counts), a["imp_target"], a["imp_n"])
     i_rows = I.rows
     if len(i_rows) > 1 and bool((i_rows[1:] < i_rows[:-1]).any()):
         raise ValueError("import entries are not in importer order")
@@ -210,7 +183,8 @@ def _imports(  # noqa: N803
     his = np.searchsorted(i_rows, imp_file, "right").tolist()
     if sum(h - lo for lo, h in zip(los, his, strict=True)) != len(i_rows):
         raise ValueError("import entries of a file that imports nothing")
-    for importer, lo, hi in zip(importers, los, his, strict=True):
+    for importer, lo, hi in zip(rows, los, his, strict=True):
         assembly.import_rows[importer] = (STORED, importer in chat, lo, hi)
     assembly.import_base = (I.rows, I.cols, I.vals)
-    return imports
+    assembly.import_of, assembly.import_chat = rows, chat
+    return Layered(rows)

@@ -8,13 +8,12 @@ import io
 import logging
 import operator
 import os
-from bisect import bisect_left
 from collections.abc import Mapping
 from typing import Any, BinaryIO
 
 from ..cache import CacheKey
 from ..codedigest import made_by
-from ..definitions import _names, _starts
+from ..tablearrays import TableArrays
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +32,22 @@ def state_version() -> int:
     return int.from_bytes(made, "big")
 
 
+#: the stored arrays of the symbol table (see :class:`~repomapper.tablearrays.TableArrays`)
+_TABLE_ARRAYS = (
+    "def_n",
+    "def_file",
+    "def_data",
+    "def_unref",
+    "ref_n",
+    "ref_file",
+    "ref_count",
+    "tg_n",
+    "tg_ref",
+    "tg_count",
+    "tl_n",
+    "tl_names",
+)
+
 #: (path, digest, backends) of a file, what its cache row is keyed by
 Content = tuple[str, str, str]
 
@@ -49,7 +64,10 @@ def _unstrings(array: Any, count: int | None = None) -> list[str]:
 class Stored:
     """A stored state's arrays, checked for shape, before it is matched against the files."""
 
-    def __init__(self, a: Mapping[str, Any]):
+    def __init__(self, a: Mapping[str, Any], names_checked: bool = False):
+        """``names_checked``: the names' bytes were checked against the archive's CRC-32 of
+        them, as written by a process that sorted them (the state a repository stored
+        itself); otherwise their order is checked name by name (a state from elsewhere)."""
         import numpy as np
 
         self.a = a
@@ -70,52 +88,25 @@ class Stored:
         for k in ("prior", "out_weight", "di_counts", "di_tops", "tl_n"):
             if a[k].shape != (n,):
                 raise ValueError(f"{k} does not match the file list")
-        self.names = _unstrings(a["names"])
-        if not all(map(operator.lt, self.names, self.names[1:])):  # looked up by bisection
+        names = _unstrings(a["names"])
+        # looked up by bisection (comparing 3 million names costs a large tree's every
+        # process seconds; a state it wrote itself is checked by its checksum instead)
+        if not names_checked and not all(map(operator.lt, names, names[1:])):
             raise ValueError("names are not sorted and distinct")
-        m = len(self.names)
-        for k in ("def_n", "ref_n", "tg_n"):
-            if a[k].shape != (m,):
-                raise ValueError(f"{k} does not match the names")
-        self.def_at = _starts(a["def_n"])
-        self.ref_at = _starts(a["ref_n"])
-        self.tg_at = _starts(a["tg_n"])
-        self.tg_files_at = _starts(a["tg_count"])
-        self.tl_at = _starts(a["tl_n"])
-        self.name_objects = _names(self.names)
-        self.tl_names = self.named(a["tl_names"], int(self.tl_at[-1]))
-        self.tg_files = _unstrings(a["tg_files"], int(self.tg_files_at[-1]))
-        checks = (
-            ("def_file", "def_at", ("def_data", "def_unref")),
-            ("ref_file", "ref_at", ("ref_count",)),
-            ("tg_ref", "tg_at", ("tg_count",)),
+        self.table = TableArrays(
+            self.files,
+            names,
+            {
+                **{k: a[k] for k in _TABLE_ARRAYS},
+                "tg_files": _unstrings(a["tg_files"]),
+            },
         )
-        for index, starts, parallel in checks:
-            total = int(getattr(self, starts)[-1])
-            for k in (index, *parallel):
-                if a[k].shape != (total,):
-                    raise ValueError(f"{k} does not match its counts")
-            if total and (int(a[index].min()) < 0 or int(a[index].max()) >= n):
-                raise ValueError(f"{index} names a file that is not mapped")
-        self.def_file, self.ref_file, self.tg_ref = a["def_file"], a["ref_file"], a["tg_ref"]
+        self.names = names
         self.np = np
 
     def named(self, ids: Any, count: int | None = None) -> Any:
         """The names at positions ``ids`` (an object array sharing the names' strings)."""
-        if ids.dtype.kind != "i" or ids.ndim != 1 or (count is not None and len(ids) != count):
-            raise ValueError("name positions do not match their counts")
-        if len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= len(self.names)):
-            raise ValueError("a name position is out of the names")
-        return self.name_objects[ids]
-
-    def name_at(self, name: object) -> int | None:
-        """The position of ``name`` among the sorted names (found by bisection: on a large
-        tree, building a dict of every name costs far more than the few lookups an update
-        makes)."""
-        if not isinstance(name, str):
-            return None
-        i = bisect_left(self.names, name)
-        return i if i < len(self.names) and self.names[i] == name else None
+        return self.table.named(ids, count)
 
     def near_top(self, paths: set[str]) -> bool:
         """Whether any of ``paths`` defines one of the first ``NEAR_TOP`` ranked definitions
@@ -129,11 +120,12 @@ class Stored:
         return (self.files[i], self.digests[i], self.fingerprints[i])
 
 
-def decode(data: bytes | memoryview | BinaryIO) -> Stored | None:
+def decode(data: bytes | memoryview | BinaryIO, own: bool = False) -> Stored | None:
     """The stored state's arrays (bytes, or a binary file read from where it is), or None when
     they cannot be read. A file on disk is mapped rather than read: its arrays are views of the
     file (read-only), paged in as they are read (a large tree's state read whole costs more
-    than the pages a run touches)."""
+    than the pages a run touches). ``own``: a state this cache wrote (written whole and
+    renamed into place), whose names' order a checksum stands for (see :class:`Stored`)."""
     import numpy as np
 
     try:
@@ -141,9 +133,9 @@ def decode(data: bytes | memoryview | BinaryIO) -> Stored | None:
             data = io.BytesIO(data)
         elif not hasattr(data, "read") or not hasattr(data, "seek"):
             raise TypeError("a stored state is bytes or a binary file")
-        mapped = _mapped(data)
+        mapped = _mapped(data, checked=("names",) if own else ())
         if mapped is not None:
-            return Stored(mapped)
+            return Stored(mapped, names_checked=own)
         data.seek(0)
         with np.load(data, allow_pickle=False) as z:
             return Stored({k: z[k] for k in z.files})
@@ -158,14 +150,15 @@ _LOCAL_HEADER, _LOCAL_SIGNATURE = 30, b"PK\x03\x04"
 _NPY_HEADER_MAX = 1 << 16
 
 
-def _mapped(f: BinaryIO) -> dict[str, Any] | None:
+def _mapped(f: BinaryIO, checked: tuple[str, ...] = ()) -> dict[str, Any] | None:
     """The ``.npz`` archive's arrays as views of the file mapped into memory, or None when
     ``f`` is not a file on disk or a member is not stored uncompressed (then it is read whole).
     Like ``numpy.load(allow_pickle=False)``, an array of objects is refused; every member must
-    lie inside the file."""
+    lie inside the file; the members named in ``checked`` must match their CRC-32."""
     import mmap
     import struct
     import zipfile
+    import zlib
 
     import numpy as np
     from numpy.lib import format as npy
@@ -192,6 +185,10 @@ def _mapped(f: BinaryIO) -> dict[str, Any] | None:
             end = start + info.file_size
             if end > size:
                 raise ValueError(f"{info.filename}: runs past the end of the file")
+            if info.filename[: -len(".npy")] in checked:
+                with memoryview(view) as whole:
+                    if zlib.crc32(whole[start:end]) != info.CRC:
+                        raise ValueError(f"{info.filename}: does not match its checksum")
             header = io.BytesIO(view[start : min(end, start + _NPY_HEADER_MAX)])
             version = npy.read_magic(header)
             if version == (1, 0):

@@ -130,7 +130,7 @@ class GraphStates:
         if found is None:
             return None
         with found:
-            stored = snapshot.decode(found)
+            stored = snapshot.decode(found, own=True)
         if stored is None:
             return None
         keys = {e.path: extractor.key(e) for e in entries}

@@ -1,0 +1,126 @@
+"""The symbol table built as arrays over interned ids answers as the one built as dicts."""
+
+import io
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from repomapper.cache import CacheKey
+from repomapper.definitions import DefinitionIndex
+from repomapper.graph import SymbolTable
+from repomapper.graphstate import _ranked, build_state
+from repomapper.index import RepoIndex
+from repomapper.rank import FactorBlocks
+from repomapper.snapshot import encode
+from repomapper.tablearrays import build_arrays, table_of
+from tests.test_graphstate import FILES, NAMES, inputs, repo_strategy, same, summary
+
+
+def same_table(a: SymbolTable, b: SymbolTable) -> None:
+    assert {n: set(d) for n, d in a.defines.items()} == {n: set(d) for n, d in b.defines.items()}
+    assert sorted(a.defines) == sorted(b.defines)
+    assert {n: dict(r) for n, r in a.references.items()} == dict(b.references)
+    assert dict(a.definitions) == dict(b.definitions)
+    assert {k: set(v) for k, v in a.targets.items() if v} == {
+        k: set(v) for k, v in b.targets.items() if v
+    }
+    assert set(a.unreferenced) == set(b.unreferenced)
+    assert set(a.data_only) == set(b.data_only)
+    assert dict(a.top_level) == dict(b.top_level)
+    for name in b.defines:
+        assert a.external_refs(name) == b.external_refs(name)
+        for d in b.defines[name]:
+            assert ((d, name) in a.unreferenced) == ((d, name) in b.unreferenced)
+            assert ((d, name) in a.data_only) == ((d, name) in b.data_only)
+
+
+@settings(max_examples=200, deadline=None)
+@given(repo_strategy())
+def test_the_array_table_answers_as_the_dict_table(files):
+    resolve = inputs().target_resolver(RepoIndex(inputs().root, files))
+    same_table(table_of(build_arrays(files, resolve), files), SymbolTable.build(files, resolve))
+
+
+def test_names_are_ids_in_string_order_and_rows_follow_them():
+    files = {
+        "b.py": summary("b.py", [("zeta", "function"), ("Alpha", "class")], ["beta"], [None], []),
+        "a.py": summary("a.py", [("beta", "variable")], ["zeta", "zeta", "Alpha"], [None] * 3, []),
+    }
+    arrays = build_arrays(files, None)
+    assert arrays.files == ["a.py", "b.py"]
+    assert arrays.names == ["Alpha", "beta", "zeta"]  # code point order, as sorted() gives
+    assert arrays.def_file.tolist() == [1, 0, 1]
+    assert arrays.def_data.tolist() == [False, True, False]
+    assert arrays.ref_file.tolist() == [0, 1, 0] and arrays.ref_count.tolist() == [1, 1, 2]
+    assert arrays.tl_names.tolist() == ["Alpha", "zeta"]
+    assert table_of(arrays, files).external_refs("zeta") == {"a.py": 2}
+
+
+def reference_state(files, inp):
+    """The state as it was built before the arrays: the table as dicts, a block per
+    identifier, the definition index per file, the imports as Counters."""
+    index = RepoIndex(inp.root, files)
+    table = SymbolTable.build(files, inp.target_resolver(index))
+    imports = {}
+    for p in sorted(files):
+        found = inp.resolve_imports(p, files[p], index)
+        if found:
+            imports[p] = found
+    blocks = FactorBlocks.build(table, inp.chat, inp.mentioned_idents)
+    definitions = DefinitionIndex.build(table, files)
+    return _ranked(files, inp, index, table, imports, blocks, definitions, "built")
+
+
+@settings(max_examples=150, deadline=None)
+@given(repo_strategy(), st.data())
+def test_a_state_built_as_arrays_is_the_one_built_as_objects(files, data):
+    chat = frozenset(data.draw(st.lists(st.sampled_from(FILES), max_size=2)))
+    mentioned = frozenset(data.draw(st.lists(st.sampled_from(NAMES), max_size=2)))
+    inp = inputs(chat, mentioned)
+    built, reference = build_state(files, inp), reference_state(files, inp)
+    same(built, reference)
+    names = tuple(sorted(files))
+    a = built.blocks._assembly(names, built.definitions)
+    b = reference.blocks._assembly(names, reference.definitions)
+    assert list(a.order) == list(b.order) and list(a.columns) == list(b.columns)
+    for field in ("counts", "r_rows", "r_cols", "r_vals", "d_rows", "d_cols", "d_vals", "d_local"):
+        assert np.array_equal(getattr(a, field), getattr(b, field)), field
+    for field in ("I", "R", "D"):
+        x, y = getattr(built.graph, field), getattr(reference.graph, field)
+        assert np.array_equal(x.rows, y.rows) and np.array_equal(x.cols, y.cols), field
+        assert np.array_equal(x.vals, y.vals), field
+    assert np.array_equal(built.graph.out_weight, reference.graph.out_weight)
+
+
+@settings(max_examples=60, deadline=None)
+@given(repo_strategy(), st.data())
+def test_a_built_state_is_stored_as_the_arrays_its_objects_would_give(files, data):
+    chat = frozenset(data.draw(st.lists(st.sampled_from(FILES), max_size=2)))
+    mentioned = frozenset(data.draw(st.lists(st.sampled_from(NAMES), max_size=2)))
+    state = build_state(files, inputs(chat, mentioned))
+    keys = {p: CacheKey(p, 0, 0, "fp", f"d{i}") for i, p in enumerate(files)}
+    held = dict(np.load(io.BytesIO(encode(state, keys, frozenset()))))
+    # the same state read through its mappings, as an updated one is written
+    objects = replace(state, table=replace(state.table, arrays=None), imports=dict(state.imports))
+    written = dict(np.load(io.BytesIO(encode(objects, keys, frozenset()))))
+    assert held.keys() == written.keys()
+    for name, array in written.items():
+        assert np.array_equal(held[name], array), name
+
+
+@pytest.mark.parametrize(
+    "values", [[], ["a"], ["a", "bé", "", "c\udcff"], [f"n{i}" for i in range(7)]]
+)
+def test_strings_written_a_chunk_at_a_time_are_those_written_at_once(values, monkeypatch):
+    from repomapper.snapshot.encode import _Strings, _strings
+
+    monkeypatch.setattr(_Strings, "CHUNK", 2)
+    out = io.BytesIO()
+    _Strings(values).write(out)
+    out.seek(0)
+    assert np.array_equal(np.lib.format.read_array(out), _strings(values))
+    with pytest.raises(ValueError):
+        _Strings([*values, "x\0y"]).write(io.BytesIO())
