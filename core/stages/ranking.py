@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from .. import snapshot
 from ..graphstate import GraphState
@@ -15,10 +16,20 @@ from ..importmemo import CachedImports
 from ..model import Diagnostic, FileSymbols, RankedFile
 from ..rank import asked_by_include, pagerank
 from ..ranked import PageRankedFiles, RankedRepository
-from ..relevance import parse_task, rank_task
-from ..relevance.query import MAX_TASK_CHARS, TaskQuery
 from ..settings import MapSettings, Selection
 from ..state import Prepared, RepositoryState
+
+if TYPE_CHECKING:
+    from ..relevance.model import TaskRanking
+    from ..relevance.query import TaskQuery
+
+
+def rank_task(*args: Any, **kwargs: Any) -> TaskRanking:
+    """The relevance model's :func:`~repomapper.relevance.model.rank_task`, loaded with the first
+    task: a call without one (every warm replay) never pays for importing the model."""
+    from ..relevance.model import rank_task as model_rank_task
+
+    return model_rank_task(*args, **kwargs)
 
 
 def rank(settings: MapSettings, state: RepositoryState) -> RankedRepository:
@@ -162,6 +173,8 @@ def _task_query(task: str | None, diags: list[Diagnostic]) -> TaskQuery | None:
     said in a diagnostic)."""
     if not task:
         return None
+    from ..relevance.query import MAX_TASK_CHARS, parse_task
+
     query = parse_task(task)
     if query.truncated:
         diags.append(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from repomapper.hookspecs import hookimpl
 from repomapper.index import RepoIndex
@@ -28,7 +29,9 @@ from repomapper.model import (
 
 from .dialects import EXTENSIONS, LANGUAGES, MARKUP_EXTENSIONS, suffix_of, syntaxes_for
 from .resolve import resolve_template
-from .scanner import Document, scan
+
+if TYPE_CHECKING:
+    from .scanner import Document
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +71,8 @@ def _document(source: SourceFile) -> Document | None:
     syntaxes = syntaxes_for(source.path)
     if syntaxes is None:
         return None
+    from .scanner import scan  # loaded with the first template: its patterns cost every start-up
+
     doc = source.memo(
         (NAME, "document"),
         lambda: scan(source.data.decode("utf-8", errors="replace"), syntaxes),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .scanner import ERB, FTL, GO, JINJA
+from .syntaxes import ERB, FTL, GO, JINJA
 
 #: language -> (extensions, the tag syntaxes its files are read with). ``GO`` stands for
 #: ``{{ }}`` actions and expressions (Go templates, Handlebars, Jinja's ``{{ }}``), ``JINJA`` for

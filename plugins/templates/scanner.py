@@ -26,6 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .syntaxes import ERB, FTL, GO, JINJA
+
 #: characters of one tag that are tokenised (a longer tag is read in its first part only)
 MAX_TAG_CHARS = 65_536
 #: characters of a tag kept as a definition's signature (the core cuts it again)
@@ -39,11 +41,6 @@ MAX_TAGS = 50_000
 #: a definition name longer than this is not a name a map shows (hostile or generated input)
 MAX_NAME_CHARS = 200
 
-#: which tag syntaxes a file is read with
-GO = "go"  # {{ }} with Go actions (define, block, template, partial, end), Handlebars too
-JINJA = "jinja"  # {% %}, {# #} and {{ }} expressions
-ERB = "erb"  # <% %>
-FTL = "freemarker"  # <#directive>, <@macro>, <#-- -->
 
 FUNCTION = "function"
 VARIABLE = "variable"
