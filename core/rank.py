@@ -757,15 +757,12 @@ class FactorBlocks:
                 continue
             edges = import_edges[importer]
             if hit is None or hit[0] is not edges or hit[1] != chat:
-                r, c, v = [], [], []
                 row = idx.get(importer)
-                if row is not None:
-                    for _, target, weight in import_weights({importer: edges}, self.chat_files):
-                        col = idx.get(target)
-                        if col is not None:
-                            r.append(row)
-                            c.append(col)
-                            v.append(weight)
+                r, c, v = (
+                    _import_entries(importer, edges, row, idx, self.chat_files)
+                    if row is not None
+                    else ([], [], [])
+                )
                 hit = kept[importer] = (edges, chat, r, c, v)
             flush_run()
             rows.extend(hit[2])
@@ -817,13 +814,7 @@ class FactorBlocks:
             edges, chat = import_edges[importer], importer in self.chat_files
             hit = a.import_rows.get(importer)
             if hit is None or hit[0] is not edges or hit[1] != chat:
-                r, c, v = [], [], []
-                for _, target, weight in import_weights({importer: edges}, self.chat_files):
-                    col = idx.get(target)
-                    if col is not None:
-                        r.append(row)
-                        c.append(col)
-                        v.append(weight)
+                r, c, v = _import_entries(importer, edges, row, idx, self.chat_files)
                 hit = a.import_rows[importer] = (edges, chat, r, c, v)
             add(
                 np.array(hit[2], dtype=np.int64),
@@ -940,6 +931,27 @@ def _objects(items: Sequence[Any]) -> Any:
     out = np.empty(len(items), dtype=object)
     out[:] = items
     return out
+
+
+def _import_entries(
+    importer: str,
+    edges: Mapping[str, int],
+    row: int,
+    idx: Mapping[str, int],
+    chat_files: frozenset[str],
+) -> tuple[list[int], list[int], list[float]]:
+    """One importer's entries of the import matrix (row, column, weight): its edges to files
+    that have a column, weighed as :func:`import_weights` does."""
+    r: list[int] = []
+    c: list[int] = []
+    v: list[float] = []
+    for _, target, weight in import_weights({importer: edges}, chat_files):
+        col = idx.get(target)
+        if col is not None:
+            r.append(row)
+            c.append(col)
+            v.append(weight)
+    return r, c, v
 
 
 def _register_import_base(
