@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..graph import SymbolTable
@@ -411,16 +411,8 @@ def _stem_in_title(
 ) -> dict[str, float]:
     """File-name evidence from the task's first line only (an issue's title names what it is
     about), weighted as :func:`_stem_specific` weighs it."""
-    top = max(idf.values(), default=0.0)
-    out: dict[str, float] = defaultdict(float)
-    for word in sorted(query.title_words):
-        stems = index.by_stem.get(word.lower())
-        if not stems:
-            continue
-        specific = _word_idf(word, idf) / top if top > 0 else 1.0
-        for f in stems:
-            out[f] = max(out[f], specific / len(stems))
-    return {f: v for f, v in out.items() if v > 0}
+    found = _stem_evidence(query.title_words, index, idf, lambda word: 1.0)
+    return {f: v for f, v in found.items() if v > 0}
 
 
 def _stem_specific(
@@ -430,16 +422,32 @@ def _stem_specific(
     of the task that is a file's stem, IDF over the files' contents (relative to the task's
     rarest term; 1 when the lexical signal has none), a third when only in pasted code, spread
     over the files sharing the stem."""
+    return _stem_evidence(
+        query.words,
+        index,
+        idf,
+        lambda word: 1.0 if word in query.prose else CODE_ONLY_STEM,
+    )
+
+
+def _stem_evidence(
+    words: Iterable[str],
+    index: PathIndex,
+    idf: Mapping[str, float],
+    where: Callable[[str], float],
+) -> dict[str, float]:
+    """Each file whose stem is one of ``words``: the best of the word's IDF here (relative to
+    the rarest term; 1 without any) times ``where(word)``, spread over the files sharing it."""
     top = max(idf.values(), default=0.0)
     out: dict[str, float] = defaultdict(float)
-    for word in sorted(query.words):
+    for word in sorted(words):
         stems = index.by_stem.get(word.lower())
         if not stems:
             continue
         specific = _word_idf(word, idf) / top if top > 0 else 1.0
-        where = 1.0 if word in query.prose else CODE_ONLY_STEM
+        weight = where(word)
         for f in stems:
-            out[f] = max(out[f], specific * where / len(stems))
+            out[f] = max(out[f], specific * weight / len(stems))
     return dict(out)
 
 
