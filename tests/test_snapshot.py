@@ -273,17 +273,23 @@ def test_a_stored_state_whose_arrays_disagree_is_a_miss(shop, tmp_path):
         assert loaded is None, name
 
 
+def _state_file(shop, tmp_path):
+    """The shop's encoded state, and the file it was written to."""
+    rm = RepoMap(shop, use_cache=False)
+    ranked = rm.rank()
+    data = bytes(snapshot.encode(rm.graph_state, keys_of(rm, ranked), frozenset()))
+    path = tmp_path / "state.npz"
+    path.write_bytes(data)
+    return data, path
+
+
 def test_a_stored_state_on_disk_is_mapped_and_read_as_the_same_arrays(shop, tmp_path):
     import io
     import zipfile
 
     import numpy as np
 
-    rm = RepoMap(shop, use_cache=False)
-    ranked = rm.rank()
-    data = bytes(snapshot.encode(rm.graph_state, keys_of(rm, ranked), frozenset()))
-    path = tmp_path / "state.npz"
-    path.write_bytes(data)
+    data, path = _state_file(shop, tmp_path)
     in_memory = snapshot.decode(data)
     with open(path, "rb") as f:
         mapped = snapshot.decode(f)
@@ -308,11 +314,7 @@ def test_a_state_the_cache_wrote_is_checked_by_its_checksum_not_name_by_name(sho
     import struct
     import zipfile
 
-    rm = RepoMap(shop, use_cache=False)
-    ranked = rm.rank()
-    data = bytes(snapshot.encode(rm.graph_state, keys_of(rm, ranked), frozenset()))
-    path = tmp_path / "state.npz"
-    path.write_bytes(data)
+    data, path = _state_file(shop, tmp_path)
     with open(path, "rb") as f:
         assert snapshot.decode(f, own=True) is not None
     # one byte of the names changed (their order with it): the checksum no longer holds
