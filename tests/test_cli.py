@@ -385,3 +385,24 @@ def test_python_dash_m_runs_the_command(pyrepo, tmp_path):
         timeout=120,
     )
     assert missing.returncode != 0 and missing.stderr
+
+
+def test_a_map_without_a_task_does_not_load_the_task_model(pyrepo, tmp_path):
+    """The relevance model and the template scanner are loaded when first needed: a map
+    without a task (every warm replay) does without them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from repomapper.cli import main\n"
+        f"main(['map', {str(pyrepo)!r}, '--cache-dir', {str(tmp_path / 'c')!r}],"
+        " standalone_mode=False)\n"
+        "late = ('repomapper.relevance.model', 'repomapper.relevance.query',"
+        " 'repomapper.plugins.templates.scanner')\n"
+        "print('LOADED', sorted(m for m in late if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "shop/money.py:" in done.stdout
+    assert "LOADED []" in done.stdout

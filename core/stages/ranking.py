@@ -20,16 +20,17 @@ from ..settings import MapSettings, Selection
 from ..state import Prepared, RepositoryState
 
 if TYPE_CHECKING:
-    from ..relevance.model import TaskRanking
+    from ..relevance.model import rank_task
     from ..relevance.query import TaskQuery
+else:
 
+    def rank_task(*args: Any, **kwargs: Any) -> Any:
+        """The relevance model's :func:`~repomapper.relevance.model.rank_task`, loaded with the
+        first task: a call without one (every warm replay) never pays for importing the model.
+        The type checker sees the model's own signature (above)."""
+        from ..relevance.model import rank_task as model_rank_task
 
-def rank_task(*args: Any, **kwargs: Any) -> TaskRanking:
-    """The relevance model's :func:`~repomapper.relevance.model.rank_task`, loaded with the first
-    task: a call without one (every warm replay) never pays for importing the model."""
-    from ..relevance.model import rank_task as model_rank_task
-
-    return model_rank_task(*args, **kwargs)
+        return model_rank_task(*args, **kwargs)
 
 
 def rank(settings: MapSettings, state: RepositoryState) -> RankedRepository:
