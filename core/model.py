@@ -467,7 +467,7 @@ class Reason:
 
 
 def _reasons(items: Any) -> tuple[Reason, ...]:
-    return tuple(Reason(r["signal"], r["detail"], r["weight"]) for r in items or ())
+    return tuple(made_reason(r["signal"], r["detail"], r["weight"]) for r in items or ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -503,7 +503,35 @@ class RankedFile:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RankedFile:
-        return cls(d["path"], d["score"], _reasons(d.get("why")))
+        return made_ranked_file(d["path"], d["score"], _reasons(d.get("why")))
+
+
+# A frozen dataclass's __init__ sets each field through object.__setattr__; a ranking without a
+# task, and a map replayed from the memo, make a RankedFile and a Reason for every file of the
+# repository on each call. These set the slots directly: the same values, a third of the time.
+_new = object.__new__
+_REASON_SLOTS = tuple(getattr(Reason, n).__set__ for n in ("signal", "detail", "weight"))
+_FILE_SLOTS = tuple(getattr(RankedFile, n).__set__ for n in ("path", "score", "why"))
+
+
+def made_reason(signal: str, detail: str, weight: float) -> Reason:
+    """``Reason(signal, detail, weight)``, made faster (see above)."""
+    r = _new(Reason)
+    set_signal, set_detail, set_weight = _REASON_SLOTS
+    set_signal(r, signal)
+    set_detail(r, detail)
+    set_weight(r, weight)
+    return r
+
+
+def made_ranked_file(path: str, score: float, why: tuple[Reason, ...]) -> RankedFile:
+    """``RankedFile(path, score, why)``, made faster (see above)."""
+    f = _new(RankedFile)
+    set_path, set_score, set_why = _FILE_SLOTS
+    set_path(f, path)
+    set_score(f, score)
+    set_why(f, why)
+    return f
 
 
 @dataclass(frozen=True, slots=True)

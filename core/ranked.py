@@ -17,7 +17,7 @@ from typing import overload
 from .discover import FileEntry
 from .graph import SymbolTable
 from .madeonread import MadeOnRead
-from .model import Diagnostic, FileSymbols, RankedFile, Reason, Tag
+from .model import Diagnostic, FileSymbols, RankedFile, Reason, Tag, made_ranked_file, made_reason
 from .relevance.symbols import SymbolKey, definition_key, task_evidence
 from .render import Item
 
@@ -34,7 +34,7 @@ class PageRankedFiles(MadeOnRead[RankedFile]):
 
     @staticmethod
     def _file(path: str, rank: float) -> RankedFile:
-        return RankedFile(path, rank, (Reason("pagerank", "reference graph", rank),))
+        return made_ranked_file(path, rank, (made_reason("pagerank", "reference graph", rank),))
 
     def __len__(self) -> int:
         return len(self._ranks)

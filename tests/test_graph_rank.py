@@ -307,6 +307,22 @@ def test_page_ranked_files_read_as_the_tuple_they_stand_for():
     assert lazy == PageRankedFiles(dict(ranks)) and lazy != made[:2]
 
 
+def test_ranked_files_made_without_init_are_the_same_frozen_values():
+    import dataclasses
+
+    from repomapper.model import RankedFile, Reason, made_ranked_file, made_reason
+
+    why = (made_reason("pagerank", "reference graph", 0.25),)
+    made = made_ranked_file("a.py", 0.25, why)
+    plain = RankedFile("a.py", 0.25, (Reason("pagerank", "reference graph", 0.25),))
+    assert made == plain and hash(made) == hash(plain) and repr(made) == repr(plain)
+    assert RankedFile.from_dict(plain.to_dict()) == plain
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.score = 1.0  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        why[0].weight = 1.0  # type: ignore[misc]
+
+
 @given(
     st.lists(
         st.tuples(
