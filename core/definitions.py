@@ -132,13 +132,18 @@ class DefinitionIndex:
         order = np.lexsort((names, files))  # by file, then name: the pairs' order
         counts = np.bincount(files, minlength=n)
         ident_ids = names[order]
-        pair_keys = files[order].astype(np.int64) * max(m, 1) + ident_ids
+        del names
+        # (the keys built in place: each temporary of these arrays is one per definition)
+        pair_keys = files[order].astype(np.int64)
+        pair_keys *= max(m, 1)
+        pair_keys += ident_ids
         tl_file = np.repeat(np.arange(n, dtype=np.int64), np.diff(t.tl_at))
         tl_keys = tl_file * max(m, 1) + t.tl_ids
         top_ids = np.searchsorted(pair_keys, tl_keys)
         found = pair_keys[np.minimum(top_ids, len(pair_keys) - 1)] if len(pair_keys) else tl_keys
         if len(top_ids) and not bool((found == tl_keys).all()):
             raise ValueError("a top-level name is not among its file's definitions")
+        del pair_keys, found, tl_keys
         index = cls.of_columns(
             t.files,
             counts,
@@ -149,9 +154,11 @@ class DefinitionIndex:
             top_ids.astype(np.int64),
             ident_ids,
         )
-        position = np.empty(len(order), dtype=np.int64)
-        position[order] = np.arange(len(order), dtype=np.int64)
-        local = position - index.arrays.offsets[files]
+        # (32 bits while every position fits: a position among a file's definitions)
+        wide = np.int32 if len(order) < 1 << 31 else np.int64
+        local = np.empty(len(order), dtype=wide)
+        local[order] = np.arange(len(order), dtype=wide)
+        local -= index.arrays.offsets[files].astype(wide)
         return index, local
 
     def updated(

@@ -30,6 +30,7 @@ from .graph import (
 )
 from .layered import Layered, copied_mapping
 from .madeonread import MadeOnRead
+from .tablearrays import ELEMENT_CHUNK
 
 if TYPE_CHECKING:
     import numpy as np
@@ -1031,20 +1032,23 @@ def _laid_out(
     # the plain blocks: each name's entries are a run of the table's (grouped by name, then
     # file), placed at its block's start
     pick = external & plain[ref_names]
+    del external
     rn, rf, rc = ref_names[pick], t.ref_file[pick], t.ref_count[pick]
-    at = starts[at_block[rn], 0] + np.arange(len(rn)) - np.searchsorted(rn, rn)
-    r_rows[at] = rf
-    r_cols[at] = starts[at_block[rn], 1]
-    r_vals[at] = mul[rn] * boost[rf] * np.sqrt(rc.astype(np.float64))
-    del pick, rn, rf, rc, at
+    del ref_names, pick
+    for lo, hi, at, names_at in _run_positions(rn, starts[:, 0], at_block):
+        r_rows[at] = rf[lo:hi]
+        r_cols[at] = starts[names_at, 1]
+        r_vals[at] = mul[rn[lo:hi]] * boost[rf[lo:hi]] * np.sqrt(rc[lo:hi].astype(np.float64))
+    del rn, rf, rc
     pick = plain[def_names]
-    dn = def_names[pick]
-    at = starts[at_block[dn], 2] + np.arange(len(dn)) - np.searchsorted(dn, dn)
-    d_rows[at] = starts[at_block[dn], 1]
-    d_cols[at] = t.def_file[pick]
-    d_vals[at] = np.where(t.def_data[pick], DATA_DEFINITION_FACTOR, 1.0)
-    d_local[at] = local[pick]
-    del pick, dn, at
+    dn, df, dd, dl = def_names[pick], t.def_file[pick], t.def_data[pick], local[pick]
+    del def_names, pick
+    for lo, hi, at, names_at in _run_positions(dn, starts[:, 2], at_block):
+        d_rows[at] = starts[names_at, 1]
+        d_cols[at] = df[lo:hi]
+        d_vals[at] = np.where(dd[lo:hi], DATA_DEFINITION_FACTOR, 1.0)
+        d_local[at] = dl[lo:hi]
+    del dn, df, dd, dl
     for k, (rr, rc_, rv, dr, dc, dv, dl, _) in by_blocks.items():
         (r0, c0, d0) = starts[at_block[k]].tolist()
         r_rows[r0 : r0 + len(rr)], r_cols[r0 : r0 + len(rr)] = rr, np.array(rc_, np.int64) + c0
@@ -1066,6 +1070,25 @@ def _laid_out(
         np.repeat(order, counts[:, 1]),
         order_ids=block_ids,
     )
+
+
+def _run_positions(
+    names: Any, block_starts: Any, at_block: Any
+) -> Iterator[tuple[int, int, Any, Any]]:
+    """Where each entry of ``names`` (name ids, sorted: one run per name) goes in a block's
+    rows: its block's start plus its place in its name's run. A chunk at a time, as
+    (lo, hi, positions of names[lo:hi], their block numbers): on a large tree the index arrays
+    of every entry at once were the peak of the build."""
+    import numpy as np
+
+    for lo in range(0, len(names), ELEMENT_CHUNK):
+        hi = min(lo + ELEMENT_CHUNK, len(names))
+        part = names[lo:hi]
+        names_at = at_block[part]
+        at = np.arange(lo, hi, dtype=np.int64)
+        at -= np.searchsorted(names, part)
+        at += block_starts[names_at]
+        yield lo, hi, at, names_at
 
 
 def factor_graph(
@@ -1164,7 +1187,9 @@ def rank_definitions(
     kept = np.flatnonzero(received)
     scores = stable_array(ranked[kept])
     by_file = np.array([file_scores.get(f, 0.0) for f in g.files], dtype=np.float64)
-    order = np.lexsort((-by_file[a.pair_file[kept]], -scores))  # stable: ties keep pair order
+    file_key = np.negative(by_file)[a.pair_file[kept]]
+    order = np.lexsort((file_key, np.negative(scores)))  # stable: ties keep pair order
+    del file_key
     chosen = kept[order].astype(np.int32 if pairs < 1 << 31 else np.int64)
     items = RankedPairs(
         a.file_names, a.pair_file[chosen], a.idents, chosen, scores[order], a.ident_ids
@@ -1177,9 +1202,11 @@ def stable_array(x: ArrayLike) -> NDArray[np.float64]:
     import numpy as np
 
     out = np.array(x, dtype=np.float64)
-    nz = np.flatnonzero(np.isfinite(out) & (np.abs(out) > 1e-280))
-    if len(nz):
-        digits = 11 - np.floor(np.log10(np.abs(out[nz])))
-        scale = 10.0**digits
-        out[nz] = np.round(out[nz] * scale) / scale
+    for lo in range(0, len(out), ELEMENT_CHUNK):
+        part = out[lo : lo + ELEMENT_CHUNK]  # a view: rounded in place
+        nz = np.flatnonzero(np.isfinite(part) & (np.abs(part) > 1e-280))
+        if len(nz):
+            digits = 11 - np.floor(np.log10(np.abs(part[nz])))
+            scale = 10.0**digits
+            part[nz] = np.round(part[nz] * scale) / scale
     return out

@@ -25,6 +25,10 @@ from .layered import Layered, LayeredSet
 from .model import FileSymbols
 from .namecounts import NameCounts
 
+#: entries an elementwise step over a large tree's arrays takes at a time (its temporaries are
+#: then each a few times this many values, not as many as the tree has references)
+ELEMENT_CHUNK = 1 << 20
+
 
 def starts(counts: Any) -> Any:
     """Where each of consecutive runs of ``counts`` items starts, and the total at the end."""
@@ -165,12 +169,21 @@ def _pairs_in(names: Any, files: Any, in_names: Any, in_files: Any, n_files: int
     sorted by name, then file)."""
     import numpy as np
 
-    keys = names.astype(np.int64) * max(n_files, 1) + files
-    within = in_names.astype(np.int64) * max(n_files, 1) + in_files
+    width = max(n_files, 1)
+    within = in_names.astype(np.int64)
+    within *= width
+    within += in_files
+    out = np.zeros(len(names), dtype=bool)
     if not len(within):
-        return np.zeros(len(keys), dtype=bool)
-    at = np.searchsorted(within, keys)
-    return within[np.minimum(at, len(within) - 1)] == keys
+        return out
+    for lo in range(0, len(names), ELEMENT_CHUNK):  # (each key array at once was a peak)
+        keys = names[lo : lo + ELEMENT_CHUNK].astype(np.int64)
+        keys *= width
+        keys += files[lo : lo + ELEMENT_CHUNK]
+        at = np.searchsorted(within, keys)
+        np.minimum(at, len(within) - 1, out=at)
+        out[lo : lo + ELEMENT_CHUNK] = within[at] == keys
+    return out
 
 
 def build_arrays(files: Mapping[str, FileSymbols], resolve: TargetResolver | None) -> TableArrays:

@@ -2,12 +2,14 @@
 
 import io
 from dataclasses import replace
+from unittest.mock import patch
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from repomapper import rank, tablearrays
 from repomapper.cache import CacheKey
 from repomapper.definitions import DefinitionIndex
 from repomapper.graph import SymbolTable
@@ -16,7 +18,7 @@ from repomapper.index import RepoIndex
 from repomapper.rank import FactorBlocks
 from repomapper.snapshot import encode
 from repomapper.tablearrays import build_arrays, table_of
-from tests.test_graphstate import FILES, NAMES, inputs, repo_strategy, same, summary
+from tests.test_graphstate import FILES, KINDS, NAMES, inputs, repo_strategy, same, summary
 
 
 def same_table(a: SymbolTable, b: SymbolTable) -> None:
@@ -77,6 +79,34 @@ def reference_state(files, inp):
 @settings(max_examples=150, deadline=None)
 @given(repo_strategy(), st.data())
 def test_a_state_built_as_arrays_is_the_one_built_as_objects(files, data):
+    built_as_objects(files, data)
+
+
+def unresolved_repo_strategy():
+    """Repositories whose references no backend resolved to a file: every name's block is
+    laid out from the table's runs (see ``rank._laid_out``), most names referenced from
+    several files."""
+
+    def file(path):
+        return st.builds(
+            lambda defs, refs: summary(path, defs, refs, [None] * len(refs), []),
+            st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(KINDS)), max_size=4),
+            st.lists(st.sampled_from(NAMES), min_size=1, max_size=8),
+        )
+
+    return st.fixed_dictionaries({p: file(p) for p in FILES})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(repo_strategy(), unresolved_repo_strategy()), st.data())
+def test_a_state_built_a_few_entries_at_a_time_is_the_one_built_as_objects(files, data):
+    """The layout and the ranking's rounding done in chunks of three entries (a large tree's
+    chunks are a million): the chunks' seams change nothing."""
+    with patch.object(rank, "ELEMENT_CHUNK", 3), patch.object(tablearrays, "ELEMENT_CHUNK", 3):
+        built_as_objects(files, data)
+
+
+def built_as_objects(files, data):
     chat = frozenset(data.draw(st.lists(st.sampled_from(FILES), max_size=2)))
     mentioned = frozenset(data.draw(st.lists(st.sampled_from(NAMES), max_size=2)))
     inp = inputs(chat, mentioned)
