@@ -156,7 +156,7 @@ class DefinitionIndex:
         )
         # (32 bits while every position fits: a position among a file's definitions)
         wide = np.int32 if len(order) < 1 << 31 else np.int64
-        local = np.empty(len(order), dtype=wide)
+        local: Any = np.empty(len(order), dtype=wide)
         local[order] = np.arange(len(order), dtype=wide)
         local -= index.arrays.offsets[files].astype(wide)
         return index, local

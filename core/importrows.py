@@ -16,6 +16,8 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from .layered import Layered
+
 #: an importer's entries of the import matrix: rows, columns, weights
 Entries = tuple[Any, Any, Any]
 
@@ -72,6 +74,20 @@ class ImportRows(Mapping[str, Counter[str]]):
 
     def __len__(self) -> int:
         return len(self.importers)
+
+    def importers_of(self, path: str) -> dict[str, int]:
+        """The files importing ``path``, with their counts, read from the arrays (no
+        importer's ``Counter`` is made)."""
+        import numpy as np
+
+        i = bisect_left(self.files, path)
+        if i >= len(self.files) or self.files[i] != path:
+            return {}
+        at = np.flatnonzero(self.targets == i)
+        owners = self.importers[np.searchsorted(self.starts, at, "right") - 1]
+        return {
+            self.files[o]: c for o, c in zip(owners.tolist(), self.counts[at].tolist(), strict=True)
+        }
 
     def entries(self, chat_files: frozenset[str]) -> tuple[Entries, list[tuple[str, int, int]]]:
         """The import matrix's entries (what :func:`repomapper.graph.import_weights` gives,
@@ -148,3 +164,21 @@ def _empty() -> Any:
     import numpy as np
 
     return np.zeros(0, dtype=np.int32)
+
+
+def importers_of(imports: Mapping[str, Mapping[str, int]], path: str) -> dict[str, int]:
+    """The importers of ``path`` in ``imports`` (importer -> {imported file: count}), with
+    their counts: from the arrays of a state's :class:`ImportRows` and the importers an update
+    set on top of them, or by reading every importer of a plain mapping."""
+    base = imports.base if isinstance(imports, Layered) else imports
+    if not isinstance(base, ImportRows):
+        return {src: targets[path] for src, targets in imports.items() if path in targets}
+    if base is imports:
+        return base.importers_of(path)
+    assert isinstance(imports, Layered)
+    found = {src: n for src, n in base.importers_of(path).items() if imports.from_base(src)}
+    for src in imports.changed_keys():
+        targets = imports.get(src)
+        if targets and path in targets:
+            found[src] = targets[path]
+    return found

@@ -72,10 +72,28 @@ def test_with_a_watcher_edits_and_new_files_are_seen_at_once(pyrepo):
     state.close()
 
 
+def inverted(forward):
+    """imported file -> {importer: count}, from every importer's edges."""
+    out = {}
+    for src, targets in forward.items():
+        for dst, n in targets.items():
+            out.setdefault(dst, {})[src] = n
+    return out
+
+
+def importers(tables):
+    """Every file's importers as the tools ask for them (``importers_of``, one file at a time),
+    checked against inverting every importer's edges."""
+    found = {p: tables.importers_of(p) for p in tables.files}
+    found = {p: v for p, v in found.items() if v}
+    assert found == inverted(dict(tables.imports))
+    return found
+
+
 def test_import_edges_follow_changes(pyrepo):
     state = RepoMap(pyrepo).state
     tables = current_tables(state)
-    forward, backward = tables.imports, tables.imported_by
+    forward, backward = tables.imports, importers(tables)
     assert (
         "shop/money.py" in forward["shop/orders.py"]
         and "shop/orders.py" in backward["shop/money.py"]
@@ -85,11 +103,11 @@ def test_import_edges_follow_changes(pyrepo):
 
     def fresh():
         other = current_tables(RepoMap(pyrepo, use_cache=False).state)
-        return dict(other.imports), other.imported_by
+        return dict(other.imports), importers(other)
 
     def edges():
         t = current_tables(state)
-        return dict(t.imports), t.imported_by
+        return dict(t.imports), importers(t)
 
     assert edges() == fresh()  # updated per changed importer, equal to resolving all
     index = current_tables(state).index

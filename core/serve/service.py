@@ -364,7 +364,7 @@ class Service:
 
     def related_files(self, idx: RepositoryTables, path: str, limit: int) -> dict[str, Any]:
         rel = self._known_file(idx, path)
-        forward, backward = idx.imports, idx.imported_by
+        forward, backward = idx.imports, idx.importers_of(rel)
         fs = idx.files[rel]
         uses: dict[str, dict[str, float]] = {}
         for ident, count in fs.references:  # files defining the names this file uses
@@ -404,12 +404,12 @@ class Service:
         for rows in (uses, used_by):
             for p, names in rows.items():
                 neighbours[p] = neighbours.get(p, 0.0) + sum(names.values())
-        for counts in (forward.get(rel, {}), backward.get(rel, {})):
+        for counts in (forward.get(rel, {}), backward):
             for p, n in counts.items():
                 neighbours[p] = neighbours.get(p, 0.0) + math.sqrt(n)
         totals = {
             "imports": len(forward.get(rel, {})),
-            "imported_by": len(backward.get(rel, {})),
+            "imported_by": len(backward),
             "uses_names_from": len(uses),
             "names_used_by": len(used_by),
             "neighbours": len(neighbours),
@@ -417,7 +417,7 @@ class Service:
         out = {
             "path": rel,
             "imports": counted(forward.get(rel, {})),
-            "imported_by": counted(backward.get(rel, {})),
+            "imported_by": counted(backward),
             "uses_names_from": ranked(uses),
             "names_used_by": ranked(used_by),
             "neighbours": [

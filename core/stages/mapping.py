@@ -47,6 +47,7 @@ def map_repository(settings: MapSettings, state: RepositoryState) -> MapResult:
     state.timer.counts = dict(state.last_stats)
     if state.use_cache:
         state.unsaved_maps[digest] = result
+        state.keep_answer(digest, result)
         state.store_maps(keep=MAX_UNSAVED if state.memo_later else 0)
     return result
 
@@ -54,7 +55,12 @@ def map_repository(settings: MapSettings, state: RepositoryState) -> MapResult:
 def _replayed(settings: MapSettings, state: RepositoryState, digest: str) -> MapResult | None:
     if not state.use_cache or settings.force_refresh:
         return None
-    return state.unsaved_maps.get(digest) or replay(state.cache, digest)
+    found = state.answered(digest)
+    if found is None:
+        found = replay(state.cache, digest)
+        if found is not None:
+            state.keep_answer(digest, found)
+    return found
 
 
 def _tokenizer_preload(state: RepositoryState, quiet: bool) -> Callable[[int], None] | None:

@@ -4,7 +4,6 @@ very tables the ranking reads; no copy is kept)."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -12,6 +11,7 @@ from pathlib import Path
 
 from ..discover import FileEntry
 from ..graph import SymbolTable
+from ..importrows import importers_of
 from ..index import RepoIndex
 from ..model import Diagnostic, FileExtraction, FileSymbols, Tag
 from ..rank import asked_by_include
@@ -63,14 +63,9 @@ class RepositoryTables:
         """The files referencing ``name``, with how often."""
         return self.table.references.get(name) or {}
 
-    @cached_property
-    def imported_by(self) -> dict[str, Counter[str]]:
-        """imported file -> its importers, with counts."""
-        backward: dict[str, Counter[str]] = {}
-        for src, targets in self.imports.items():
-            for dst, n in targets.items():
-                backward.setdefault(dst, Counter())[src] += n
-        return backward
+    def importers_of(self, path: str) -> dict[str, int]:
+        """The files importing ``path``, with their counts."""
+        return importers_of(self.imports, path)
 
 
 def current_tables(state: RepositoryState, selection: Selection = ALL_FILES) -> RepositoryTables:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections import Counter, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -45,6 +45,8 @@ log = logging.getLogger(__name__)
 
 #: idle extraction workers a state keeps for its next call (an edit needs one)
 KEPT_WORKERS = 1
+#: maps a state keeps as answered (see :meth:`RepositoryState.answered`)
+KEPT_ANSWERS = 2
 #: rendered files' lines kept between calls (by content digest)
 MAX_SOURCE_FILES = 800
 
@@ -177,6 +179,10 @@ class RepositoryState:
         self.memo_later = False
         #: maps finished and not stored yet, by digest (replayed from here until stored)
         self.unsaved_maps: dict[str, MapResult] = {}
+        #: the latest maps answered, by digest, oldest first: a long-lived owner asked the same
+        #: again replays it from here instead of parsing it from the cache (a map's ranked files
+        #: are one value per file of the repository)
+        self._answered: OrderedDict[str, MapResult] = OrderedDict()
         self._cache = CacheHandle(self.root, o.cache_dir, o.use_cache)
         self.resolvers = Resolvers(self.plugins)
         self._workers = WorkerPool(KEPT_WORKERS)
@@ -226,6 +232,21 @@ class RepositoryState:
     def watcher(self) -> Watcher | None:
         """The watcher of the tree, while one runs for this state."""
         return self._watcher
+
+    def answered(self, digest: str) -> MapResult | None:
+        """A map answered lately for ``digest`` (stored or not), or None."""
+        found = self.unsaved_maps.get(digest) or self._answered.get(digest)
+        if found is not None:
+            self.keep_answer(digest, found)
+        return found
+
+    def keep_answer(self, digest: str, result: MapResult) -> None:
+        """Keep ``result`` as the latest map answered for ``digest`` (the last
+        :data:`KEPT_ANSWERS` are kept)."""
+        self._answered[digest] = result
+        self._answered.move_to_end(digest)
+        while len(self._answered) > KEPT_ANSWERS:
+            self._answered.popitem(last=False)
 
     def store_maps(self, keep: int = 0) -> None:
         """Store the finished maps kept for later, oldest first, until at most ``keep`` are left."""
