@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 
 #: repository states kept open at once (the least recently used is closed)
 MAX_STATES = 8
+#: seconds between an answered map and storing it (see Service._save_later)
+SAVE_DELAY = 0.2
 DOCSTRING_CHARS = 400
 FUZZY_CANDIDATES = 10
 
@@ -188,7 +190,10 @@ class Service:
 
     def _save_later(self) -> None:
         """Store the maps just answered in the cache from a background thread (holding the
-        lock, as a call would), so that writing them is not part of the answer's time."""
+        lock, as a call would), :data:`SAVE_DELAY` seconds from now, so that writing them is
+        not part of the answer's time: the server serialises and writes the answer after this
+        call returns, and a store running meanwhile would take turns with it for the
+        interpreter (an agent reads an answer for longer than the delay)."""
         pending = [st for st in self._states.values() if st.unsaved_maps]
         if not pending:
             return
@@ -203,7 +208,9 @@ class Service:
                         log.debug("storing the maps of %s failed: %s", st.root, exc)
             self._settled()
 
-        threading.Thread(target=save, name="repomapper-save-maps", daemon=True).start()
+        timer = threading.Timer(SAVE_DELAY, save)
+        timer.name, timer.daemon = "repomapper-save-maps", True
+        timer.start()
 
     # -- tools -----------------------------------------------------------------------------------
     def repo_map(self, args: dict[str, Any]) -> Envelope:
