@@ -307,10 +307,16 @@ class DefinitionsByName(Mapping[tuple[str, str], list[Tag]]):
     def __init__(self, files: Mapping[str, FileSymbols], defines: Mapping[str, Collection[str]]):
         self._files, self._defines = files, defines
         self._grouped: dict[str, dict[str, list[Tag]]] = {}
+        #: the keys found in ``defines`` once: asking again does not read a name's definers
+        #: again (a table held as arrays makes them as a tuple per read; a map's repeat
+        #: pricing reads the same pairs on every call)
+        self._found: set[tuple[str, str]] = set()
 
     def __getitem__(self, key: tuple[str, str]) -> list[Tag]:
-        if key not in self:
-            raise KeyError(key)
+        if key not in self._found:
+            if key not in self:
+                raise KeyError(key)
+            self._found.add(key)
         path, name = key
         groups = self._grouped.get(path)
         if groups is None:
