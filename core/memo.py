@@ -102,11 +102,17 @@ def replay(cache: TagCache, digest: str) -> MapResult | None:
 NOT_REMEMBERED = frozenset({"cache_unavailable", "cache_rebuilt", *UNSETTLED})
 
 
+def replayable(result: MapResult) -> bool:
+    """Whether ``result`` may answer the same inputs again: not when it reports a cache problem
+    or an unsettled extraction (a plugin crash, a time-out, a disabled plugin)."""
+    return not any(d.code in NOT_REMEMBERED for d in result.diagnostics)
+
+
 def remember(cache: TagCache, digest: str, result: MapResult, root: Path | None = None) -> None:
-    """Store ``result`` under ``digest``, unless it reports a cache problem or an unsettled
-    extraction (a plugin crash, a time-out, a disabled plugin), or names ``root``: the digest
-    leaves the repository's location out, so a clone elsewhere replays what is stored."""
-    if any(d.code in NOT_REMEMBERED for d in result.diagnostics):
+    """Store ``result`` under ``digest``, unless it is not :func:`replayable`, or names
+    ``root``: the digest leaves the repository's location out, so a clone elsewhere replays
+    what is stored."""
+    if not replayable(result):
         return
     if root is not None and any(str(root) in d.message for d in result.diagnostics):
         return

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..memo import map_digest, replay
+from ..memo import map_digest, replay, replayable
 from ..model import Diagnostic, MapResult
 from ..settings import MapSettings
 from ..state import RepositoryState
@@ -45,7 +45,7 @@ def map_repository(settings: MapSettings, state: RepositoryState) -> MapResult:
     with state.timer.stage("render"):
         result = render(settings, state, ranked)
     state.timer.counts = dict(state.last_stats)
-    if state.use_cache:
+    if state.use_cache and replayable(result):
         state.unsaved_maps[digest] = result
         state.keep_answer(digest, result)
         state.store_maps(keep=MAX_UNSAVED if state.memo_later else 0)
