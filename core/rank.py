@@ -30,7 +30,7 @@ from .graph import (
 )
 from .layered import Layered, copied_mapping
 from .madeonread import MadeOnRead
-from .tablearrays import ELEMENT_CHUNK
+from .tablearrays import element_chunks
 
 if TYPE_CHECKING:
     import numpy as np
@@ -1035,19 +1035,19 @@ def _laid_out(
     del external
     rn, rf, rc = ref_names[pick], t.ref_file[pick], t.ref_count[pick]
     del ref_names, pick
-    for lo, hi, at, names_at in _run_positions(rn, starts[:, 0], at_block):
-        r_rows[at] = rf[lo:hi]
+    for part, at, names_at in _run_positions(rn, starts[:, 0], at_block):
+        r_rows[at] = rf[part]
         r_cols[at] = starts[names_at, 1]
-        r_vals[at] = mul[rn[lo:hi]] * boost[rf[lo:hi]] * np.sqrt(rc[lo:hi].astype(np.float64))
+        r_vals[at] = mul[rn[part]] * boost[rf[part]] * np.sqrt(rc[part].astype(np.float64))
     del rn, rf, rc
     pick = plain[def_names]
     dn, df, dd, dl = def_names[pick], t.def_file[pick], t.def_data[pick], local[pick]
     del def_names, pick
-    for lo, hi, at, names_at in _run_positions(dn, starts[:, 2], at_block):
+    for part, at, names_at in _run_positions(dn, starts[:, 2], at_block):
         d_rows[at] = starts[names_at, 1]
-        d_cols[at] = df[lo:hi]
-        d_vals[at] = np.where(dd[lo:hi], DATA_DEFINITION_FACTOR, 1.0)
-        d_local[at] = dl[lo:hi]
+        d_cols[at] = df[part]
+        d_vals[at] = np.where(dd[part], DATA_DEFINITION_FACTOR, 1.0)
+        d_local[at] = dl[part]
     del dn, df, dd, dl
     for k, (rr, rc_, rv, dr, dc, dv, dl, _) in by_blocks.items():
         (r0, c0, d0) = starts[at_block[k]].tolist()
@@ -1074,21 +1074,20 @@ def _laid_out(
 
 def _run_positions(
     names: Any, block_starts: Any, at_block: Any
-) -> Iterator[tuple[int, int, Any, Any]]:
+) -> Iterator[tuple[slice, Any, Any]]:
     """Where each entry of ``names`` (name ids, sorted: one run per name) goes in a block's
-    rows: its block's start plus its place in its name's run. A chunk at a time, as
-    (lo, hi, positions of names[lo:hi], their block numbers): on a large tree the index arrays
-    of every entry at once were the peak of the build."""
+    rows: its block's start plus its place in its name's run. A chunk at a time, as (the
+    chunk, its entries' positions, their block numbers): on a large tree the index arrays of
+    every entry at once were the peak of the build."""
     import numpy as np
 
-    for lo in range(0, len(names), ELEMENT_CHUNK):
-        hi = min(lo + ELEMENT_CHUNK, len(names))
-        part = names[lo:hi]
-        names_at = at_block[part]
-        at = np.arange(lo, hi, dtype=np.int64)
-        at -= np.searchsorted(names, part)
+    for part in element_chunks(len(names)):
+        ids = names[part]
+        names_at = at_block[ids]
+        at = np.arange(part.start, part.stop, dtype=np.int64)
+        at -= np.searchsorted(names, ids)
         at += block_starts[names_at]
-        yield lo, hi, at, names_at
+        yield part, at, names_at
 
 
 def factor_graph(
@@ -1202,8 +1201,8 @@ def stable_array(x: ArrayLike) -> NDArray[np.float64]:
     import numpy as np
 
     out = np.array(x, dtype=np.float64)
-    for lo in range(0, len(out), ELEMENT_CHUNK):
-        part = out[lo : lo + ELEMENT_CHUNK]  # a view: rounded in place
+    for chunk in element_chunks(len(out)):
+        part = out[chunk]  # a view: rounded in place
         nz = np.flatnonzero(np.isfinite(part) & (np.abs(part) > 1e-280))
         if len(nz):
             digits = 11 - np.floor(np.log10(np.abs(part[nz])))

@@ -30,6 +30,12 @@ from .namecounts import NameCounts
 ELEMENT_CHUNK = 1 << 20
 
 
+def element_chunks(n: int) -> Iterator[slice]:
+    """Slices that cover ``range(n)`` in order, :data:`ELEMENT_CHUNK` entries each."""
+    for lo in range(0, n, ELEMENT_CHUNK):
+        yield slice(lo, min(lo + ELEMENT_CHUNK, n))
+
+
 def starts(counts: Any) -> Any:
     """Where each of consecutive runs of ``counts`` items starts, and the total at the end."""
     import numpy as np
@@ -176,13 +182,13 @@ def _pairs_in(names: Any, files: Any, in_names: Any, in_files: Any, n_files: int
     out = np.zeros(len(names), dtype=bool)
     if not len(within):
         return out
-    for lo in range(0, len(names), ELEMENT_CHUNK):  # (each key array at once was a peak)
-        keys = names[lo : lo + ELEMENT_CHUNK].astype(np.int64)
+    for part in element_chunks(len(names)):  # (each key array at once was a peak)
+        keys = names[part].astype(np.int64)
         keys *= width
-        keys += files[lo : lo + ELEMENT_CHUNK]
+        keys += files[part]
         at = np.searchsorted(within, keys)
         np.minimum(at, len(within) - 1, out=at)
-        out[lo : lo + ELEMENT_CHUNK] = within[at] == keys
+        out[part] = within[at] == keys
     return out
 
 

@@ -58,6 +58,13 @@ def inputs(chat=frozenset(), mentioned=frozenset()):
     return StateInputs(Path("."), imports_of, targets, chat, frozenset(), mentioned)
 
 
+def drawn_boosts(data, most):
+    """Chat files and mentioned names drawn for a call (at most ``most`` of each)."""
+    chat = frozenset(data.draw(st.lists(st.sampled_from(FILES), max_size=most)))
+    mentioned = frozenset(data.draw(st.lists(st.sampled_from(NAMES), max_size=most)))
+    return chat, mentioned
+
+
 def same(a, b):
     # a name's definers are a collection (a set, or a tuple for one definer)
     assert {n: set(d) for n, d in a.table.defines.items()} == {
@@ -83,16 +90,14 @@ def same(a, b):
 @settings(max_examples=150, deadline=None)
 @given(repo_strategy(), st.data())
 def test_update_equals_build(before, data):
-    chat = frozenset(data.draw(st.lists(st.sampled_from(FILES), max_size=1)))
-    mentioned = frozenset(data.draw(st.lists(st.sampled_from(NAMES), max_size=1)))
+    chat, mentioned = drawn_boosts(data, 1)
     state = build_state(before, inputs(chat, mentioned))
     files = dict(before)
     for _ in range(data.draw(st.integers(1, 3))):  # a few edits in a row, each checked
         for path in data.draw(st.lists(st.sampled_from(FILES), max_size=2, unique=True)):
             files[path] = data.draw(file_strategy(path))
         if data.draw(st.booleans()):  # the next call asks with other chat files and mentions
-            chat = frozenset(data.draw(st.lists(st.sampled_from(FILES), max_size=2)))
-            mentioned = frozenset(data.draw(st.lists(st.sampled_from(NAMES), max_size=2)))
+            chat, mentioned = drawn_boosts(data, 2)
         state = update_state(state, dict(files), inputs(chat, mentioned))
         same(state, build_state(dict(files), inputs(chat, mentioned)))
 

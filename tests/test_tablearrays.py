@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repomapper import rank, tablearrays
+from repomapper import tablearrays
 from repomapper.cache import CacheKey
 from repomapper.definitions import DefinitionIndex
 from repomapper.graph import SymbolTable
@@ -18,7 +18,16 @@ from repomapper.index import RepoIndex
 from repomapper.rank import FactorBlocks
 from repomapper.snapshot import encode
 from repomapper.tablearrays import build_arrays, table_of
-from tests.test_graphstate import FILES, KINDS, NAMES, inputs, repo_strategy, same, summary
+from tests.test_graphstate import (
+    FILES,
+    KINDS,
+    NAMES,
+    drawn_boosts,
+    inputs,
+    repo_strategy,
+    same,
+    summary,
+)
 
 
 def same_table(a: SymbolTable, b: SymbolTable) -> None:
@@ -102,13 +111,12 @@ def unresolved_repo_strategy():
 def test_a_state_built_a_few_entries_at_a_time_is_the_one_built_as_objects(files, data):
     """The layout and the ranking's rounding done in chunks of three entries (a large tree's
     chunks are a million): the chunks' seams change nothing."""
-    with patch.object(rank, "ELEMENT_CHUNK", 3), patch.object(tablearrays, "ELEMENT_CHUNK", 3):
+    with patch.object(tablearrays, "ELEMENT_CHUNK", 3):
         built_as_objects(files, data)
 
 
 def built_as_objects(files, data):
-    chat = frozenset(data.draw(st.lists(st.sampled_from(FILES), max_size=2)))
-    mentioned = frozenset(data.draw(st.lists(st.sampled_from(NAMES), max_size=2)))
+    chat, mentioned = drawn_boosts(data, 2)
     inp = inputs(chat, mentioned)
     built, reference = build_state(files, inp), reference_state(files, inp)
     same(built, reference)
@@ -128,8 +136,7 @@ def built_as_objects(files, data):
 @settings(max_examples=60, deadline=None)
 @given(repo_strategy(), st.data())
 def test_a_built_state_is_stored_as_the_arrays_its_objects_would_give(files, data):
-    chat = frozenset(data.draw(st.lists(st.sampled_from(FILES), max_size=2)))
-    mentioned = frozenset(data.draw(st.lists(st.sampled_from(NAMES), max_size=2)))
+    chat, mentioned = drawn_boosts(data, 2)
     state = build_state(files, inputs(chat, mentioned))
     keys = {p: CacheKey(p, 0, 0, "fp", f"d{i}") for i, p in enumerate(files)}
     held = dict(np.load(io.BytesIO(encode(state, keys, frozenset()))))
