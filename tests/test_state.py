@@ -220,3 +220,52 @@ def test_a_deleted_files_summary_is_not_kept(pyrepo, tmp_path):
         assert len(rm.state.summaries) == 6  # a long-lived state does not grow with deletions
     finally:
         rm.close()
+
+
+def test_an_unchanged_repository_is_answered_from_the_maps_kept_in_memory(
+    pyrepo, tmp_path, monkeypatch
+):
+    """The last maps a state answered are answered again as they are, not parsed from the
+    cache; an older one (past the last two) comes from the cache again, equal to the first."""
+    from repomapper.stages import mapping
+    from repomapper.state import repository
+
+    parsed = []
+    replay = mapping.replay
+    monkeypatch.setattr(mapping, "replay", lambda *a: parsed.append(a) or replay(*a))
+    rm = RepoMap(pyrepo, 600, cache_dir=str(tmp_path / "c"))
+    rm.map(mentioned_idents=["Catalog"])  # (files written just now are keyed once settled)
+    first = rm.map(mentioned_idents=["Catalog"])
+    parsed.clear()
+    assert rm.map(mentioned_idents=["Catalog"]) is first and not parsed
+    for n in range(repository.KEPT_ANSWERS):
+        rm.map(mentioned_idents=[f"other{n}"])
+    parsed.clear()
+    again = rm.map(mentioned_idents=["Catalog"])
+    assert len(parsed) == 1 and again is not first and again == first
+    rm.close()
+
+
+def test_the_service_stores_an_answered_map_after_the_answer_and_on_close(
+    pyrepo, tmp_path, monkeypatch
+):
+    """The map a call answered is stored later (SAVE_DELAY after the answer), never lost: a
+    service closed before then stores it on close."""
+    monkeypatch.setattr(service_module, "SAVE_DELAY", 3600.0)
+    svc = Service(pyrepo, ServiceOptions(cache_dir=str(tmp_path / "c"), watch=False))
+    try:
+        assert not svc.call("repo_map", {"token_budget": 500}).is_error
+        (state,) = svc._states.values()
+        time.sleep(0.5)  # (a store started at once would be done by now)
+        assert len(state.unsaved_maps) == 1  # answered, not stored yet
+    finally:
+        svc.close()
+    assert not state.unsaved_maps
+    monkeypatch.setattr(service_module, "SAVE_DELAY", 0.0)
+    svc = Service(pyrepo, ServiceOptions(cache_dir=str(tmp_path / "c"), watch=False))
+    try:  # the map stored on close answers a new service's first call from the cache
+        assert not svc.call("repo_map", {"token_budget": 500}).is_error
+        (state,) = svc._states.values()
+        assert state.last_stats.get("memoised") == 1
+    finally:
+        svc.close()
