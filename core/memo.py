@@ -7,13 +7,16 @@ import functools
 import hashlib
 import json
 import logging
+import math
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .codedigest import made_by
 from .isolation.supervisor import UNSETTLED
-from .model import Diagnostic, MapResult
+from .model import Diagnostic, MapResult, RankedFile, made_reason
+from .ranked import GRAPH, PAGERANK, ranked_files_made
 
 if TYPE_CHECKING:
     from .cache import TagCache
@@ -92,10 +95,70 @@ def replay(cache: TagCache, digest: str) -> MapResult | None:
     if memo is None:
         return None
     try:
-        return MapResult.from_dict(json.loads(memo))
-    except (ValueError, KeyError, TypeError) as exc:
+        return stored_map(memo)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         log.debug("memoised map unreadable: %s", exc)
         return None
+
+
+def stored_map(text: str) -> MapResult:
+    """The map a stored memo holds (what :func:`remember` wrote); ValueError, KeyError,
+    TypeError or AttributeError for a text it did not write."""
+    return _decoded(json.loads(text))
+
+
+# A map without a task lists every file of the repository with its one reason: stored as a list
+# of objects, that list was most of the time spent storing and replaying a large repository's
+# map. It is stored as one column per field, a file's reasons as null when they are that one
+# reason.
+def _encoded(result: MapResult) -> dict[str, Any]:
+    """What is stored of ``result``: :meth:`MapResult.to_dict` with the ranked files as
+    columns."""
+    stored = replace(result, ranked_files=()).to_dict()
+    files = result.ranked_files
+    stored["ranked_files"] = {
+        "path": [f.path for f in files],
+        "score": [f.score for f in files],
+        "why": [
+            None if _plain(f) else [[r.signal, r.detail, r.weight] for r in f.why] for f in files
+        ],
+    }
+    return stored
+
+
+def _plain(f: RankedFile) -> bool:
+    """Whether ``f``'s reasons are the one reason of a ranking without a task (its weight the
+    very score, sign and type included, so that the replay is the same value)."""
+    if len(f.why) != 1:
+        return False
+    r = f.why[0]
+    return (
+        r.signal == PAGERANK
+        and r.detail == GRAPH
+        and type(r.weight) is type(f.score)
+        and r.weight == f.score
+        and math.copysign(1.0, r.weight) == math.copysign(1.0, f.score)
+    )
+
+
+def _decoded(stored: dict[str, Any]) -> MapResult:
+    """The inverse of :func:`_encoded`; ValueError or TypeError for what it did not write."""
+    columns = stored["ranked_files"]
+    paths, scores, whys = columns["path"], columns["score"], columns["why"]
+    if not (
+        isinstance(paths, list)
+        and isinstance(scores, list)
+        and isinstance(whys, list)
+        and len(paths) == len(scores) == len(whys)
+        and all(type(p) is str for p in paths)
+        and all(type(x) in (float, int) for x in scores)
+    ):
+        raise ValueError("ranked files: columns of other types or lengths")
+    reasons = [
+        None if why is None else tuple(made_reason(a, b, c) for a, b, c in why) for why in whys
+    ]
+    files = ranked_files_made(paths, scores, reasons)
+    return replace(MapResult.from_dict({**stored, "ranked_files": []}), ranked_files=files)
 
 
 #: A map reporting one of these is not stored: the next run may not have the problem.
@@ -116,5 +179,4 @@ def remember(cache: TagCache, digest: str, result: MapResult, root: Path | None 
         return
     if root is not None and any(str(root) in d.message for d in result.diagnostics):
         return
-    stored = result.to_dict()
-    cache.put_shared_map(digest, json.dumps(stored, ensure_ascii=False))
+    cache.put_shared_map(digest, json.dumps(_encoded(result), ensure_ascii=False))

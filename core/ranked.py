@@ -7,12 +7,14 @@ ranking instead of each ranking again.
 
 from __future__ import annotations
 
+import collections
 import functools
 import heapq
 import itertools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import operator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import overload
+from typing import TypeVar, overload
 
 from .discover import FileEntry
 from .graph import SymbolTable
@@ -20,6 +22,30 @@ from .madeonread import MadeOnRead
 from .model import Diagnostic, FileSymbols, RankedFile, Reason, Tag, made_ranked_file, made_reason
 from .relevance.symbols import SymbolKey, definition_key, task_evidence
 from .render import Item
+
+T = TypeVar("T")
+
+
+def _made_in_columns(cls: type[T], names: Sequence[str]) -> Callable[..., list[T]]:
+    """A constructor of ``n`` objects of the frozen, slotted dataclass ``cls`` at once from one
+    column of values per slot in ``names``: the slots are set directly and the loops run in
+    ``map`` rather than in Python frames (see :func:`~repomapper.model.made_reason`)."""
+    setters = tuple(getattr(cls, name).__set__ for name in names)
+    new = object.__new__
+
+    def make(n: int, *columns: Iterable[object]) -> list[T]:
+        objs = list(map(new, itertools.repeat(cls, n)))
+        for setter, column in zip(setters, columns, strict=True):
+            collections.deque(map(setter, objs, column), maxlen=0)
+        return objs
+
+    return make
+
+
+#: the one reason of each file of a ranking without a task: (signal, detail)
+PAGERANK, GRAPH = "pagerank", "reference graph"
+_reasons_made = _made_in_columns(Reason, ("signal", "detail", "weight"))
+_files_made = _made_in_columns(RankedFile, ("path", "score", "why"))
 
 
 class PageRankedFiles(MadeOnRead[RankedFile]):
@@ -30,11 +56,12 @@ class PageRankedFiles(MadeOnRead[RankedFile]):
     __slots__ = ("_ranks",)
 
     def __init__(self, file_ranks: Mapping[str, float]):
-        self._ranks = sorted(file_ranks.items(), key=lambda x: (-x[1], x[0]))
+        # best first, ties by path: by path, then stably by rank (no key function per file)
+        self._ranks = sorted(sorted(file_ranks.items()), key=operator.itemgetter(1), reverse=True)
 
     @staticmethod
     def _file(path: str, rank: float) -> RankedFile:
-        return made_ranked_file(path, rank, (made_reason("pagerank", "reference graph", rank),))
+        return made_ranked_file(path, rank, (made_reason(PAGERANK, GRAPH, rank),))
 
     def __len__(self) -> int:
         return len(self._ranks)
@@ -53,6 +80,37 @@ class PageRankedFiles(MadeOnRead[RankedFile]):
 
     def _rows(self) -> list[tuple[str, float]]:
         return self._ranks
+
+    def made(self) -> tuple[RankedFile, ...]:
+        """Every file, made at once: what iterating gives, at a fraction of the cost."""
+        paths = [p for p, _ in self._ranks]
+        ranks = [r for _, r in self._ranks]
+        return ranked_files_made(paths, ranks, [None] * len(ranks))
+
+
+def ranked_files_made(
+    paths: Sequence[str], scores: Sequence[float], whys: Sequence[tuple[Reason, ...] | None]
+) -> tuple[RankedFile, ...]:
+    """``RankedFile(path, score, why)`` for each path, score and why, all made at once; a why
+    of None stands for the one reason of a ranking without a task, ``Reason("pagerank",
+    "reference graph", score)``."""
+    n = len(paths)
+    plain = [i for i, why in enumerate(whys) if why is None]
+    if len(plain) == n:  # (a ranking without a task: every file has its one reason)
+        made_whys: Iterable[tuple[Reason, ...] | None] = zip(
+            _reasons_made(n, itertools.repeat(PAGERANK), itertools.repeat(GRAPH), scores)
+        )
+    else:
+        filled = list(whys)
+        for i in plain:
+            filled[i] = (made_reason(PAGERANK, GRAPH, scores[i]),)
+        made_whys = filled
+    return tuple(_files_made(n, paths, scores, made_whys))
+
+
+def files_made(files: Sequence[RankedFile]) -> tuple[RankedFile, ...]:
+    """``files`` as a tuple (made at once when they are a ranking without a task)."""
+    return files.made() if isinstance(files, PageRankedFiles) else tuple(files)
 
 
 @dataclass(frozen=True)

@@ -1,3 +1,6 @@
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from repomapper.diagnostics import MAX_LISTED_PATHS, summarise
 from repomapper.memo import map_digest, remember, replay
 from repomapper.model import Diagnostic
@@ -103,3 +106,70 @@ def test_ranked_files_are_a_tuple_however_the_map_was_made(pyrepo, tmp_path):
             assert isinstance(made.ranked_files, tuple)
             assert made.ranked_files + () == result.ranked_files
             assert isinstance(made.ranked_symbols, tuple)
+
+
+_SCORES = st.one_of(
+    st.sampled_from([0.0, -0.0, 1.0, 0.25]),
+    st.integers(-3, 3),
+    st.floats(allow_nan=False, width=64),
+)
+
+
+@st.composite
+def _ranked_file(draw):
+    from repomapper.model import RankedFile, Reason
+
+    path, score = draw(st.text(min_size=1, max_size=6)), draw(_SCORES)
+    plain = (Reason("pagerank", "reference graph", score),)
+    other = st.lists(
+        st.builds(
+            Reason,
+            st.sampled_from(["pagerank", "lexical", "path"]),
+            st.sampled_from(["reference graph", "x"]),
+            _SCORES,
+        ),
+        max_size=3,
+    ).map(tuple)
+    return RankedFile(path, score, draw(st.one_of(st.just(plain), other)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_ranked_file(), max_size=8))
+def test_a_stored_map_replays_as_the_same_value_and_the_same_json(files):
+    """Ranked files are stored as columns, a file's one PageRank reason as null: the replay is
+    the same value with the same JSON, signs of zero and integer scores included."""
+    import json
+
+    from repomapper.cache import TagCache
+    from repomapper.model import MapResult
+
+    result = MapResult("m", 1, "cl100k_base", True, 100, 3, 1, ranked_files=tuple(files))
+    cache = TagCache()
+    remember(cache, "d" * 64, result)
+    again = replay(cache, "d" * 64)
+    assert again == result
+    assert json.dumps(again.to_dict()) == json.dumps(result.to_dict())
+
+
+def test_a_stored_map_with_malformed_columns_is_not_replayed():
+    import json
+
+    from repomapper.cache import TagCache
+    from repomapper.memo import stored_map
+    from repomapper.model import MapResult, RankedFile
+
+    result = MapResult("m", 1, "t", True, 100, 1, 1, ranked_files=(RankedFile("a.py", 1.0),))
+    cache = TagCache()
+    remember(cache, "d" * 64, result)
+    good = json.loads(cache.get_shared_map("d" * 64))
+    assert stored_map(json.dumps(good)) == result
+    bad_columns = [
+        {"path": ["a.py", "b.py"], "score": [1.0], "why": [None]},
+        {"path": [1], "score": [1.0], "why": [None]},
+        {"path": ["a.py"], "score": ["1"], "why": [None]},
+        {"path": ["a.py"], "score": [1.0], "why": [[["only", "two"]]]},
+        [{"path": "a.py", "score": 1.0, "why": []}],
+    ]
+    for columns in bad_columns:
+        cache.put_shared_map("e" * 64, json.dumps({**good, "ranked_files": columns}))
+        assert replay(cache, "e" * 64) is None, columns

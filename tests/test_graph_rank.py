@@ -307,6 +307,33 @@ def test_page_ranked_files_read_as_the_tuple_they_stand_for():
     assert lazy == PageRankedFiles(dict(ranks)) and lazy != made[:2]
 
 
+@given(
+    st.dictionaries(
+        st.text("abc./", min_size=1, max_size=4),
+        st.sampled_from([0.0, 0.25, 0.5, 1e-9, 0.75]),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_page_ranked_files_made_at_once_are_the_files_made_one_by_one(ranks):
+    import dataclasses
+
+    from repomapper.model import RankedFile, Reason
+    from repomapper.ranked import PageRankedFiles, files_made
+
+    order = sorted(ranks.items(), key=lambda x: (-x[1], x[0]))  # best first, ties by path
+    expected = tuple(
+        RankedFile(f, r, (Reason("pagerank", "reference graph", r),)) for f, r in order
+    )
+    lazy = PageRankedFiles(ranks)
+    made = files_made(lazy)
+    assert type(made) is tuple and made == expected == tuple(lazy)
+    assert all(type(f) is RankedFile and type(f.why[0]) is Reason for f in made)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made[0].score = 1.0  # type: ignore[misc]  # still frozen
+    assert files_made(list(expected)) == expected
+
+
 def test_ranked_files_made_without_init_are_the_same_frozen_values():
     import dataclasses
 

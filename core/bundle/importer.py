@@ -196,12 +196,12 @@ _MAP_KEY = re.compile(r"[0-9a-f]{64}")
 
 def _map(record: dict[str, Any], result: Imported) -> bool:
     """Whether a memoised map record reads as a map (a replay checks it again)."""
-    from ..model import MapResult
+    from ..memo import stored_map
 
     key, text = record.get("key"), record.get("map")
     if isinstance(key, str) and _MAP_KEY.fullmatch(key) and isinstance(text, str):
         try:
-            MapResult.from_dict(json.loads(text))
+            stored_map(text)
             return True
         except (ValueError, KeyError, TypeError, AttributeError):
             pass

@@ -11,7 +11,7 @@ from ..discover import FileEntry, explain_empty
 from ..memo import map_code
 from ..model import Diagnostic, MapResult, RankedSymbol
 from ..rank import stable
-from ..ranked import PageRankedFiles, RankedRepository, map_items
+from ..ranked import PageRankedFiles, RankedRepository, files_made, map_items
 from ..relevance.symbols import definition_key
 from ..render import Item, MapRenderer, fill_budget, line_shape, repriced
 from ..settings import MapSettings
@@ -68,7 +68,7 @@ def render(
         budget=budget,
         files_total=len(ranked.all_entries),
         files_covered=len({i.path for i in selected}),
-        ranked_files=tuple(ranked.files),
+        ranked_files=files_made(ranked.files),
         ranked_symbols=ranked_symbols(ranked, iter(items)),
         diagnostics=summarise(diags),
         chat_files=tuple(sorted(ranked.chat)),
