@@ -246,6 +246,36 @@ def test_an_unchanged_repository_is_answered_from_the_maps_kept_in_memory(
     rm.close()
 
 
+def test_a_service_answering_without_a_pause_stores_no_map_during_its_calls(
+    pyrepo, tmp_path, monkeypatch
+):
+    """Storing a map costs the call that does it: calls without a pause store nothing; the
+    newest maps wait (the oldest beyond MAX_UNSAVED are let go) and are stored on close."""
+    from repomapper import memo as memo_module
+    from repomapper.stages import mapping
+
+    monkeypatch.setattr(service_module, "SAVE_DELAY", 3600.0)
+    stored: list[str] = []
+    real = memo_module.remember
+    monkeypatch.setattr(
+        memo_module,
+        "remember",
+        lambda cache, digest, *a: stored.append(digest) or real(cache, digest, *a),
+    )
+    svc = Service(pyrepo, ServiceOptions(cache_dir=str(tmp_path / "c"), watch=False))
+    try:
+        for n in range(mapping.MAX_UNSAVED + 3):
+            assert not svc.call(
+                "repo_map", {"token_budget": 500, "mentioned_idents": [f"n{n}"]}
+            ).is_error
+        (state,) = svc._states.values()
+        assert stored == [] and len(state.unsaved_maps) == mapping.MAX_UNSAVED
+        newest = list(state.unsaved_maps)
+    finally:
+        svc.close()
+    assert stored == newest
+
+
 def test_the_service_stores_an_answered_map_after_the_answer_and_on_close(
     pyrepo, tmp_path, monkeypatch
 ):

@@ -24,13 +24,14 @@ from ..registry import PluginConfig, PluginSet
 from ..stages import RepositoryTables, current_tables, warm_up
 from ..state import RepositoryState, StateOptions
 from .paths import ToolError, resolve_root, safe_relative
+from .quiet import WhenQuiet
 from .tools import ToolSpec, check_arguments, tool_specs, unknown_tool
 
 log = logging.getLogger(__name__)
 
 #: repository states kept open at once (the least recently used is closed)
 MAX_STATES = 8
-#: seconds between an answered map and storing it (see Service._save_later)
+#: seconds without a call before the answered maps are stored (see Service._save_later)
 SAVE_DELAY = 0.2
 DOCSTRING_CHARS = 400
 FUZZY_CANDIDATES = 10
@@ -79,6 +80,7 @@ class Service:
         self._packers: dict[Path, Any] = {}
         self._lock = threading.Lock()
         self._warming: set[Path] = set()
+        self._saver = WhenQuiet(self._lock, self._save)
         #: called after background work (the warm-up, storing maps) as after a call; the MCP
         #: server sets it to freeze what that work left alive (see repomapper.gcpolicy)
         self.settle: Callable[[], None] | None = None
@@ -120,7 +122,9 @@ class Service:
         state.close()
 
     def close(self) -> None:
-        """Close every state (its watcher, worker and cache) and every packer."""
+        """Close every state (its watcher, worker and cache; storing what it kept) and every
+        packer."""
+        self._saver.close()
         with self._lock:
             while self._states:
                 root, state = self._states.popitem(last=False)
@@ -138,16 +142,10 @@ class Service:
                 raise unknown_tool(name)
             args = check_arguments(spec, arguments)
             with self._lock:
-                if name == "repo_map":
-                    env = self.repo_map(args)
-                    self._warm_later()
-                    self._save_later()
-                    return ToolResult(env.to_dict(), env.is_error)
-                root = resolve_root(args.pop("clone_path"), self.root)
-                if name == "context_pack":
-                    return ToolResult(self.context_pack(root, **args))
-                handler = getattr(self, name)
-                return ToolResult(handler(self.tables(root), **args))
+                try:
+                    return self._answer(name, args)
+                finally:
+                    self._saver.call_ended()
         except ToolError as exc:
             return ToolResult({"error": exc.to_dict()}, True)
         except Exception as exc:
@@ -155,6 +153,18 @@ class Service:
             return ToolResult(
                 {"error": {"code": "internal", "message": f"{type(exc).__name__}: {exc}"}}, True
             )
+
+    def _answer(self, name: str, args: dict[str, Any]) -> ToolResult:
+        if name == "repo_map":
+            env = self.repo_map(args)
+            self._warm_later()
+            self._save_later()
+            return ToolResult(env.to_dict(), env.is_error)
+        root = resolve_root(args.pop("clone_path"), self.root)
+        if name == "context_pack":
+            return ToolResult(self.context_pack(root, **args))
+        handler = getattr(self, name)
+        return ToolResult(handler(self.tables(root), **args))
 
     def _warm_later(self) -> None:
         """After a map replayed from the cache nothing is extracted or ranked yet, so the first
@@ -189,28 +199,21 @@ class Service:
                 log.debug("settling after background work failed: %s", exc)
 
     def _save_later(self) -> None:
-        """Store the maps just answered in the cache from a background thread (holding the
-        lock, as a call would), :data:`SAVE_DELAY` seconds from now, so that writing them is
-        not part of the answer's time: the server serialises and writes the answer after this
-        call returns, and a store running meanwhile would take turns with it for the
-        interpreter (an agent reads an answer for longer than the delay)."""
-        pending = [st for st in self._states.values() if st.unsaved_maps]
-        if not pending:
-            return
+        """Store the maps just answered in the cache from a background thread once calls
+        pause (:data:`SAVE_DELAY` seconds after the last one ended; see
+        :class:`~repomapper.serve.quiet.WhenQuiet`), so that writing them is part of no
+        answer's time."""
+        if any(st.unsaved_maps for st in self._states.values()):
+            self._saver.ask(SAVE_DELAY)
 
-        def save() -> None:
-            with self._lock:
-                for st in pending:
-                    try:
-                        if not st.closed:
-                            st.save()
-                    except Exception as exc:  # the cache reports its own problems
-                        log.debug("storing the maps of %s failed: %s", st.root, exc)
-            self._settled()
-
-        timer = threading.Timer(SAVE_DELAY, save)
-        timer.name, timer.daemon = "repomapper-save-maps", True
-        timer.start()
+    def _save(self) -> None:
+        for st in list(self._states.values()):
+            try:
+                if st.unsaved_maps and not st.closed:
+                    st.save()
+            except Exception as exc:  # the cache reports its own problems
+                log.debug("storing the maps of %s failed: %s", st.root, exc)
+        self._settled()
 
     # -- tools -----------------------------------------------------------------------------------
     def repo_map(self, args: dict[str, Any]) -> Envelope:

@@ -12,7 +12,7 @@ from ..state import RepositoryState
 from .ranking import rank_prepared
 from .rendering import render
 
-#: finished maps an owner that stores later keeps before it stores the oldest
+#: finished maps an owner that stores later keeps before it lets the oldest go unstored
 MAX_UNSAVED = 8
 
 
@@ -48,7 +48,10 @@ def map_repository(settings: MapSettings, state: RepositoryState) -> MapResult:
     if state.use_cache and replayable(result):
         state.unsaved_maps[digest] = result
         state.keep_answer(digest, result)
-        state.store_maps(keep=MAX_UNSAVED if state.memo_later else 0)
+        if state.memo_later:
+            state.let_go_unsaved(keep=MAX_UNSAVED)
+        else:
+            state.store_maps()
     return result
 
 

@@ -248,13 +248,23 @@ class RepositoryState:
         while len(self._answered) > KEPT_ANSWERS:
             self._answered.popitem(last=False)
 
-    def store_maps(self, keep: int = 0) -> None:
-        """Store the finished maps kept for later, oldest first, until at most ``keep`` are left."""
+    def store_maps(self) -> None:
+        """Store the finished maps kept for later, oldest first."""
         from ..memo import remember
 
-        while len(self.unsaved_maps) > keep:
+        while self.unsaved_maps:
             digest = next(iter(self.unsaved_maps))
             remember(self.cache, digest, self.unsaved_maps.pop(digest), self.root)
+
+    def let_go_unsaved(self, keep: int) -> None:
+        """Let the oldest finished maps go unstored until at most ``keep`` are left: storing
+        them here would cost the call that answers (an owner that stores later stores when
+        calls pause), and a map that many newer answers superseded is most likely of a tree
+        that has changed since (the next identical request makes it again)."""
+        while len(self.unsaved_maps) > keep:
+            digest = next(iter(self.unsaved_maps))
+            del self.unsaved_maps[digest]
+            log.debug("map %s not stored: %d newer maps wait to be stored", digest[:12], keep)
 
     def save(self) -> None:
         """Store what an owner that stores later kept: finished maps, counts, the built state."""
