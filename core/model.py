@@ -262,6 +262,9 @@ class BackendInfo:
     available: bool = True
     detail: str = ""  # why not available, or what was found (grammars, ctags version)
     language_extensions: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: languages the backend would map once something is installed: (language, extensions,
+    #: how to install it), so that a map can say what a fallback mapped in its place
+    installable: tuple[tuple[str, tuple[str, ...], str], ...] = ()
 
     def claims(self, rel_path: str) -> bool:
         name, suffix = split_name(rel_path)
@@ -298,7 +301,9 @@ class Diagnostic:
     ``unreadable``, ``no_backend``, ``backend_unavailable``, ``backend_error``,
     ``cache_unavailable``, ``no_files_matched``, ``nothing_to_map``, ``estimated_tokens``,
     ``outside_root``, ``parse_partial`` (an info: the rest of the file parsed), ``generated``
-    (an info: the file says it was generated, and ranks below code). ``unreadable`` with a path
+    (an info: the file says it was generated, and ranks below code),
+    ``better_backend_installable`` (an info: files a fallback mapped, or none did, that an
+    installed backend maps fully once the command in the message installs its grammar). ``unreadable`` with a path
     ending in ``/`` is a folder that could not be listed (its files are not in ``files_total``).
     """
 

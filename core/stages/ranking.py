@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .. import snapshot
 from ..graphstate import GraphState
 from ..importmemo import CachedImports
+from ..installable import installable_diagnostics
 from ..model import Diagnostic, FileSymbols, RankedFile
 from ..rank import asked_by_include, pagerank
 from ..ranked import PageRankedFiles, RankedRepository
@@ -58,6 +59,7 @@ def rank_prepared(
     diags.extend(files.extractor.diagnostics or state.plugins.load_diagnostics())
     for fs in summaries.values():
         diags.extend(fs.diagnostics)
+    diags.extend(installable_diagnostics(summaries, state.plugins.infos))
     mapped = {p: fs for p, fs in summaries.items() if fs.plugin is not None}
     mentioned = _mentioned_files(settings, state, diags)
     graph = graph_state(

@@ -25,6 +25,7 @@ from .languages import (
     available_specs,
     extras_report,
     grammar_versions,
+    missing_specs,
     pack_status,
     queries_digest,
     tree_sitter_version,
@@ -98,7 +99,24 @@ def _backend_info() -> BackendInfo:
         available=bool(specs),
         detail=detail,
         language_extensions=tuple(language_extensions),
+        installable=_installable(claimed),
     )
+
+
+def _installable(claimed: set[str]) -> tuple[tuple[str, tuple[str, ...], str], ...]:
+    """The languages whose grammar is missing, with the extensions no installed grammar claims
+    and how to install the grammar."""
+    out = []
+    for spec in missing_specs():
+        exts = tuple(e for e in spec.extensions if e not in claimed)
+        if not exts:
+            continue
+        if tree_sitter_version() is None or spec.extra == "core":
+            how = f"pip install {'tree-sitter ' if tree_sitter_version() is None else ''}{spec.distribution}"
+        else:
+            how = f"pip install 'repomapper[{spec.extra}]'"
+        out.append((spec.name, exts, how))
+    return tuple(out)
 
 
 @hookimpl
