@@ -369,6 +369,7 @@ def _coverage_line(
 ) -> str | None:
     """``mapped 120 of 150 files; 20 without a backend, 10 over the size limit; -v for the list``."""
     from .contract.envelope import diagnostic_file_count
+    from .installable import CODE as INSTALLABLE
 
     mapped = int(result.extra.get("files_mapped", 0))
     parts, before, after = [], 0, 0
@@ -383,6 +384,9 @@ def _coverage_line(
     failed = result.files_total - mapped - after
     if failed > 0:
         parts.append(f"{failed} unreadable or failed (see the warnings)")
+    coarse = diagnostic_file_count(result.diagnostics, INSTALLABLE)
+    if coarse:  # (-v says which grammar and how to install it)
+        parts.append(f"{coarse} mapped without their language's grammar")
     for reason, label in _LISTING_REASONS.items():
         found = [x for x in (listing.left_out if listing is not None else ()) if x.reason == reason]
         if found:

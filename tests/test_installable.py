@@ -97,3 +97,18 @@ def test_a_map_reports_the_files_a_missing_grammar_would_map(tmp_path):
     assert [(d.paths, d.severity) for d in found] == [(("a.zeta",), "info")]
     assert "pip install zeta-grammar" in found[0].message
     assert "b.probe" in result.map
+
+
+def test_the_command_line_counts_them_in_its_summary_line():
+    from repomapper.cli import _coverage_line
+    from repomapper.model import MapResult
+
+    diag = Diagnostic(
+        CODE, "2 rust file(s) mapped without ...: " + HOW, None, "info", ("a.rs", "b.rs")
+    )
+    result = MapResult(
+        "m", 10, "t", True, 500, 3, 3, diagnostics=(diag,), extra={"files_mapped": 3}
+    )
+    line = _coverage_line(result, False)
+    assert line is not None and "2 mapped without their language's grammar" in line
+    assert line.endswith("-v for the list")
