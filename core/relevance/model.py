@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..graph import SymbolTable
@@ -148,7 +148,7 @@ def rank_task(
     _fitted_reasons(values, weights, terms_of, uses, reasons)
     demoted = _demoted(query, paths, explicit.named, disabled)
     ranked = _combine(paths, values, demoted, prior, weights, reasons)
-    symbols = _score_symbols(ranked, files, paths, explicit, idf, lexical)
+    symbols = _score_symbols(ranked, files, paths, explicit, idf, lexical, query.messages)
     if features:
         values["demoted"] = dict.fromkeys(sorted(demoted), 1.0)
     return TaskRanking(
@@ -553,10 +553,17 @@ def _score_symbols(
     explicit: Findings,
     idf: Mapping[str, float],
     lexical: LexicalIndex,
+    messages: Sequence[str] = (),
 ) -> SymbolScores:
     """Each definition of the best files scored by its own evidence (:mod:`.symbols`)."""
     file_defs = {p: files[p].definitions for p in paths}
     named_scores, named_reasons = named_by_definition(file_defs, explicit.symbols)
     return score_symbols(
-        ranked, file_defs, named_scores, named_reasons, dict(idf), read=lexical.read
+        ranked,
+        file_defs,
+        named_scores,
+        named_reasons,
+        dict(idf),
+        read=lexical.read,
+        messages=messages,
     )

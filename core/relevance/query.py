@@ -83,6 +83,9 @@ class TaskQuery:
     prose_terms: Counter[str] = field(default_factory=Counter)
     #: the words of :attr:`words` written in the first line when more lines follow it
     title_words: frozenset[str] = frozenset()
+    #: runs of plain words the task quotes or shows after an error class (a message the
+    #: program printed), which the code that prints it holds as a string literal
+    messages: tuple[str, ...] = ()
 
     @property
     def name_terms(self) -> Counter[str]:
@@ -220,7 +223,43 @@ def parse_task(text: str | bytes) -> TaskQuery:
         _capped_terms(title),
         _capped_terms(prose_text),
         frozenset(_WORD.findall(title)) & words,
+        quoted_messages(text),
     )
+
+
+#: a line showing a message after its kind (``ValueError: ...``, ``error: ...``)
+_MESSAGE_LINE = re.compile(
+    r"^[ \t>]*(?:[A-Za-z_][\w.]*(?:Error|Exception|Warning)|error|warning|Error|Warning|ERROR|WARNING)"
+    r"[ \t]*:[ \t]*(.{12,300})$",
+    re.M,
+)
+#: a string in quotes on one line (not an apostrophe inside a word, nor an escaped quote)
+_QUOTED_TEXT = re.compile(r"""(?<![\w\\])(["'`])([^"'`\n]{16,300})\1(?!\w)""")
+#: an escape sequence of a string a log printed with its quotes (``\n``, ``\'``)
+_ESCAPE = re.compile(r"\\[A-Za-z'\"\\]")
+#: what splits a message into the runs a program's literal holds whole (a value the program
+#: formatted into it, punctuation of code)
+_NOT_MESSAGE = re.compile(r"[^A-Za-z ,.:;!?()-]+|\s{2,}")
+#: a run must be this long, in characters and words, to say which code printed it
+MESSAGE_CHARS = 16
+MESSAGE_WORDS = 3
+MAX_MESSAGES = 20
+
+
+def quoted_messages(text: str) -> tuple[str, ...]:
+    """The runs of plain words of the messages ``text`` shows (after an error class or
+    ``error:``, anywhere) or quotes in its prose (strings in pasted code or configuration are
+    the reporter's values, not the program's), at least :data:`MESSAGE_CHARS` characters and
+    :data:`MESSAGE_WORDS` words each, in order of appearance (at most :data:`MAX_MESSAGES`)."""
+    shown = [m.group(1) for m in _MESSAGE_LINE.finditer(text)]
+    shown += [m.group(2) for m in _QUOTED_TEXT.finditer(_prose(text))]
+    runs: dict[str, None] = {}
+    for message in shown:
+        for run in _NOT_MESSAGE.split(_ESCAPE.sub("|", message)):
+            run = run.strip(" ,.:;!?()-")
+            if len(run) >= MESSAGE_CHARS and len(_WORD.findall(run)) >= MESSAGE_WORDS:
+                runs[run] = None
+    return tuple(runs)[:MAX_MESSAGES]
 
 
 def _capped_terms(text: str) -> Counter[str]:

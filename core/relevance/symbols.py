@@ -82,6 +82,14 @@ OWNER_SHARE = 0.5
 WORDS = "words"
 #: The signal of a named class's evidence lent to its best member.
 SCOPE = "scope"
+#: The signal of the named evidence of a definition whose code holds a message the task shows.
+MESSAGE = "message"
+#: A message the task shows, found in a definition of the best files, is named evidence worth
+#: as much as a traceback frame inside it: the code that printed what the reporter saw. It is
+#: spread over the definitions that hold it, and says nothing when more than
+#: :data:`MAX_MESSAGE_HOLDERS` do (a phrase the whole code base prints).
+MESSAGE_WEIGHT = 0.8
+MAX_MESSAGE_HOLDERS = 5
 #: Signals of the reasons that add to a definition's score in its task evidence.
 _EVIDENCE_REASONS = frozenset({WORDS, SCOPE})
 #: Explicit evidence kinds whose detail is ``line N``: a frame inside one definition.
@@ -253,11 +261,14 @@ def score_symbols(
     named_reasons: Mapping[SymbolKey, tuple[Reason, ...]],
     idf: Mapping[str, float],
     read: Callable[[str], bytes | None] | None = None,
+    messages: Sequence[str] = (),
 ) -> SymbolScores:
     """Scores of the definitions of the best files of ``ranked_files`` (best first, with their
     scores) for query terms weighted by ``idf``; ``named`` is the explicit evidence per
-    definition (:func:`named_by_definition`). ``read`` gives a file's text for body terms (none
-    are read without it)."""
+    definition (:func:`named_by_definition`). ``read`` gives a file's text for body terms and
+    for the ``messages`` the task shows (none are read without it)."""
+    named, named_reasons = dict(named), dict(named_reasons)
+    holders: dict[str, set[SymbolKey]] = {}
     top = [(p, s) for p, s in ranked_files[:MAX_FILES] if p in file_defs]
     best_file = max((s for _, s in top), default=0.0)
     words: dict[SymbolKey, float] = {}
@@ -275,8 +286,11 @@ def score_symbols(
             for t in defs
             if str(t.symbol_kind) == SymbolKind.CLASS
         }
-        raw = _text(read, path) if body_idf and read and rank < MAX_BODY_FILES else None
-        text = _FileText(raw, body_idf) if raw is not None else None
+        wanted = (body_idf or messages) and read and rank < MAX_BODY_FILES
+        raw = _text(read, path) if wanted and read else None
+        text = _FileText(raw, body_idf) if raw is not None and body_idf else None
+        if raw is not None and messages:
+            _messages_held(path, raw, defs, messages, holders)
         bodies: dict[int, dict[str, int]] = {}
         if text is not None:
             for t in defs:
@@ -307,6 +321,7 @@ def score_symbols(
             if s > words.get(key, 0.0):
                 words[key] = s
                 matched[key] = hits
+    _message_evidence(holders, named, named_reasons)
     best_words = max(words.values(), default=0.0)
     file_score = dict(top)
     scores: dict[SymbolKey, float] = {}
@@ -336,6 +351,48 @@ def score_symbols(
             for k, rs in reasons.items()
         },
     )
+
+
+def _messages_held(
+    path: str,
+    text: str,
+    defs: Sequence[Tag],
+    messages: Sequence[str],
+    holders: dict[str, set[SymbolKey]],
+) -> None:
+    """Note, per message, the innermost definition of ``path`` holding each place ``text``
+    has it (a message outside every definition is left out: no code to point at)."""
+    for message in messages:
+        at = text.find(message)
+        while at >= 0:
+            line = text.count("\n", 0, at) + 1
+            holding = [t for t in defs if t.start_line <= line <= t.end_line]
+            if holding:
+                inner = min(holding, key=lambda t: (t.end_line - t.start_line, t.start_line))
+                holders.setdefault(message, set()).add(definition_key(path, inner))
+            at = text.find(message, at + len(message))
+
+
+def _message_evidence(
+    holders: Mapping[str, set[SymbolKey]],
+    named: dict[SymbolKey, float],
+    named_reasons: dict[SymbolKey, tuple[Reason, ...]],
+) -> None:
+    """Add each definition's message evidence to its named evidence: its best message (the
+    runs of one message count once), :data:`MESSAGE_WEIGHT` shared by the definitions that
+    hold it."""
+    best: dict[SymbolKey, tuple[float, str]] = {}
+    for message, keys in sorted(holders.items()):
+        if len(keys) > MAX_MESSAGE_HOLDERS:
+            continue
+        w = MESSAGE_WEIGHT / len(keys)
+        for key in keys:
+            if w > best.get(key, (0.0, ""))[0]:
+                best[key] = (w, message)
+    for key, (w, message) in sorted(best.items()):
+        named[key] = named.get(key, 0.0) + w
+        detail = message if len(message) <= 60 else message[:57] + "..."
+        named_reasons[key] = (*named_reasons.get(key, ()), Reason(MESSAGE, detail, round(w, 4)))
 
 
 def _lend_to_members(

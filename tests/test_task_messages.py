@@ -1,0 +1,106 @@
+"""A message the task shows (after an error class, or quoted) points at the code that prints
+it: the definition holding that string is named evidence (repomapper.relevance.symbols)."""
+
+from __future__ import annotations
+
+from repomapper import RepoMap
+from repomapper.model import SymbolKind, Tag
+from repomapper.relevance.query import MAX_MESSAGES, quoted_messages
+from repomapper.relevance.symbols import (
+    MAX_MESSAGE_HOLDERS,
+    MESSAGE,
+    MESSAGE_WEIGHT,
+    score_symbols,
+)
+
+
+def _fn(name: str, start: int, end: int, path: str = "m.py") -> Tag:
+    return Tag(path, start, end, name, "def", SymbolKind.FUNCTION)
+
+
+def test_messages_are_the_plain_word_runs_of_error_lines_and_quoted_text():
+    text = (
+        "Saving fails\n"
+        "Traceback (most recent call last):\n"
+        "ValueError: Unknown format code 'd' for object of type 'str'\n"
+        'it also says "Cannot resolve keyword into field" and "too short"\n'
+        "error: the connection was reset by peer 123 times\n"
+        "ValueError: x\n"
+    )
+    assert quoted_messages(text) == (
+        "Unknown format code",  # the values the program formatted in split the message
+        "for object of type",
+        "the connection was reset by peer",
+        "Cannot resolve keyword into field",
+    )
+    assert quoted_messages("no message here, only `short` words") == ()
+    # strings of pasted code or configuration are the reporter's values, not a message;
+    # apostrophes inside words and escaped quotes of a printed string open no quote
+    pasted = '```toml\nKEY="already set and tested in a script"\n```\n'
+    assert quoted_messages(pasted + "it won't work, we can't say why at all") == ()
+    assert quoted_messages("log: {'prompt': 'You\\'re an engineer. You can\\'t stop'}") == ()
+    many = "\n".join(f"error: message number {'x' * i} has words" for i in range(40))
+    assert len(quoted_messages(many)) == MAX_MESSAGES
+
+
+def test_the_definition_holding_a_message_gets_named_evidence_once_per_message():
+    text = (
+        "def check(mode):\n"
+        "    raise ValueError(f'Unknown widget mode {mode}: expected one of a, b')\n"
+        "\n"
+        "def other():\n"
+        "    return 1\n"
+    )
+    defs = {"m.py": [_fn("check", 1, 2), _fn("other", 4, 5)]}
+    messages = ("Unknown widget mode", "expected one of a, b")  # runs of one message
+    got = score_symbols([("m.py", 1.0)], defs, {}, {}, {}, lambda p: text.encode(), messages)
+    assert got.scores == {("m.py", "check", 1): MESSAGE_WEIGHT}
+    (reason,) = got.reasons[("m.py", "check", 1)]
+    assert reason.signal == MESSAGE and reason.weight == MESSAGE_WEIGHT
+    without = score_symbols([("m.py", 1.0)], defs, {}, {}, {}, lambda p: text.encode())
+    assert ("m.py", "check", 1) not in without.scores
+
+
+def test_a_message_many_definitions_print_says_nothing():
+    n = MAX_MESSAGE_HOLDERS + 1
+    text = "".join(f"def f{i}():\n    log('could not open the file')\n" for i in range(n))
+    defs = {"m.py": [_fn(f"f{i}", 2 * i + 1, 2 * i + 2) for i in range(n)]}
+    got = score_symbols(
+        [("m.py", 1.0)], defs, {}, {}, {}, lambda p: text.encode(), ("could not open the file",)
+    )
+    assert got.scores == {}
+    two = score_symbols(
+        [("m.py", 1.0)],
+        {"m.py": defs["m.py"][:2]},
+        {},
+        {},
+        {},
+        lambda p: text.encode(),
+        ("could not open the file",),
+    )
+    assert two.scores == {
+        ("m.py", "f0", 1): MESSAGE_WEIGHT / 2,
+        ("m.py", "f1", 3): MESSAGE_WEIGHT / 2,
+    }
+
+
+def test_the_function_that_prints_the_message_leads_ranked_symbols(make_tree):
+    root = make_tree(
+        {
+            "pkg/widgets.py": (
+                "def render(mode):\n"
+                "    if mode not in ('a', 'b'):\n"
+                "        raise ValueError(f'Unknown widget mode {mode!r}: expected a or b')\n"
+                "    return mode\n\n\n"
+                "def render_all(modes):\n"
+                "    return [render_widget_mode(m) for m in modes]\n"
+            ),
+            "pkg/util.py": "def render_widget_mode(m):\n    return m\n",
+        }
+    )
+    result = RepoMap(root, 500, use_cache=False).map(
+        task="Rendering a widget mode fails\n\nValueError: Unknown widget mode 'c': expected a or b"
+    )
+    first = result.ranked_symbols[0]
+    assert (first.path, first.name) == ("pkg/widgets.py", "render")
+    assert any(r.signal == MESSAGE for r in first.why)
