@@ -24,17 +24,17 @@ def test_the_work_waits_while_calls_keep_coming_and_runs_once_they_pause():
     quiet = WhenQuiet(lock, lambda: ran.append(time.monotonic()), most=60.0)
     try:
         with lock:
-            quiet.ask(1.0)
+            quiet.ask(2.0)
             quiet.call_ended()
-        for _ in range(8):  # a call every 0.1 s: never a pause of 1 s
+        for _ in range(8):  # a call every 0.1 s: never a pause of 2 s
             time.sleep(0.1)
             with lock:
                 quiet.call_ended()
-                quiet.ask(1.0)  # asked again before the run: still one run
+                quiet.ask(2.0)  # asked again before the run: still one run
         assert ran == []
         last_end = time.monotonic()
         assert _waited(lambda: len(ran) == 1)
-        assert ran[0] - last_end >= 0.9  # only after the pause
+        assert ran[0] - last_end >= 1.9  # only after the pause
         with lock:
             quiet.ask(0.0)  # a new ask after the run: another run
         assert _waited(lambda: len(ran) == 2)
