@@ -12,7 +12,7 @@ import os
 import re
 import stat
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -280,6 +280,29 @@ def stat_entry(root: Path, rel: str, max_file_size: int) -> FileEntry | Diagnost
             "info",
         )
     return FileEntry(rel, st.st_size, st.st_mtime_ns)
+
+
+def stat_entries(
+    root: Path, rels: Iterable[str], max_file_size: int
+) -> Iterator[FileEntry | Diagnostic | None]:
+    """:func:`stat_entry` of each of ``rels``, in order: a safe name of a regular file within
+    the size limit takes one ``lstat`` and no other call (a large tree lists every file on every
+    map); anything else goes through :func:`stat_entry`, which says why."""
+    prefix = os.path.join(str(root), "")
+    lstat, regular = os.lstat, stat.S_ISREG
+    for rel in rels:
+        if not rel.isascii() or _CONTROL.search(rel) or rel.startswith("/"):
+            yield stat_entry(root, rel, max_file_size)
+            continue
+        try:
+            st = lstat(prefix + rel)
+        except OSError:
+            yield stat_entry(root, rel, max_file_size)
+            continue
+        if regular(st.st_mode) and st.st_size <= max_file_size:
+            yield FileEntry(rel, st.st_size, st.st_mtime_ns)
+        else:
+            yield stat_entry(root, rel, max_file_size)
 
 
 def check_root(root: Path) -> Path:
@@ -666,12 +689,14 @@ def discover(
     for d in diags:
         tally.diagnostic(d)
     entries: list[FileEntry] = []
+    kept: list[str] = []
     for rel in names:
         left_out = globs.left_out_by(rel)
         if left_out is not None:
             tally.add(*left_out, rel)
             continue
-        found = stat_entry(root, rel, max_file_size)
+        kept.append(rel)
+    for found in stat_entries(root, kept, max_file_size):
         if isinstance(found, FileEntry):
             entries.append(found)
         elif found is not None:
