@@ -104,3 +104,22 @@ def test_the_function_that_prints_the_message_leads_ranked_symbols(make_tree):
     first = result.ranked_symbols[0]
     assert (first.path, first.name) == ("pkg/widgets.py", "render")
     assert any(r.signal == MESSAGE for r in first.why)
+
+
+def test_each_place_of_a_message_goes_to_the_definition_holding_its_line():
+    """Lines are counted on from one place to the next: the second and third places land in
+    their own definitions, and a place outside every definition points at none."""
+    said = "    log('the same words over and over')\n"
+    text = said + "def f():\n" + said + "    pass\n\ndef g():\n    x = 1\n" + said
+    defs = {"m.py": [_fn("f", 2, 4), _fn("g", 6, 8)]}
+    got = score_symbols(
+        [("m.py", 1.0)],
+        defs,
+        {},
+        {},
+        {},
+        lambda p: text.encode(),
+        ("the same words over and over",),
+    )
+    half = MESSAGE_WEIGHT / 2
+    assert got.scores == {("m.py", "f", 2): half, ("m.py", "g", 6): half}

@@ -361,11 +361,15 @@ def _messages_held(
     holders: dict[str, set[SymbolKey]],
 ) -> None:
     """Note, per message, the innermost definition of ``path`` holding each place ``text``
-    has it (a message outside every definition is left out: no code to point at)."""
+    has it (a message outside every definition is left out: no code to point at). Past
+    :data:`MAX_MESSAGE_HOLDERS` places in one file the message says nothing anyway, so no more
+    are looked for (a phrase a generated file repeats thousands of times costs a few finds)."""
     for message in messages:
-        at = text.find(message)
-        while at >= 0:
-            line = text.count("\n", 0, at) + 1
+        at, line, counted = text.find(message), 1, 0
+        places = 0
+        while at >= 0 and places <= MAX_MESSAGE_HOLDERS:
+            line += text.count("\n", counted, at)  # (counted on from the last place)
+            counted, places = at, places + 1
             holding = [t for t in defs if t.start_line <= line <= t.end_line]
             if holding:
                 inner = min(holding, key=lambda t: (t.end_line - t.start_line, t.start_line))
