@@ -116,9 +116,31 @@ def backend_info_problem(info: Any) -> str | None:
         return "has a name or version that is not a string"
     for field_name in ("languages", "extensions", "filenames", "capabilities"):
         value = getattr(info, field_name)
-        if not isinstance(value, tuple | list) or not all(isinstance(v, str) for v in value):
+        if not _strings(value):
             return f"has {field_name} that is not a tuple of strings: {value!r}"[:200]
+    pairs = info.language_extensions
+    if not isinstance(pairs, tuple | list) or not all(
+        isinstance(p, tuple | list) and len(p) == 2 and isinstance(p[0], str) and _strings(p[1])
+        for p in pairs
+    ):
+        return f"has language_extensions that are not (language, extensions) pairs: {pairs!r}"[:200]
+    rows = info.installable
+    if not isinstance(rows, tuple | list) or not all(
+        isinstance(r, tuple | list)
+        and len(r) == 3
+        and isinstance(r[0], str)
+        and _strings(r[1])
+        and isinstance(r[2], str)
+        for r in rows
+    ):
+        return (
+            f"has installable that is not (language, extensions, how to install) rows: {rows!r}"
+        )[:200]
     return None
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, tuple | list) and all(isinstance(v, str) for v in value)
 
 
 class PluginSet:

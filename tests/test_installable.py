@@ -112,3 +112,26 @@ def test_the_command_line_counts_them_in_its_summary_line():
     line = _coverage_line(result, False)
     assert line is not None and "2 mapped without their language's grammar" in line
     assert line.endswith("-v for the list")
+
+
+def test_a_plugin_with_malformed_installable_rows_is_left_out_with_a_reason(tmp_path):
+    """The rows are read on every map: a plugin that gives them wrong is left out as a load
+    fault (plugin_load_error), never the map."""
+    from repomapper.registry import backend_info_problem
+
+    assert backend_info_problem(GRAMMARS) is None
+    for bad in ((("rust", ".rs", HOW),), (("rust", (".rs",)),), [("rust", (1,), HOW)], "rust"):
+        info = BackendInfo("bad", "1", ("x",), (".x",), ("definitions",), installable=bad)
+        problem = backend_info_problem(info)
+        assert problem is not None and "installable" in problem
+    pairs = BackendInfo("bad", "1", ("x",), (".x",), (), language_extensions=(("x", ".x"),))
+    assert "language_extensions" in (backend_info_problem(pairs) or "")
+
+    bad = BackendInfo("bad", "1", ("zeta",), (".zeta",), (), installable=(("z", ".z", 3),))
+    root = write_tree(tmp_path / "r", {"a.py": "x = 1\n"})
+    ps = PluginSet(PluginConfig(load_entry_points=False, extra=(("bad", _plugin(bad, ".zeta")),)))
+    result = RepoMap(root, 500, plugins=ps, use_cache=False).map()
+    assert "a.py" in result.map
+    assert any(
+        d.code == "plugin_load_error" and "installable" in d.message for d in result.diagnostics
+    )
