@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from .diagnostics import MAX_LISTED_PATHS
 from .model import BackendInfo, Diagnostic, FileSymbols, split_name
 
 #: the diagnostic's code
@@ -21,7 +22,7 @@ def installable_diagnostics(
     summaries: Mapping[str, FileSymbols], infos: Mapping[str, BackendInfo]
 ) -> list[Diagnostic]:
     """One info diagnostic per language, listing the files its install command would map
-    better (the first 50)."""
+    better (the first :data:`~repomapper.diagnostics.MAX_LISTED_PATHS`)."""
     wanted = _installable_suffixes(infos.values())
     if not wanted:
         return []
@@ -67,5 +68,5 @@ def _diagnostic(language: str, how: str, paths: list[str]) -> Diagnostic:
         f"that finds definitions only, or not at all), so they rank worse: {how} maps them fully",
         None,
         "info",
-        tuple(paths[:50]),
+        tuple(paths[:MAX_LISTED_PATHS]),
     )

@@ -158,10 +158,8 @@ def _targets(defs: Sequence[Tag], name: str, signal: str, detail: str) -> Sequen
     """Which definitions of ``name`` (``defs``) one piece of explicit evidence points at."""
     if signal in _LINE_KINDS and detail.startswith("line "):
         line = int(detail[5:]) if detail[5:].isdigit() else 0
-        holding = [t for t in defs if t.start_line <= line <= t.end_line]
-        if holding:
-            return [min(holding, key=lambda t: (t.end_line - t.start_line, t.start_line))]
-        return defs
+        inner = _innermost(defs, line)
+        return [inner] if inner is not None else defs
     if signal == "qualified_name":
         parts = detail.split(".")
         if len(parts) >= 2 and parts[-1] == name:
@@ -171,6 +169,12 @@ def _targets(defs: Sequence[Tag], name: str, signal: str, detail: str) -> Sequen
     if signal == "module":
         return [t for t in defs if not t.scope] or defs
     return defs
+
+
+def _innermost(defs: Sequence[Tag], line: int) -> Tag | None:
+    """The shortest of ``defs`` holding ``line`` (the first by line of equally long ones)."""
+    holding = [t for t in defs if t.start_line <= line <= t.end_line]
+    return min(holding, key=lambda t: (t.end_line - t.start_line, t.start_line), default=None)
 
 
 def incidental(tag: Tag, functions: frozenset[str]) -> bool:
@@ -286,8 +290,8 @@ def score_symbols(
             for t in defs
             if str(t.symbol_kind) == SymbolKind.CLASS
         }
-        wanted = (body_idf or messages) and read and rank < MAX_BODY_FILES
-        raw = _text(read, path) if wanted and read else None
+        wanted = read is not None and (body_idf or messages) and rank < MAX_BODY_FILES
+        raw = _text(read, path) if wanted and read is not None else None
         text = _FileText(raw, body_idf) if raw is not None and body_idf else None
         if raw is not None and messages:
             _messages_held(path, raw, defs, messages, holders)
@@ -370,9 +374,8 @@ def _messages_held(
         while at >= 0 and places <= MAX_MESSAGE_HOLDERS:
             line += text.count("\n", counted, at)  # (counted on from the last place)
             counted, places = at, places + 1
-            holding = [t for t in defs if t.start_line <= line <= t.end_line]
-            if holding:
-                inner = min(holding, key=lambda t: (t.end_line - t.start_line, t.start_line))
+            inner = _innermost(defs, line)
+            if inner is not None:
                 holders.setdefault(message, set()).add(definition_key(path, inner))
             at = text.find(message, at + len(message))
 
