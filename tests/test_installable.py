@@ -114,6 +114,22 @@ def test_the_command_line_counts_them_in_its_summary_line():
     assert line.endswith("-v for the list")
 
 
+def test_the_envelope_says_what_to_install_in_its_next_step():
+    from repomapper.contract.envelope import from_result
+    from repomapper.model import MapResult
+
+    diag = Diagnostic(
+        CODE, "2 rust file(s) mapped without ...: " + HOW + " maps them fully", None, "info"
+    )
+    result = MapResult(
+        "m", 10, "t", True, 500, 3, 3, diagnostics=(diag,), extra={"files_mapped": 3}
+    )
+    envelope = from_result(result, max_ranked=10)
+    assert envelope.next is not None and HOW in envelope.next
+    plain = MapResult("m", 10, "t", True, 500, 3, 3, extra={"files_mapped": 3})
+    assert from_result(plain, max_ranked=10).next is None
+
+
 def test_a_plugin_with_malformed_installable_rows_is_left_out_with_a_reason(tmp_path):
     """The rows are read on every map: a plugin that gives them wrong is left out as a load
     fault (plugin_load_error), never the map."""

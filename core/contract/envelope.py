@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
+from ..installable import CODE as INSTALLABLE
 from ..model import Diagnostic, MapResult
 
 SCHEMA = "repomapper.map/1"
@@ -216,6 +217,7 @@ def from_result(
         hints.append(
             f"ranked_files lists {len(ranked)} of {len(result.ranked_files)}: raise max_ranked for more"
         )
+    hints.extend(_installable_hints(result.diagnostics))
     return Envelope(
         outcome="empty" if reason else "ok",
         reason=reason,
@@ -233,6 +235,12 @@ def from_result(
         diagnostics=result.diagnostics,
         next="; ".join(hints) or (NEXT_FOR_EMPTY.get(reason.code) if reason else None),
     )
+
+
+def _installable_hints(diagnostics: Sequence[Diagnostic]) -> list[str]:
+    """A hint per language whose files a grammar not installed would map better: its info
+    diagnostic (how many files, and the command), which the CLI shows only with -v."""
+    return [d.message for d in diagnostics if d.code == INSTALLABLE]
 
 
 def error(
