@@ -61,6 +61,7 @@ from repomapper.relevance.pairs import declaration_suffix, unite_pairs  # noqa: 
 from repomapper.relevance.weights import (  # noqa: E402
     FAMILY_EXTENSIONS,
     FEATURES,
+    GRAPH_FEATURES,
     WEIGHTS_FILE,
     LanguageWeights,
     family_of,
@@ -72,7 +73,7 @@ Layout = tuple[tuple[str, tuple[str, ...]], ...]
 
 KS = (1, 3, 5, 10)
 #: the columns of the graph features (a declaration file's graph evidence counts less)
-GRAPH_COLUMNS = [FEATURES.index("graph_plain"), FEATURES.index("graph_hub")]
+GRAPH_COLUMNS = [FEATURES.index(f) for f in sorted(GRAPH_FEATURES)]
 NEGATIVES = 100
 L2_GRID = (1e-4, 1e-3, 1e-2)
 ROLE_GRID = (0.25, 0.5, 0.75, 1.0)

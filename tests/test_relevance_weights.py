@@ -18,6 +18,7 @@ from repomapper.relevance import model
 from repomapper.relevance.query import parse_task
 from repomapper.relevance.weights import (
     FEATURES,
+    GRAPH_FEATURES,
     WEIGHTS_FILE,
     LanguageWeights,
     RankingWeights,
@@ -189,6 +190,17 @@ def test_features_are_returned_on_request_and_only_then(shop, monkeypatch):
     for p in set(f["lex_plain"]) | set(f["lex_hub"]):
         total = f["lex_plain"].get(p, 0.0) + f["lex_hub"].get(p, 0.0)
         assert total <= 1.0 + 1e-9 and total > 0
+
+
+def test_every_feature_shows_under_a_reason():
+    """A fitted feature's share of a file's score shows under a reason of its own, unless its
+    signal writes its own reasons; none is left without (nor named twice)."""
+    from repomapper.relevance.model import _OWN_REASONS, _REASON_OF_FEATURE
+
+    assert set(_REASON_OF_FEATURE) | _OWN_REASONS == set(FEATURES)
+    assert not set(_REASON_OF_FEATURE) & _OWN_REASONS
+    assert set(FEATURES) >= GRAPH_FEATURES
+    assert {_REASON_OF_FEATURE[f] for f in GRAPH_FEATURES} == {"graph"}
 
 
 def test_the_ranking_follows_the_weights_it_is_given(shop, monkeypatch):

@@ -4,7 +4,10 @@ it: the definition holding that string is named evidence (repomapper.relevance.s
 from __future__ import annotations
 
 from repomapper import RepoMap
+from repomapper.cache import CacheKey
 from repomapper.model import SymbolKind, Tag
+from repomapper.relevance.lexical import LexicalIndex
+from repomapper.relevance.messages import MAX_HOLDERS, message_files
 from repomapper.relevance.query import MAX_MESSAGES, quoted_messages
 from repomapper.relevance.symbols import (
     MAX_MESSAGE_HOLDERS,
@@ -123,3 +126,50 @@ def test_each_place_of_a_message_goes_to_the_definition_holding_its_line():
     )
     half = MESSAGE_WEIGHT / 2
     assert got.scores == {("m.py", "f", 2): half, ("m.py", "g", 6): half}
+
+
+def _indexed(files: dict[str, str]) -> LexicalIndex:
+    index = LexicalIndex()
+    keys = {p: CacheKey(p, 0, len(t), "fp", f"d{i}") for i, (p, t) in enumerate(files.items())}
+    index.update(keys, {}, lambda p: files[p].encode())
+    return index
+
+
+def test_the_code_files_holding_a_message_get_the_file_feature():
+    files = {
+        "pkg/widgets.py": "raise ValueError(f'Unknown widget mode {m}: expected a or b')\n",
+        "pkg/forms.py": "# Unknown mode of a widget: the words, not the message\n",
+        "tests/test_widgets.py": "assert str(e) == 'Unknown widget mode c: expected a or b'\n",
+        "pkg/many.py": "".join(f"x{i} = 'printed by {i} files here'\n" for i in range(3)),
+    }
+    for i in range(MAX_HOLDERS + 1):
+        files[f"pkg/common{i}.py"] = "log('printed by many files here')\n"
+    index = _indexed(files)
+    messages = ("Unknown widget mode", "printed by many files here", "nowhere in the code at all")
+    got = message_files(messages, index, {}, set(files))
+    # the test repeating the message neither holds it nor dilutes the file that prints it;
+    # a message more than MAX_HOLDERS code files print points at none of them
+    assert got == {"pkg/widgets.py": (1.0, "Unknown widget mode")}
+    two = {**files, "pkg/other.py": "raise KeyError('Unknown widget mode')\n"}
+    got = message_files(messages[:1], _indexed(two), {}, set(two))
+    assert got == {p: (0.5, "Unknown widget mode") for p in ("pkg/other.py", "pkg/widgets.py")}
+    # files outside the ranked paths are not holders; no messages or no reader: nothing
+    assert message_files(messages[:1], index, {}, {"pkg/forms.py"}) == {}
+    assert message_files((), index, {}, set(files)) == {}
+    assert message_files(messages, LexicalIndex(), {}, set(files)) == {}
+
+
+def test_the_file_that_prints_the_message_says_so_in_its_reasons(make_tree):
+    root = make_tree(
+        {
+            "pkg/widgets.py": "def render(mode):\n    raise ValueError('Unknown widget mode')\n",
+            "pkg/modes.py": "def widget_mode(mode):\n    return mode  # unknown widget mode\n",
+        }
+    )
+    result = RepoMap(root, 500, use_cache=False).map(
+        task="Widget mode\n\nValueError: Unknown widget mode"
+    )
+    by_path = {f.path: f for f in result.ranked_files}
+    held = [r for r in by_path["pkg/widgets.py"].why if r.signal == MESSAGE]
+    assert [r.detail for r in held] == ["Unknown widget mode"]
+    assert not any(r.signal == MESSAGE for r in by_path["pkg/modes.py"].why)

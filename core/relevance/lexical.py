@@ -54,6 +54,11 @@ def expand_word(word: str) -> tuple[str, ...]:
     return tuple(identifier_terms(word))
 
 
+def text_terms(text: str) -> set[str]:
+    """The search terms ``text`` is indexed by (as a file's body is)."""
+    return {t for w in _WORD.findall(text) for t in expand_word(w)}
+
+
 def _count(words: Iterable[str]) -> Counter[str]:
     out: Counter[str] = Counter()
     for word, n in Counter(words).items():
@@ -250,6 +255,23 @@ class LexicalIndex:
     def _to_memory(self, exc: Exception) -> None:
         log.warning("lexical index: cache database failed (%s); indexing in memory", exc)
         self.store = _MemoryStore()
+
+    def files_with_all(self, terms: Iterable[str]) -> set[str]:
+        """The indexed files whose text (body) has every one of ``terms`` (none for no terms,
+        or when the index cannot be read: logged)."""
+        wanted = sorted(set(terms))
+        try:
+            postings = self.store.lookup(wanted)
+        except sqlite3.Error as exc:
+            log.warning("lexical index lookup failed: %s", exc)
+            return set()
+        having: set[str] | None = None
+        for term in sorted(wanted, key=lambda t: (len(postings[t]), t)):  # rarest first
+            in_body = {p for p, tfs in postings[term].items() if tfs[3] and p in self.lengths}
+            having = in_body if having is None else having & in_body
+            if not having:
+                break
+        return having or set()
 
     def score(
         self, query_terms: Mapping[str, int], idf_out: dict[str, float] | None = None

@@ -37,11 +37,12 @@ from ..rank import ALPHA
 from .explicit import Findings, PathIndex, distinctive, find_explicit
 from .lexical import FIELDS as LEXICAL_FIELDS
 from .lexical import LexicalIndex, expand_word
+from .messages import message_files
 from .pairs import unite_pairs
 from .query import TaskQuery
 from .roles import CODE, TEMPLATE, file_role, tested_stem
-from .symbols import SymbolKey, SymbolScores, named_by_definition, score_symbols
-from .weights import LanguageWeights, RankingWeights, shipped_weights
+from .symbols import SymbolKey, SymbolScores, named_by_definition, score_symbols, shortened
+from .weights import GRAPH_FEATURES, LanguageWeights, RankingWeights, shipped_weights
 
 TEST_SHARE = 0.5
 #: Seeds of the graph walk: the best files by explicit + lexical score (a long tail of weak
@@ -143,9 +144,15 @@ def rank_task(
     uses: dict[str, list[str]] = defaultdict(list)
     if refs := _references_to_named(query, table, disabled, uses):
         values["ref_name"] = refs
+    held: dict[str, str] = {}
+    if "explicit" not in disabled and (
+        shown := message_files(query.messages, lexical, lex_score, set(paths))
+    ):
+        values["message"] = {p: v for p, (v, _) in shown.items()}
+        held = {p: m for p, (_, m) in shown.items()}
     if "explicit" in disabled:
         values.pop("stem_specific", None)
-    _fitted_reasons(values, weights, terms_of, uses, reasons)
+    _fitted_reasons(values, weights, terms_of, uses, held, reasons)
     demoted = _demoted(query, paths, explicit.named, disabled)
     ranked = _combine(paths, values, demoted, prior, weights, reasons)
     symbols = _score_symbols(ranked, files, paths, explicit, idf, lexical, query.messages)
@@ -239,7 +246,13 @@ _REASON_OF_FEATURE = {
     "graph_named": "graph",
     "lex_dir": "folder",
     "ref_name": "uses",
+    "message": "message",
 }
+#: The features whose signals show reasons of their own: the explicit evidence (one per
+#: reference the task makes, file stems included) and the tests signal.
+_OWN_REASONS = frozenset(
+    {"explicit", "ex_path", "ex_name", "ex_stem", "stem_specific", "stem_title", "named", "tests"}
+)
 
 
 def _fitted_reasons(
@@ -247,10 +260,11 @@ def _fitted_reasons(
     weights: LanguageWeights,
     terms_of: Mapping[str, str],
     uses: Mapping[str, list[str]],
+    held: Mapping[str, str],
     reasons: dict[str, list[Reason]],
 ) -> None:
-    """A reason per signal the fit weighs (lexical, graph, folder, uses), worth its features'
-    weighted share of the file's score, with what matched."""
+    """A reason per signal the fit weighs (lexical, graph, folder, uses, message), worth its
+    features' weighted share of the file's score, with what matched."""
     shares: dict[tuple[str, str], float] = defaultdict(float)
     one_set = weights.default if not weights.groups else None
     for feature, signal in _REASON_OF_FEATURE.items():
@@ -265,14 +279,20 @@ def _fitted_reasons(
     for (p, signal), w in sorted(shares.items()):
         if round(w, 4) > 0:
             reasons[p].append(
-                Reason(signal, _reason_detail(signal, p, terms_of, uses), round(w, 4))
+                Reason(signal, _reason_detail(signal, p, terms_of, uses, held), round(w, 4))
             )
 
 
 def _reason_detail(
-    signal: str, path: str, terms_of: Mapping[str, str], uses: Mapping[str, list[str]]
+    signal: str,
+    path: str,
+    terms_of: Mapping[str, str],
+    uses: Mapping[str, list[str]],
+    held: Mapping[str, str],
 ) -> str:
     """What a fitted signal's reason says of ``path``."""
+    if signal == "message":
+        return shortened(held.get(path, ""))
     if signal == "lexical":
         return terms_of.get(path, "")
     if signal == "graph":
@@ -504,10 +524,6 @@ def _demoted(
     return {p for p in paths if p not in named and file_role(p) not in spared}
 
 
-#: the features that are graph evidence (what a declaration file gets from everything near it)
-_GRAPH_FEATURES = frozenset({"graph_plain", "graph_hub"})
-
-
 def _combine(
     paths: list[str],
     values: Mapping[str, Mapping[str, float]],
@@ -530,7 +546,7 @@ def _combine(
         own = by_file.get(p, {})
         fw = weights.for_path(p)
         s = fw.score(own)
-        g = fw.score({k: x for k, x in own.items() if k in _GRAPH_FEATURES})
+        g = fw.score({k: x for k, x in own.items() if k in GRAPH_FEATURES})
         graph_part[p], rest_part[p] = g, s - g
         if p in demoted and s > 0:
             s *= fw.role_factor

@@ -291,7 +291,7 @@ def score_symbols(
             if str(t.symbol_kind) == SymbolKind.CLASS
         }
         wanted = read is not None and (body_idf or messages) and rank < MAX_BODY_FILES
-        raw = _text(read, path) if wanted and read is not None else None
+        raw = file_text(read, path) if wanted and read is not None else None
         text = _FileText(raw, body_idf) if raw is not None and body_idf else None
         if raw is not None and messages:
             _messages_held(path, raw, defs, messages, holders)
@@ -380,6 +380,11 @@ def _messages_held(
             at = text.find(message, at + len(message))
 
 
+def shortened(message: str, limit: int = 60) -> str:
+    """``message`` as a reason's detail: at most ``limit`` characters."""
+    return message if len(message) <= limit else message[: limit - 3] + "..."
+
+
 def _message_evidence(
     holders: Mapping[str, set[SymbolKey]],
     named: dict[SymbolKey, float],
@@ -398,8 +403,8 @@ def _message_evidence(
                 best[key] = (w, message)
     for key, (w, message) in sorted(best.items()):
         named[key] = named.get(key, 0.0) + w
-        detail = message if len(message) <= 60 else message[:57] + "..."
-        named_reasons[key] = (*named_reasons.get(key, ()), Reason(MESSAGE, detail, round(w, 4)))
+        reason = Reason(MESSAGE, shortened(message), round(w, 4))
+        named_reasons[key] = (*named_reasons.get(key, ()), reason)
 
 
 def _lend_to_members(
@@ -446,8 +451,8 @@ def _owners_after_members(
             ]
 
 
-def _text(read: Callable[[str], bytes | None], path: str) -> str | None:
-    """The file's text (None when it cannot be read)."""
+def file_text(read: Callable[[str], bytes | None], path: str) -> str | None:
+    """The file's text, its first :data:`MAX_TEXT_BYTES` (None when it cannot be read)."""
     try:
         data = read(path)
     except OSError:

@@ -64,7 +64,9 @@ WEIGHTS_FILE = Path(__file__).with_name("weights.json")
 #:   spread over its users, capped at 1): the callers of what the reporter names;
 #: * ``graph_named``: what arrives over the graph's edges from the files the task names
 #:   explicitly (not from its words), normalized to the best file;
-#: * ``stem_title``: ``stem_specific`` for the words of the task's first line only.
+#: * ``stem_title``: ``stem_specific`` for the words of the task's first line only;
+#: * ``message``: the file's code holds a message the task shows (an error pasted, a string
+#:   quoted in prose), 1 / the code files holding it (:mod:`.messages`).
 FEATURES = (
     "explicit",
     "ex_path",
@@ -92,7 +94,11 @@ FEATURES = (
     "ref_name",
     "graph_named",
     "stem_title",
+    "message",
 )
+#: The features that are graph evidence: what a declaration file gets from everything near it
+#: (see :mod:`.pairs`), from the task's matches and from the files it names.
+GRAPH_FEATURES = frozenset({"graph_plain", "graph_hub", "graph_named"})
 
 
 #: A file's language family by its extension (lower-case). Closed: the weights file may name
