@@ -429,3 +429,21 @@ def test_a_coding_pack_shows_the_body_of_the_function_the_words_describe(printer
     assert body in next(f.content for f in coding.files if f.path == "printing/pretty.py")
     # a planner reads outlines: no body beyond the targets
     assert all(body not in f.content for f in planning.files)
+
+
+def test_the_ranked_functions_bodies_take_at_most_their_share_of_the_pack(printer, monkeypatch):
+    """The bodies the task ranking suggests fit in RANKED_BODY_SHARE of the budget: with no
+    share, no function beyond the targets is shown whole."""
+    from repomapper import RepoMapper
+    from repomapper.pack import select
+
+    task = "Printing a power loses the brackets around a negative exponent"
+    body = "        exponent = expr.exp"
+    monkeypatch.setattr(select, "RANKED_BODY_SHARE", 0.0)
+    m = RepoMapper(printer, env={}, use_cache=False)
+    try:
+        coding = m.generate_context_pack_sync("t", task, [], "coding", 4000)
+    finally:
+        m.close()
+    assert all(body not in f.content for f in coding.files)
+    assert any(f.path == "printing/pretty.py" for f in coding.files)

@@ -23,7 +23,7 @@ from .budget import Filled, fill, order
 from .links import SymbolLinks
 from .models import AgentRole, ContextPack, DependencyInfo, PackSymbol, split_symbol_id, symbol_id
 from .roles import RolePolicy, policy_for
-from .select import Selection, select
+from .select import BodyBudget, Selection, select
 from .settings import PackError, PackSettings
 from .store import atomic_write, check_task_id, content_digest, dumps, file_set_digest, git_state
 from .view import StateView
@@ -237,6 +237,7 @@ class RepoMapper:
             request.policy,
             s.max_dependency_depth,
             s.min_relevance_score,
+            BodyBudget.of_pack(request.budget, self.counter.count),
         )
         filled = fill(
             view, selection.candidates, request.policy, request.budget, self.counter.count

@@ -21,10 +21,10 @@ dependency graph.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..model import SymbolKind
+from ..model import SymbolKind, Tag
 from ..ranked import RankedRepository, map_items
 from ..relevance.roles import tested_stem
 from ..relevance.symbols import definition_key, task_evidence
@@ -45,11 +45,12 @@ MAX_TASK_SYMBOLS = 8
 TASK_SYMBOL_CUT = 0.5
 #: seed symbols per target file whose dependents are followed (the first in line order)
 MAX_DEPENDENT_SEEDS = 40
-#: functions of the task's symbol ranking shown whole: the first this many with task evidence
-#: of their own, among the ranking's first ``RANKED_BODY_WINDOW`` entries (the function-level
-#: measure asks for the changed function among the first five)
-MAX_RANKED_BODIES = 5
-RANKED_BODY_WINDOW = 20
+#: functions of the task's symbol ranking shown whole: those with task evidence of their own
+#: among the ranking's first ``RANKED_BODY_WINDOW`` entries, in its order, while their bodies
+#: fit in ``RANKED_BODY_SHARE`` of the pack's budget (a large budget shows more of what the
+#: ranking suggests; the rest of the budget is for the targets, named files and dependencies)
+RANKED_BODY_WINDOW = 40
+RANKED_BODY_SHARE = 0.5
 _FUNCTIONS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD})
 MAX_REASONS = 6
 
@@ -85,6 +86,19 @@ class Candidate:
 
 
 @dataclass(frozen=True)
+class BodyBudget:
+    """How many tokens the ranked functions' bodies may take, and how to count a text's."""
+
+    tokens: int
+    count: Callable[[str], int]
+
+    @classmethod
+    def of_pack(cls, budget: int, count: Callable[[str], int]) -> BodyBudget:
+        """The share of a pack's budget that the ranked functions' bodies may take."""
+        return cls(int(budget * RANKED_BODY_SHARE), count)
+
+
+@dataclass(frozen=True)
 class Selection:
     candidates: dict[str, Candidate]
     dependencies: tuple[DependencyInfo, ...]
@@ -103,15 +117,18 @@ def select(
     policy: RolePolicy,
     max_depth: int,
     min_score: float,
+    bodies: BodyBudget | None = None,
 ) -> Selection:
     """The files and symbols a task needs, each with its reasons (the steps of the module's
-    docstring, in that order: the order candidates and seeds are met is part of the result)."""
+    docstring, in that order: the order candidates and seeds are met is part of the result).
+    ``bodies``: the tokens the task ranking's functions may take whole (none without)."""
     work = _Selector(links, ranked, tuple(targets), policy)
     work.seed_targets()
     work.seed_named_files()
     work.seed_task_symbols()
     work.seed_relevance()
-    work.show_ranked_bodies()
+    if bodies is not None:
+        work.show_ranked_bodies(bodies)
     work.follow_dependencies(max_depth)
     work.follow_dependents()
     work.add_tests_by_name()
@@ -223,17 +240,18 @@ class _Selector:
                         sid = symbol_id(rf.path, s.qualified_name)
                         c.symbol(sid, RELEVANCE_WEIGHT * e, "ranked for the task", False)
 
-    def show_ranked_bodies(self) -> None:
+    def show_ranked_bodies(self, budget: BodyBudget) -> None:
         """The functions the task's symbol ranking puts first (the map's order), with task
-        evidence of their own, are shown whole: the one a task is about is most often among
-        them, and its signature alone does not show what it does. Not seeds: what they use is
-        not followed. Only for the roles that read bodies beyond the targets (coding,
-        debugging: those that show the bodies of dependencies)."""
+        evidence of their own, are shown whole while their bodies fit in ``budget``: the one a
+        task is about is most often among them, and its signature alone does not show what it
+        does (a body too large for what is left is passed over for the next). Not seeds: what
+        they use is not followed. Only for the roles that read bodies beyond the targets
+        (coding, debugging: those that show the bodies of dependencies)."""
         if not self.ranked.task or not self.policy.dependency_bodies:
             return
-        shown = 0
+        left = budget.tokens
         for n, item in enumerate(map_items(self.ranked)):
-            if n >= RANKED_BODY_WINDOW or shown >= MAX_RANKED_BODIES:
+            if n >= RANKED_BODY_WINDOW or left <= 0:
                 return
             path = item.path
             if item.ident is None or path not in self.files or path in self.view.left_out:
@@ -245,6 +263,10 @@ class _Selector:
                 )
                 if str(tag.symbol_kind) not in _FUNCTIONS or evidence <= 0:
                     continue
+                cost = self._body_tokens(path, tag, budget.count)
+                if cost > left:
+                    continue
+                left -= cost
                 c = self.cand(path)
                 e = self.evidence.get(path, 0.0)
                 c.add(RELEVANCE_WEIGHT * e, "relevance model: ranked for the task")
@@ -254,7 +276,14 @@ class _Selector:
                     "ranked for the task",
                     True,
                 )
-                shown += 1
+
+    def _body_tokens(self, path: str, tag: Tag, count: Callable[[str], int]) -> int:
+        """What showing ``tag`` whole costs: the tokens of its lines (a file that cannot be
+        read costs nothing here: it is left out when the pack is filled)."""
+        lines = self.view.content(path)
+        if isinstance(lines, str):
+            return 0
+        return count("\n".join(lines[tag.start_line - 1 : max(tag.end_line, tag.start_line)]))
 
     # -- expansion ---------------------------------------------------------------------------------
     def follow_dependencies(self, max_depth: int) -> None:
