@@ -645,3 +645,19 @@ def test_a_file_in_full_is_its_lines_as_the_map_reads_them(repo):
     (f,) = [f for f in pack.files if f.path == "app/crlf.py"]
     assert f.mode == "full" and f.spans == ((1, 4),) and f.line_count == 4
     assert f.content == "def f():\n    return 1\n\ndef g(): pass\n"
+
+
+def test_an_outline_too_large_keeps_the_bodies_asked_for_first():
+    """An outline that does not fit is tried with the first half of its bodies, down to none,
+    before the file falls to signatures: the body asked for first is the last to go."""
+    from repomapper.pack.budget import _attempts
+
+    tried = list(_attempts(("outline", "signatures"), ["a", "b", "c", "d", "e"]))
+    assert [(m, sorted(b)) for m, b in tried] == [
+        ("outline", ["a", "b", "c", "d", "e"]),
+        ("outline", ["a", "b"]),
+        ("outline", ["a"]),
+        ("outline", []),
+        ("signatures", ["a", "b", "c", "d", "e"]),
+    ]
+    assert [m for m, _ in _attempts(("full", "outline"), [])] == ["full", "outline"]

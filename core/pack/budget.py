@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,14 +63,14 @@ class _Filling:
         modes = MODES[MODES.index(best) :] if mapped else ("full",)
         import_lines = self.view.import_lines(c.path)
         tried: set[str] = set()
-        for mode in modes:
+        for mode, bodies in _attempts(modes, list(c.bodies)):
             content, spans = render(
                 c.path,
                 lines,
                 definitions,
                 import_lines,
                 mode,
-                frozenset(c.bodies),
+                bodies,
                 frozenset(c.matter),
             )
             if not content or content in tried:
@@ -108,6 +108,22 @@ class _Filling:
                 self.shown[sid] = "signature"
             else:
                 self.shown[sid] = "listed"
+
+
+def _attempts(modes: Sequence[str], bodies: list[str]) -> Iterator[tuple[str, frozenset[str]]]:
+    """Each mode to try, best first, with the bodies it shows: an outline that does not fit
+    is tried again with the first half of its bodies (the ones asked for first), down to none,
+    before the file falls to signatures only."""
+    for mode in modes:
+        if mode != "outline":
+            yield mode, frozenset(bodies)
+            continue
+        n = len(bodies)
+        while True:
+            yield mode, frozenset(bodies[:n])
+            if n == 0:
+                break
+            n //= 2
 
 
 def fill(

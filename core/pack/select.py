@@ -59,7 +59,8 @@ MAX_REASONS = 6
 class Candidate:
     path: str
     factors: list[tuple[float, str]] = field(default_factory=list)
-    bodies: set[str] = field(default_factory=set)
+    #: symbol ids shown whole, in the order they were asked for (the first matter most)
+    bodies: dict[str, None] = field(default_factory=dict)
     matter: dict[str, list[tuple[float, str]]] = field(default_factory=dict)
     evidence: float = 0.0
     target: bool = False
@@ -73,7 +74,7 @@ class Candidate:
     def symbol(self, sid: str, factor: float, why: str, body: bool) -> None:
         self.matter.setdefault(sid, []).append((factor, why))
         if body:
-            self.bodies.add(sid)
+            self.bodies.setdefault(sid)
 
     @property
     def score(self) -> float:
