@@ -237,7 +237,7 @@ class RepoMapper:
             request.policy,
             s.max_dependency_depth,
             s.min_relevance_score,
-            BodyBudget.of_pack(request.budget, self.counter.count),
+            BodyBudget(request.budget, self.counter.count),
         )
         filled = fill(
             view, selection.candidates, request.policy, request.budget, self.counter.count

@@ -48,7 +48,8 @@ MAX_DEPENDENT_SEEDS = 40
 #: functions of the task's symbol ranking shown whole: those with task evidence of their own
 #: among the ranking's first ``RANKED_BODY_WINDOW`` entries, in its order, while their bodies
 #: fit in ``RANKED_BODY_SHARE`` of the pack's budget (a large budget shows more of what the
-#: ranking suggests; the rest of the budget is for the targets, named files and dependencies)
+#: ranking suggests; the budget meant is what the targets shown in full leave, and the rest of
+#: it is for the named files and dependencies)
 RANKED_BODY_WINDOW = 40
 RANKED_BODY_SHARE = 0.5
 _FUNCTIONS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD})
@@ -88,15 +89,10 @@ class Candidate:
 
 @dataclass(frozen=True)
 class BodyBudget:
-    """How many tokens the ranked functions' bodies may take, and how to count a text's."""
+    """The pack's token budget, and how to count a text's tokens."""
 
     tokens: int
     count: Callable[[str], int]
-
-    @classmethod
-    def of_pack(cls, budget: int, count: Callable[[str], int]) -> BodyBudget:
-        """The share of a pack's budget that the ranked functions' bodies may take."""
-        return cls(int(budget * RANKED_BODY_SHARE), count)
 
 
 @dataclass(frozen=True)
@@ -250,7 +246,8 @@ class _Selector:
         (coding, debugging: those that show the bodies of dependencies)."""
         if not self.ranked.task or not self.policy.dependency_bodies:
             return
-        left = budget.tokens
+        whole = self._targets_shown_whole()
+        left = int(RANKED_BODY_SHARE * (budget.tokens - self._text_tokens(whole, budget.count)))
         for n, item in enumerate(map_items(self.ranked)):
             if n >= RANKED_BODY_WINDOW or left <= 0:
                 return
@@ -264,10 +261,11 @@ class _Selector:
                 )
                 if str(tag.symbol_kind) not in _FUNCTIONS or evidence <= 0:
                     continue
-                cost = self._body_tokens(path, tag, budget.count)
-                if cost > left:
-                    continue
-                left -= cost
+                if path not in whole:  # (a target shown whole shows it at no cost)
+                    cost = self._body_tokens(path, tag, budget.count)
+                    if cost > left:
+                        continue
+                    left -= cost
                 c = self.cand(path)
                 e = self.evidence.get(path, 0.0)
                 c.add(RELEVANCE_WEIGHT * e, "relevance model: ranked for the task")
@@ -277,6 +275,19 @@ class _Selector:
                     "ranked for the task",
                     True,
                 )
+
+    def _targets_shown_whole(self) -> frozenset[str]:
+        """The targets the role shows in full (they are placed first, whatever their size)."""
+        return frozenset(self.targets) if self.policy.target_mode == "full" else frozenset()
+
+    def _text_tokens(self, paths: frozenset[str], count: Callable[[str], int]) -> int:
+        """The tokens of ``paths``' whole text (a file that cannot be read: none)."""
+        total = 0
+        for path in sorted(paths):
+            lines = self.view.content(path)
+            if not isinstance(lines, str):
+                total += count("\n".join(lines))
+        return total
 
     def _body_tokens(self, path: str, tag: Tag, count: Callable[[str], int]) -> int:
         """What showing ``tag`` whole costs: the tokens of its lines (a file that cannot be
