@@ -78,7 +78,7 @@ def render(
     imports, ``bodies`` and ``matter`` symbol ids (whose bodies, whose signatures the file must
     show)."""
     if mode == "full" or definitions is None:
-        return _joined(lines), ((1, len(lines)),) if lines else ()
+        return joined(lines), ((1, len(lines)),) if lines else ()
     wanted: set[int] = set()
     if mode == "outline":
         wanted.update(n for n in import_lines if 0 < n <= len(lines))
@@ -112,8 +112,9 @@ def render(
         prev = b
     if spans and prev < len(lines):
         out.append(ELISION)
-    return _joined(out), spans
+    return joined(out), spans
 
 
-def _joined(lines: Sequence[str]) -> str:
+def joined(lines: Sequence[str]) -> str:
+    """Lines as a file's text in the pack (each line ended)."""
     return "\n".join(lines) + "\n" if lines else ""

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import time
@@ -230,6 +231,9 @@ class RepoMapper:
         links = self._links(ranked, left_out)
         view = links.view
         s = self.settings
+        # selection prices the targets shown in full, which filling counts again (the texts
+        # are this pack's, let go with it)
+        count = functools.lru_cache(maxsize=None)(self.counter.count)
         selection = select(
             links,
             ranked,
@@ -237,11 +241,9 @@ class RepoMapper:
             request.policy,
             s.max_dependency_depth,
             s.min_relevance_score,
-            BodyBudget(request.budget, self.counter.count),
+            BodyBudget(request.budget, count),
         )
-        filled = fill(
-            view, selection.candidates, request.policy, request.budget, self.counter.count
-        )
+        filled = fill(view, selection.candidates, request.policy, request.budget, count)
         entries = [e for e in ranked.entries if e.path not in left_out]
         pack = self._pack(request, view, selection, filled, self._version(entries), ranked)
         log.info(

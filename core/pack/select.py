@@ -28,6 +28,7 @@ from ..model import SymbolKind, Tag
 from ..ranked import RankedRepository, map_items
 from ..relevance.roles import tested_stem
 from ..relevance.symbols import definition_key, task_evidence
+from .content import joined
 from .links import SymbolLinks, is_test
 from .models import DependencyInfo, split_symbol_id, symbol_id
 from .roles import RolePolicy
@@ -114,18 +115,17 @@ def select(
     policy: RolePolicy,
     max_depth: int,
     min_score: float,
-    bodies: BodyBudget | None = None,
+    budget: BodyBudget,
 ) -> Selection:
     """The files and symbols a task needs, each with its reasons (the steps of the module's
     docstring, in that order: the order candidates and seeds are met is part of the result).
-    ``bodies``: the tokens the task ranking's functions may take whole (none without)."""
+    ``budget``: the pack's, of which the task ranking's functions shown whole take a share."""
     work = _Selector(links, ranked, tuple(targets), policy)
     work.seed_targets()
     work.seed_named_files()
     work.seed_task_symbols()
     work.seed_relevance()
-    if bodies is not None:
-        work.show_ranked_bodies(bodies)
+    work.show_ranked_bodies(budget)
     work.follow_dependencies(max_depth)
     work.follow_dependents()
     work.add_tests_by_name()
@@ -247,7 +247,8 @@ class _Selector:
         if not self.ranked.task or not self.policy.dependency_bodies:
             return
         whole = self._targets_shown_whole()
-        left = int(RANKED_BODY_SHARE * (budget.tokens - self._text_tokens(whole, budget.count)))
+        targets = sum(self._tokens(path, budget.count) for path in sorted(whole))
+        left = int(RANKED_BODY_SHARE * (budget.tokens - targets))
         for n, item in enumerate(map_items(self.ranked)):
             if n >= RANKED_BODY_WINDOW or left <= 0:
                 return
@@ -262,7 +263,7 @@ class _Selector:
                 if str(tag.symbol_kind) not in _FUNCTIONS or evidence <= 0:
                     continue
                 if path not in whole:  # (a target shown whole shows it at no cost)
-                    cost = self._body_tokens(path, tag, budget.count)
+                    cost = self._tokens(path, budget.count, tag)
                     if cost > left:
                         continue
                     left -= cost
@@ -280,22 +281,16 @@ class _Selector:
         """The targets the role shows in full (they are placed first, whatever their size)."""
         return frozenset(self.targets) if self.policy.target_mode == "full" else frozenset()
 
-    def _text_tokens(self, paths: frozenset[str], count: Callable[[str], int]) -> int:
-        """The tokens of ``paths``' whole text (a file that cannot be read: none)."""
-        total = 0
-        for path in sorted(paths):
-            lines = self.view.content(path)
-            if not isinstance(lines, str):
-                total += count("\n".join(lines))
-        return total
-
-    def _body_tokens(self, path: str, tag: Tag, count: Callable[[str], int]) -> int:
-        """What showing ``tag`` whole costs: the tokens of its lines (a file that cannot be
-        read costs nothing here: it is left out when the pack is filled)."""
+    def _tokens(self, path: str, count: Callable[[str], int], tag: Tag | None = None) -> int:
+        """What showing ``path`` costs: its whole text as the pack shows it, or with ``tag``
+        only that definition's lines (a file that cannot be read costs nothing here: it is
+        left out when the pack is filled)."""
         lines = self.view.content(path)
         if isinstance(lines, str):
             return 0
-        return count("\n".join(lines[tag.start_line - 1 : max(tag.end_line, tag.start_line)]))
+        if tag is not None:
+            lines = lines[tag.start_line - 1 : max(tag.end_line, tag.start_line)]
+        return count(joined(lines))
 
     # -- expansion ---------------------------------------------------------------------------------
     def follow_dependencies(self, max_depth: int) -> None:
