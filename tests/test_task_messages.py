@@ -146,17 +146,18 @@ def test_the_code_files_holding_a_message_get_the_file_feature():
         files[f"pkg/common{i}.py"] = "log('printed by many files here')\n"
     index = _indexed(files)
     messages = ("Unknown widget mode", "printed by many files here", "nowhere in the code at all")
-    got = message_files(messages, index, {}, set(files))
+    got = message_files(messages, index, {}, set(files), index.read)
     # the test repeating the message neither holds it nor dilutes the file that prints it;
     # a message more than MAX_HOLDERS code files print points at none of them
     assert got == {"pkg/widgets.py": (1.0, "Unknown widget mode")}
     two = {**files, "pkg/other.py": "raise KeyError('Unknown widget mode')\n"}
-    got = message_files(messages[:1], _indexed(two), {}, set(two))
+    other = _indexed(two)
+    got = message_files(messages[:1], other, {}, set(two), other.read)
     assert got == {p: (0.5, "Unknown widget mode") for p in ("pkg/other.py", "pkg/widgets.py")}
     # files outside the ranked paths are not holders; no messages or no reader: nothing
-    assert message_files(messages[:1], index, {}, {"pkg/forms.py"}) == {}
-    assert message_files((), index, {}, set(files)) == {}
-    assert message_files(messages, LexicalIndex(), {}, set(files)) == {}
+    assert message_files(messages[:1], index, {}, {"pkg/forms.py"}, index.read) == {}
+    assert message_files((), index, {}, set(files), index.read) == {}
+    assert message_files(messages, index, {}, set(files), None) == {}
 
 
 def test_the_file_that_prints_the_message_says_so_in_its_reasons(make_tree):

@@ -30,11 +30,12 @@ def message_files(
     lexical: LexicalIndex,
     lex_score: Mapping[str, float],
     paths: frozenset[str] | set[str],
+    read: Callable[[str], bytes | None] | None,
 ) -> dict[str, tuple[float, str]]:
-    """Each code file of ``paths`` holding one of ``messages``, with its best message: worth
-    1 / (the code files holding that message), for messages held by at most
-    :data:`MAX_HOLDERS` (ties: the message shown first)."""
-    read = lexical.read
+    """Each code file of ``paths`` holding one of ``messages`` (``read`` gives a file's bytes;
+    none are read without it), with its best message: worth 1 / (the code files holding that
+    message), for messages held by at most :data:`MAX_HOLDERS` (ties: the message shown
+    first)."""
     if not messages or read is None:
         return {}
     texts = _Texts(read, MAX_READ_TOTAL)
@@ -61,8 +62,6 @@ def _candidates(
     """The code files of ``paths`` whose text has every search term of ``message``, the best
     lexical match first (then by path), at most :data:`MAX_READ`."""
     words = text_terms(message)
-    if not words:
-        return []
     found = [p for p in lexical.files_with_all(words) if p in paths and file_role(p) == CODE]
     found.sort(key=lambda p: (-lex_score.get(p, 0.0), p))
     return found[:MAX_READ]

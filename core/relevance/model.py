@@ -26,6 +26,7 @@ the fit reads. Each definition of the best files is then scored by its own evide
 
 from __future__ import annotations
 
+import functools
 import heapq
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -144,9 +145,10 @@ def rank_task(
     uses: dict[str, list[str]] = defaultdict(list)
     if refs := _references_to_named(query, table, disabled, uses):
         values["ref_name"] = refs
+    read = _read_once(lexical.read)  # the holders of messages and the best files' symbols
     held: dict[str, str] = {}
     if "explicit" not in disabled and (
-        shown := message_files(query.messages, lexical, lex_score, set(paths))
+        shown := message_files(query.messages, lexical, lex_score, set(paths), read)
     ):
         values["message"] = {p: v for p, (v, _) in shown.items()}
         held = {p: m for p, (_, m) in shown.items()}
@@ -155,7 +157,7 @@ def rank_task(
     _fitted_reasons(values, weights, terms_of, uses, held, reasons)
     demoted = _demoted(query, paths, explicit.named, disabled)
     ranked = _combine(paths, values, demoted, prior, weights, reasons)
-    symbols = _score_symbols(ranked, files, paths, explicit, idf, lexical, query.messages)
+    symbols = _score_symbols(ranked, files, paths, explicit, idf, read, query.messages)
     if features:
         values["demoted"] = dict.fromkeys(sorted(demoted), 1.0)
     return TaskRanking(
@@ -562,13 +564,21 @@ def _combine(
     )
 
 
+def _read_once(
+    read: Callable[[str], bytes | None] | None,
+) -> Callable[[str], bytes | None] | None:
+    """``read``, each file read at most once for this task (a file may hold a message the
+    task shows and be among the best files whose symbols are scored)."""
+    return functools.cache(read) if read is not None else None
+
+
 def _score_symbols(
     ranked: tuple[tuple[str, float], ...],
     files: Mapping[str, FileSymbols],
     paths: list[str],
     explicit: Findings,
     idf: Mapping[str, float],
-    lexical: LexicalIndex,
+    read: Callable[[str], bytes | None] | None,
     messages: Sequence[str] = (),
 ) -> SymbolScores:
     """Each definition of the best files scored by its own evidence (:mod:`.symbols`)."""
@@ -580,6 +590,6 @@ def _score_symbols(
         named_scores,
         named_reasons,
         dict(idf),
-        read=lexical.read,
+        read=read,
         messages=messages,
     )
