@@ -447,3 +447,41 @@ def test_the_ranked_functions_bodies_take_at_most_their_share_of_the_pack(printe
         m.close()
     assert all(body not in f.content for f in coding.files)
     assert any(f.path == "printing/pretty.py" for f in coding.files)
+
+
+def test_the_ranked_bodies_share_is_of_what_the_targets_shown_in_full_leave(make_tree):
+    """A target a coder sees in full is paid first: the ranked functions' share is of the
+    budget it leaves (half of the whole budget would hold the body; half of what is left does
+    not)."""
+    from repomapper import RepoMapper
+    from repomapper.pack.content import joined
+    from repomapper.pack.roles import policy_for
+    from repomapper.pack.select import BodyBudget, select
+
+    big = "".join(f"SETTING_{i} = {i}  # a constant nobody asked about\n" for i in range(300))
+    root = make_tree({**REPO, "big.py": big}, "printer-target")
+    task = "Printing a power loses the brackets around a negative exponent"
+    m = RepoMapper(root, env={}, use_cache=False)
+    try:
+        ranked = m.repomap.rank(task=task, mentioned_fnames=("big.py",))
+        links = m._links(ranked, m._left_out(ranked.entries))
+        count = m.counter.count
+        pow_tag = next(
+            t for t in links.view.definitions("printing/pretty.py") if t.name == "_print_pow"
+        )
+        lines = PRETTY.splitlines()
+        body = count(joined(lines[pow_tag.start_line - 1 : pow_tag.end_line]))
+        target = count(joined(big.splitlines()))
+        assert target > body  # half the whole budget holds the body
+
+        def bodies(budget: int) -> dict[str, None]:
+            chosen = select(
+                links, ranked, ["big.py"], policy_for("coding"), 1, 0.0, BodyBudget(budget, count)
+            )
+            found = chosen.candidates.get("printing/pretty.py")
+            return found.bodies if found is not None else {}
+
+        assert "printing/pretty.py::Printer._print_pow" not in bodies(target + body)
+        assert "printing/pretty.py::Printer._print_pow" in bodies(target + 2 * body)
+    finally:
+        m.close()
