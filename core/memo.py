@@ -8,18 +8,21 @@ import hashlib
 import json
 import logging
 import math
-from collections.abc import Sequence
+import time
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .cache import RACY_NS, CacheKey, TagCache
 from .codedigest import made_by
 from .isolation.supervisor import UNSETTLED
 from .model import Diagnostic, MapResult, RankedFile, made_reason
 from .ranked import GRAPH, PAGERANK, ranked_files_made
+from .registry import _HOOKS as HOOKS  # the hooks whose wrappers key a file's backends
+from .registry import PluginSet
 
 if TYPE_CHECKING:
-    from .cache import TagCache
     from .discover import FileEntry
     from .extract import Extractor
     from .settings import MapSettings
@@ -30,6 +33,8 @@ log = logging.getLogger(__name__)
 #: Bump when maps change with no change to repomapper's own files (a dependency's behaviour
 #: they rely on): the files' digest (map_code) keys every change to the code itself.
 MAP_VERSION = "7"
+#: the prefix of the repository database's keys of :func:`listing_key`
+LISTED = "listed:"
 
 
 @functools.cache
@@ -39,19 +44,13 @@ def map_code() -> str:
     return f"{MAP_VERSION}-{made_by('map')}"
 
 
-def map_digest(
+def _inputs(
     settings: MapSettings,
     state: RepositoryState,
-    extractor: Extractor,
-    entries: Sequence[FileEntry],
     diags: Sequence[Diagnostic],
     chat: frozenset[str],
-) -> str:
-    """Everything a map depends on: the settings, the state's options that shape a map, the
-    diagnostics so far, and each file's path, content digest and backends. Nothing outside the
-    repository is in it (not its location, not mtimes), so a clone of the same tree replays the
-    same map."""
-    h = hashlib.sha256()
+) -> bytes:
+    """What a map depends on besides its files (see :func:`map_digest`)."""
     selection = settings.selection
     inputs = {
         "version": map_code(),
@@ -72,9 +71,87 @@ def map_digest(
         # fixed, must not be replayed without the word, or with a stale one
         "plugins_left_out": [d.to_dict() for d in state.plugins.load_diagnostics()],
     }
-    h.update(json.dumps(inputs, sort_keys=True, default=str).encode())
+    return json.dumps(inputs, sort_keys=True, default=str).encode()
+
+
+def map_digest(
+    settings: MapSettings,
+    state: RepositoryState,
+    extractor: Extractor,
+    entries: Sequence[FileEntry],
+    diags: Sequence[Diagnostic],
+    chat: frozenset[str],
+) -> str:
+    """Everything a map depends on: the settings, the state's options that shape a map, the
+    diagnostics so far, and each file's path, content digest and backends. Nothing outside the
+    repository is in it (not its location, not mtimes), so a clone of the same tree replays the
+    same map."""
+    h = hashlib.sha256()
+    h.update(_inputs(settings, state, diags, chat))
     hash_files(h, state.root, extractor, entries)
     return h.hexdigest()
+
+
+# A warm run of a large tree spent most of its time on each file's content key (the digest the
+# cache remembers for its stat, its backends), only to find the map it replays. The listing's
+# stats stand in for them: the digest of the map last made over the same stats, with the same
+# inputs, is remembered in the repository's own database and replayed without any key.
+def listing_key(
+    settings: MapSettings,
+    state: RepositoryState,
+    diags: Sequence[Diagnostic],
+    chat: frozenset[str],
+) -> str:
+    """Where the repository's database remembers the map these inputs last gave over a
+    listing: the map's inputs besides its files, the root, and what routes each file to its
+    backends (so equal keys give every listed path the same backends)."""
+    h = hashlib.sha256(_inputs(settings, state, diags, chat))
+    h.update(b"\0" + str(state.root).encode("utf-8", "surrogateescape"))
+    h.update(b"\0" + _routing(state.plugins).encode("utf-8", "surrogateescape"))
+    return LISTED + h.hexdigest()
+
+
+def _routing(plugins: PluginSet) -> str:
+    """What each file's backends fingerprint depends on besides its path: every backend in
+    call order with what it declares, and the hooks' wrappers (see ``PluginSet.fingerprint``).
+    Plugin sets with equal texts give every path the same fingerprint."""
+    infos = [info.to_dict() for info in plugins.infos.values()]
+    wrappers = plugins.calls.wrapper_key(HOOKS)
+    return json.dumps({"backends": infos, "wrappers": wrappers}, sort_keys=True, default=str)
+
+
+def listing_digest(entries: Sequence[FileEntry]) -> str:
+    """Each listed file's path, mtime and size."""
+    text = "\0".join(f"{e.path}\0{e.mtime_ns}\0{e.size}" for e in entries)
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def listed_map(cache: TagCache, key: str, listing: str) -> str | None:
+    """The digest of the map remembered under ``key`` when it was made over this ``listing``
+    (:func:`listing_digest`), else None."""
+    raw = cache.get_map(key)
+    try:
+        found = json.loads(raw) if isinstance(raw, str) else None
+    except ValueError:
+        return None
+    if isinstance(found, dict) and found.get("listing") == listing:
+        digest = found.get("map")
+        return digest if isinstance(digest, str) else None
+    return None
+
+
+def remember_listed(
+    cache: TagCache, key: str, listing: str, digest: str, keys: Iterable[CacheKey]
+) -> None:
+    """Remember that ``listing`` gave the map ``digest``, when every file's stat vouches for
+    its content: each was read (it has a digest) and last written well before now (a file
+    changed twice within one timestamp tick keeps its stat: see ``RACY_NS``)."""
+    settled = time.time_ns() - RACY_NS
+    if not all(k.digest and k.mtime_ns < settled for k in keys):
+        return
+    if listed_map(cache, key, listing) == digest:
+        return  # remembered already: a warm run writes nothing
+    cache.put_map(key, json.dumps({"listing": listing, "map": digest}), replaces=key)
 
 
 def hash_files(

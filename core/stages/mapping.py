@@ -5,10 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..memo import map_digest, replay, replayable
+from ..memo import (
+    listed_map,
+    listing_digest,
+    listing_key,
+    map_digest,
+    remember_listed,
+    replay,
+    replayable,
+)
 from ..model import Diagnostic, MapResult
 from ..settings import MapSettings
 from ..state import RepositoryState
+from ..state.repository import Prepared
 from .ranking import rank_prepared
 from .rendering import render
 
@@ -22,14 +31,21 @@ def map_repository(settings: MapSettings, state: RepositoryState) -> MapResult:
     diags: list[Diagnostic] = []
     state.timer.reset()
     with state.timer.stage("discover"):
-        files = state.prepare(settings.selection, settings.chat_files, diags)
+        files = state.prepare(settings.selection, settings.chat_files, diags, keyed=False)
+    replays = state.use_cache and not settings.force_refresh
+    with state.timer.stage("memo"):
+        listed = _listed(settings, state, files, diags) if replays else None
+        memo = _replayed(state, listed[2]) if listed is not None and listed[2] else None
+        if memo is not None:
+            return _memoised(state, files, memo)
+    with state.timer.stage("discover"):
+        files.extractor.prepare(state.root, files.all_entries)
     with state.timer.stage("memo"):
         digest = map_digest(settings, state, files.extractor, files.all_entries, diags, files.chat)
-        memo = _replayed(settings, state, digest)
+        memo = _replayed(state, digest) if replays else None
         if memo is not None:
-            state.last_stats = {"cached": len(files.all_entries), "extracted": 0, "memoised": 1}
-            state.timer.counts = dict(state.last_stats)
-            return memo
+            _remember_listed(state, files, listed, digest)
+            return _memoised(state, files, memo)
     if settings.force_refresh:
         state.graphs.drop(settings.selection)
         state.graphs.rebuild = True
@@ -52,12 +68,40 @@ def map_repository(settings: MapSettings, state: RepositoryState) -> MapResult:
             state.let_go_unsaved(keep=MAX_UNSAVED)
         else:
             state.store_maps()
+        _remember_listed(state, files, listed, digest)
     return result
 
 
-def _replayed(settings: MapSettings, state: RepositoryState, digest: str) -> MapResult | None:
-    if not state.use_cache or settings.force_refresh:
-        return None
+def _listed(
+    settings: MapSettings, state: RepositoryState, files: Prepared, diags: list[Diagnostic]
+) -> tuple[str, str, str | None]:
+    """Where the map of this listing is remembered, the listing's digest, and the digest of
+    the map remembered there for it (None: none for this listing)."""
+    key = listing_key(settings, state, diags, files.chat)
+    listing = listing_digest(files.all_entries)
+    return key, listing, listed_map(state.cache, key, listing)
+
+
+def _remember_listed(
+    state: RepositoryState,
+    files: Prepared,
+    listed: tuple[str, str, str | None] | None,
+    digest: str,
+) -> None:
+    """Remember that this listing gave the map ``digest`` (not by an owner that stores later:
+    it keeps its keys between calls, and writes nothing while it answers)."""
+    if listed is not None and listed[2] != digest and not state.memo_later:
+        keys = [files.extractor.key(e) for e in files.all_entries]
+        remember_listed(state.cache, listed[0], listed[1], digest, keys)
+
+
+def _memoised(state: RepositoryState, files: Prepared, memo: MapResult) -> MapResult:
+    state.last_stats = {"cached": len(files.all_entries), "extracted": 0, "memoised": 1}
+    state.timer.counts = dict(state.last_stats)
+    return memo
+
+
+def _replayed(state: RepositoryState, digest: str) -> MapResult | None:
     found = state.answered(digest)
     if found is None:
         found = replay(state.cache, digest)

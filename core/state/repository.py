@@ -344,8 +344,11 @@ class RepositoryState:
         selection: Selection,
         chat_files: Sequence[str | os.PathLike[str]],
         diags: list[Diagnostic],
+        keyed: bool = True,
     ) -> Prepared:
-        """The files of a call (the selection's, plus the chat files) and their extractor."""
+        """The files of a call (the selection's, plus the chat files) and their extractor, with
+        every file's cache key computed (unless not ``keyed``: the extractor computes them when
+        first asked, or by ``extractor.prepare``)."""
         chat_entries = self.entries_for(chat_files, diags)
         chat = frozenset(e.path for e in chat_entries)
         entries, more, seen = self.collect(selection)
@@ -353,7 +356,10 @@ class RepositoryState:
         by_path = {e.path: e for e in [*entries, *chat_entries]}
         all_entries = [by_path[p] for p in sorted(by_path)]
         extractor = self.extractor()
-        extractor.prepare(self.root, all_entries)
+        if keyed:
+            extractor.prepare(self.root, all_entries)
+        else:
+            extractor.root = self.root
         if len(self.settled_keys) > 2 * len(all_entries) + 1024:  # keep the current files' keys
             current = set(all_entries)
             kept = {e: k for e, k in self.settled_keys.items() if e in current}
