@@ -11,6 +11,7 @@ import collections
 import functools
 import heapq
 import itertools
+import math
 import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -203,11 +204,16 @@ def map_items(ranked: RankedRepository) -> Iterator[Item]:
     """The entries of the map, most wanted first (lazily: the fill stops long before the end).
 
     Without a task: Aider's order, (file, identifier) pairs by rank, then files without
-    definitions. With a task the map follows the file ranking: the k-th symbol of a file with score
-    ``s`` is wanted as much as ``s / k``, or as ``s`` times its task evidence over the file's
-    best symbol's when that is more (never more than the symbol before it), so each well-ranked
-    file shows its first symbols before the best file shows its tenth unremarkable one, the
-    functions the task is about come together, and the files the task names come first of all.
+    definitions. With a task the map follows the file ranking: the k-th symbol of a file with
+    score ``s`` is wanted as much as ``s / k``, or as ``s`` times the square root of its task
+    evidence over the best definition's of the whole task when that is more (never more than
+    the symbol before it), so each well-ranked file shows its first symbols before the best file
+    shows its tenth unremarkable one, the functions the task is about come together, and the
+    files the task names come first of all. The root, and the task's best rather than the
+    file's: evidence spans orders of magnitude (a name the task writes against a few of its
+    words in a body), and a definition with a tenth of the best evidence is still likelier what
+    the task is about than a lower file's first symbol; against its own file's best, the second
+    function of a file whose first the text names came after every other file's first.
     """
     chat = ranked.chat
     if not ranked.task:
@@ -221,6 +227,7 @@ def map_items(ranked: RankedRepository) -> Iterator[Item]:
                 yield Item(rf.path, None, rf.score)
         return
     files = [(pos, rf) for pos, rf in enumerate(ranked.files) if rf.path not in chat]
+    best = _best_evidence(ranked)
     named = [(pos, rf) for pos, rf in files if rf.path in ranked.named]
     firsts: set[str] = set()
     for _, rf in named:
@@ -234,10 +241,9 @@ def map_items(ranked: RankedRepository) -> Iterator[Item]:
             if rf.path not in firsts:
                 yield (-rf.score, pos, 0), Item(rf.path, None, rf.score)
             return
-        best = max(symbols[0][2], 0.0)
         last = rf.score
         for k, (ident, which, evidence) in enumerate(symbols):
-            share = evidence / best if best > 0 else 0.0
+            share = math.sqrt(max(evidence, 0.0) / best) if best > 0 else 0.0
             # as wanted as its own evidence says, never more than the symbol before it
             want = min(last, rf.score * max(1.0 / (k + 1), share))
             last = want
@@ -246,6 +252,18 @@ def map_items(ranked: RankedRepository) -> Iterator[Item]:
             yield (-want, pos, k), _item(rf.path, (ident, which), want)
 
     yield from _merged(files, of_file)
+
+
+def _best_evidence(ranked: RankedRepository) -> float:
+    """The strongest task evidence of any definition (0 when none has any)."""
+    keys = itertools.chain(ranked.symbol_scores, ranked.symbol_reasons)
+    return max(
+        (
+            task_evidence(ranked.symbol_scores.get(k, 0.0), ranked.symbol_reasons.get(k, ()))
+            for k in keys
+        ),
+        default=0.0,
+    )
 
 
 def _item(path: str, definition: tuple[str, int | None], want: float) -> Item:

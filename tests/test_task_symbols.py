@@ -219,6 +219,54 @@ def test_the_best_files_strong_symbols_come_before_weaker_files_first_ones():
     assert items == [("a.py", "a1"), ("a.py", "a2"), ("b.py", "b1"), ("a.py", "a3")]
 
 
+def test_a_symbols_share_of_its_file_is_by_the_whole_tasks_best_evidence():
+    """Past a file's first symbol, a definition is wanted as the root of its evidence over the
+    task's best: a tenth of the best named function's evidence still comes before a lower
+    file's first symbol, and a file whose best evidence is a few words does not carry its
+    second such function up with it."""
+    defs = [
+        Tag("a.py", 1, 1, "a1", "def", SymbolKind.FUNCTION),
+        Tag("a.py", 2, 2, "a2", "def", SymbolKind.FUNCTION),
+        Tag("a.py", 3, 3, "a3", "def", SymbolKind.FUNCTION),
+        Tag("b.py", 1, 1, "b1", "def", SymbolKind.FUNCTION),
+        Tag("c.py", 1, 1, "c1", "def", SymbolKind.FUNCTION),
+        Tag("c.py", 2, 2, "c2", "def", SymbolKind.FUNCTION),
+    ]
+    ranked = RankedRepository(
+        files=(RankedFile("a.py", 1.0), RankedFile("c.py", 0.9), RankedFile("b.py", 0.6)),
+        definitions=(),
+        by_file={
+            "a.py": [("a1", 0.1), ("a2", 0.1), ("a3", 0.1)],
+            "b.py": [("b1", 0.1)],
+            "c.py": [("c1", 0.1), ("c2", 0.1)],
+        },
+        symbol_scores={("a.py", "a1", 1): 0.5},
+        symbol_reasons={
+            ("a.py", "a2", 2): (Reason("words", "x", 0.2),),
+            ("c.py", "c1", 1): (Reason("words", "y", 0.02),),
+            ("c.py", "c2", 2): (Reason("words", "y", 0.019),),
+        },
+        named=frozenset(),
+        chat=frozenset(),
+        mapped={},
+        table=_table(defs),
+        entries=[],
+        all_entries=[],
+        seen=0,
+        diagnostics=(),
+        task=True,
+    )
+    items = [(i.path, i.ident) for i in map_items(ranked)]
+    assert items == [
+        ("a.py", "a1"),
+        ("c.py", "c1"),
+        ("a.py", "a2"),  # sqrt(0.2 / 0.5) of 1.0, before b.py's 0.6
+        ("b.py", "b1"),
+        ("c.py", "c2"),  # 1/2 of 0.9: its share of the task's best is smaller
+        ("a.py", "a3"),
+    ]
+
+
 READERS = '''"""Readers of two formats."""
 
 
