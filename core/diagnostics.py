@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from pathlib import Path
 
 from .model import Diagnostic
 
@@ -44,7 +43,7 @@ def summarise(diags: Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
     for code in sorted(grouped):
         group = grouped[code]
         paths = sorted({d.path for d in group if d.path})
-        exts = Counter(Path(p).suffix or Path(p).name for p in paths)
+        exts = Counter(_suffix_or_name(p) for p in paths)
         ext = ", ".join(
             f"{e} ({n})" for e, n in sorted(exts.items(), key=lambda x: (-x[1], x[0]))[:10]
         )
@@ -63,6 +62,14 @@ def summarise(diags: Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
             out.append(_crowded(code, group))
     out.sort(key=lambda d: (SEVERITY_ORDER.get(d.severity, 3), d.code, d.path or "", d.message))
     return tuple(out)
+
+
+def _suffix_or_name(path: str) -> str:
+    """The path's suffix as pathlib gives it (case kept), else its name: without a ``Path`` per
+    file (a large tree reports tens of thousands of files of one code)."""
+    name = path.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    return name if dot <= 0 or dot == len(name) - 1 else name[dot:]
 
 
 #: how many of a crowded code's messages its summary quotes
