@@ -3,8 +3,8 @@
 Rows are keyed by content: a file's path, the digest of its bytes and the answering backends'
 fingerprint. They live in one database shared by every repository in the cache directory
 (``content.sqlite3``, with the memoised maps, which are keyed by content too), so a fresh clone,
-a branch switch or a ``git stash`` finds unchanged files; a bounded number of rows is kept, the
-oldest written leave first. Each repository has its own database (one per root) for the digest
+a branch switch or a ``git stash`` finds unchanged files; a bounded number of rows is kept, those
+of the repositories used longest ago leave first (see :meth:`SqliteTagCache._evict_rows`). Each repository has its own database (one per root) for the digest
 of each path with the mtime and size it was taken at (a warm run reads no file), memoised graph
 pages and the lexical index. Anything wrong with a database (corrupt, locked, read-only, disk
 full) turns the cache into an in-memory one with one warning; mapping goes on. Each repository's
@@ -160,8 +160,8 @@ def decode_full(path: str, row: EncodedRow) -> FileExtraction:
 
 #: a digest lookup of at most this many paths asks per path; more read the whole table
 FEW_KEYS = 200
-#: content rows kept in the shared table, and the bytes they may fill; the oldest written leave
-#: first (room for a kernel-sized tree's rows)
+#: content rows kept in the shared table, and the bytes they may fill (room for a kernel-sized
+#: tree's rows)
 MAX_CONTENT_ROWS = 200_000
 MAX_CONTENT_BYTES = 8 << 30
 #: a file whose mtime is this close to when its digest was taken is hashed again (file systems
@@ -201,6 +201,9 @@ class TagCache:
         self.counts: dict[tuple[str, bytes], int] = {}
         self.diagnostics: list[Diagnostic] = []
         self.location = ":memory:"
+        #: the backends' fingerprints (the extraction code's included) of the rows this cache
+        #: looked up or stored: the current code's, which eviction keeps over other versions'
+        self.fingerprints: set[str] = set()
 
     def digests(self, paths: Collection[str] | None = None) -> StatRows:
         """The remembered digest of each path (of ``paths``, or of every path), with the mtime
@@ -223,6 +226,7 @@ class TagCache:
         cache then too (a run that reads few files' summaries)."""
         hits: dict[str, FileExtraction | FileSymbols] = {}
         keys = [k for k in keys if k.digest]
+        self.fingerprints.update(k.fingerprint for k in keys)
         light = deferred and not full
         rows = self._rows_of(keys, full, light) if keys else {}
         batch = _DeferredTexts(self, [k for k in keys if k.content in rows])
@@ -630,6 +634,7 @@ class SqliteTagCache(TagCache):
         batch = [(*k.content, written, *row) for k, row in items if k.digest]
         if not batch:
             return
+        self.fingerprints.update(row[2] for row in batch)
         if not self._fallen_back:
             try:
                 with _transaction(self.content):
@@ -646,8 +651,9 @@ class SqliteTagCache(TagCache):
 
     def _evict(self) -> None:
         """Keep the shared table within MAX_CONTENT_ROWS rows and about MAX_CONTENT_BYTES of
-        pages in use, the oldest written rows first; run when a cache that stored rows is
-        closed (once: counting is a scan). Over the byte budget, a tenth of the rows go."""
+        pages in use, those of the repositories used longest ago first (see
+        :meth:`_evict_rows`); run when a cache that stored rows is closed (once: counting is a
+        scan). Over the byte budget, a tenth of the rows go."""
         (n,) = self.content.execute("SELECT COUNT(*) FROM blobs").fetchone()
         pages = self.content.execute("PRAGMA page_count").fetchone()[0]
         free = self.content.execute("PRAGMA freelist_count").fetchone()[0]
@@ -656,12 +662,42 @@ class SqliteTagCache(TagCache):
         if (pages - free) * size > MAX_CONTENT_BYTES:
             excess = max(excess, n // 10, 1)
         if excess > 0:
-            with _transaction(self.content):
-                self.content.execute(
-                    "DELETE FROM blobs WHERE (path, digest, fingerprint) IN (SELECT path, digest,"
-                    " fingerprint FROM blobs ORDER BY written LIMIT ?)",
-                    (excess,),
+            self._evict_rows(excess)
+
+    def _evict_rows(self, excess: int) -> None:
+        """Delete ``excess`` rows by their last use: first the rows no repository's files
+        refer to (by path and digest), then those of the repositories used longest ago; among
+        equals, rows another version of the code made (a fingerprint this cache neither looked
+        up nor stored) before the current code's, then the oldest written. By when a row was
+        written alone, a repository mapped every day but extracted long ago lost its rows to one
+        extracted once since, and a repository's current rows went before the rows an older or
+        newer version wrote later."""
+        from .cachedir import keys_by_use
+
+        uses = keys_by_use(Path(self.content_location).parent)
+        with _transaction(self.content):
+            self.content.execute("DROP TABLE IF EXISTS temp.row_use")
+            self.content.execute("CREATE TEMP TABLE row_use (path TEXT, digest TEXT, used REAL)")
+            for used, keys in uses:
+                self.content.executemany(
+                    "INSERT INTO row_use VALUES (?, ?, ?)", ((p, d, used) for p, d in keys)
                 )
+            self.content.execute("CREATE INDEX temp.row_use_key ON row_use (path, digest, used)")
+            self.content.execute("DROP TABLE IF EXISTS temp.current_code")
+            self.content.execute("CREATE TEMP TABLE current_code (fingerprint TEXT PRIMARY KEY)")
+            self.content.executemany(
+                "INSERT INTO current_code VALUES (?)", ((f,) for f in sorted(self.fingerprints))
+            )
+            self.content.execute(
+                "DELETE FROM blobs WHERE (path, digest, fingerprint) IN (SELECT b.path, b.digest,"
+                " b.fingerprint FROM blobs AS b INDEXED BY blobs_written ORDER BY COALESCE((SELECT"
+                " MAX(u.used) FROM row_use AS u WHERE u.path = b.path AND u.digest = b.digest),"
+                " 0), EXISTS (SELECT 1 FROM current_code AS c WHERE c.fingerprint ="
+                " b.fingerprint), b.written LIMIT ?)",
+                (excess,),
+            )
+            self.content.execute("DROP TABLE temp.row_use")
+            self.content.execute("DROP TABLE temp.current_code")
 
     def load_imports(self, scope: str) -> Iterator[tuple[tuple[str, str, str], dict[str, int]]]:
         if self._fallen_back:

@@ -456,6 +456,14 @@ def _file_keys(directory: Path, repos: Sequence[Repository]) -> dict[str, list[t
     return out
 
 
+def keys_by_use(directory: Path) -> list[tuple[float, list[tuple[str, str]]]]:
+    """Each repository's last use with the (path, digest) of its files (none for a database
+    that cannot be read): what the content table's eviction keeps longest."""
+    repos = inspect(directory, rows=False).repositories
+    keys = _file_keys(directory, repos)
+    return [(r.last_used, keys[r.name]) for r in repos]
+
+
 def _content_rows(
     directory: Path,
     info: CacheInfo,

@@ -174,6 +174,71 @@ def test_the_shared_content_table_is_bounded_oldest_first(tmp_path, monkeypatch)
     assert present(old + new + more) == {k.path for k in new + more}
 
 
+def test_the_content_table_keeps_the_rows_of_the_repositories_used_last(tmp_path, monkeypatch):
+    """Eviction goes by use, not by when a row was written: a repository mapped again since
+    keeps its rows, which were written first; a repository not used since loses its own."""
+    import repomapper.cache as cache_module
+
+    monkeypatch.setattr(cache_module, "MAX_CONTENT_ROWS", 6)
+
+    def extract(name, paths):
+        (tmp_path / name).mkdir()
+        cache = open_cache(tmp_path / name, tmp_path / "cache")
+        keys = [CacheKey(p, 1, 1, "x", f"{name}-{p}") for p in paths]
+        cache.record_digests([(k.path, 1, 1, k.digest, 2) for k in keys])
+        cache.store([(k, encode(sample(k.path))) for k in keys])
+        cache.close()
+        return keys
+
+    def present(keys):
+        cache = open_cache(tmp_path / "daily", tmp_path / "cache")
+        try:
+            return {k.digest for k in keys if cache.lookup([k], full=True)}
+        finally:
+            cache.close()
+
+    daily = extract("daily", ["a.py", "b.py", "c.py"])
+    once = extract("once", ["x.py", "y.py"])
+    open_cache(tmp_path / "daily", tmp_path / "cache").close()  # a warm run: used, nothing stored
+    later = extract("later", ["z.py", "w.py"])  # seven rows: one goes
+    assert present(daily + once + later) == {k.digest for k in daily + once[1:] + later}
+
+
+def test_rows_another_version_of_the_code_made_go_before_the_current_ones(tmp_path, monkeypatch):
+    """A repository's rows of another code version (written later, say by a run of an older
+    release) are evicted before the rows the current code looks up, at the same use."""
+    import repomapper.cache as cache_module
+
+    root = tmp_path / "root"
+    root.mkdir()
+
+    def keys(fingerprint, paths):
+        return [CacheKey(p, 1, 1, fingerprint, f"d-{p}") for p in paths]
+
+    current = keys("new", ["a.py", "b.py", "c.py"])
+    cache = open_cache(root, tmp_path / "cache")
+    cache.record_digests([(k.path, 1, 1, k.digest, 2) for k in current])
+    cache.store([(k, encode(sample(k.path))) for k in current])
+    cache.close()
+    other = keys("old", ["a.py", "b.py", "c.py"])
+    cache = open_cache(root, tmp_path / "cache")
+    cache.store([(k, encode(sample(k.path))) for k in other])
+    cache.close()
+    monkeypatch.setattr(cache_module, "MAX_CONTENT_ROWS", 4)
+    cache = open_cache(root, tmp_path / "cache")
+    assert set(cache.lookup(current)) == {"a.py", "b.py", "c.py"}
+    edited = keys("new", ["d.py"])
+    cache.record_digests([(k.path, 1, 1, k.digest, 2) for k in edited])
+    cache.store([(k, encode(sample(k.path))) for k in edited])
+    cache.close()  # seven rows: the three of the other version go
+    cache = open_cache(root, tmp_path / "cache")
+    try:
+        assert set(cache.lookup(current + edited)) == {"a.py", "b.py", "c.py", "d.py"}
+        assert cache.lookup(other) == {}
+    finally:
+        cache.close()
+
+
 def test_in_memory_cache_replaces_maps_after_remembering_token_counts() -> None:
     # the counts once shared the maps' dict under tuple keys, which a prefix scan tripped on
     cache = TagCache()
