@@ -46,13 +46,18 @@ def _map(root, cache):
         return rm.map(), dict(rm.state.last_stats)
 
 
-def test_a_warm_map_is_replayed_from_its_listing_without_any_content_key(
-    make_tree, tmp_path, prepares
-):
+def _mapped_aged(make_tree, tmp_path):
+    """A tree last written an hour ago, mapped once: its root, cache and map."""
     root = make_tree(FILES)
     _aged(root)
     cache = tmp_path / "c"
-    first, _ = _map(root, cache)
+    return root, cache, _map(root, cache)[0]
+
+
+def test_a_warm_map_is_replayed_from_its_listing_without_any_content_key(
+    make_tree, tmp_path, prepares
+):
+    root, cache, first = _mapped_aged(make_tree, tmp_path)
     assert prepares  # made: every key computed
     prepares.clear()
     again, stats = _map(root, cache)
@@ -68,10 +73,7 @@ def test_a_warm_map_is_replayed_from_its_listing_without_any_content_key(
 def test_a_touched_file_is_keyed_by_content_again_and_its_listing_remembered(
     make_tree, tmp_path, prepares
 ):
-    root = make_tree(FILES)
-    _aged(root)
-    cache = tmp_path / "c"
-    first, _ = _map(root, cache)
+    root, cache, first = _mapped_aged(make_tree, tmp_path)
     then = time.time() - 600
     os.utime(root / "shop/item.py", (then, then))  # same content, another stat
     prepares.clear()
@@ -83,10 +85,7 @@ def test_a_touched_file_is_keyed_by_content_again_and_its_listing_remembered(
 
 
 def test_a_file_written_just_now_is_not_vouched_for_by_its_stat(make_tree, tmp_path, prepares):
-    root = make_tree(FILES)
-    _aged(root)
-    cache = tmp_path / "c"
-    _map(root, cache)
+    root, cache, _ = _mapped_aged(make_tree, tmp_path)
     (root / "shop/item.py").write_text("class Item:\n    def cost(self):\n        return 2\n")
     edited, _ = _map(root, cache)
     assert "cost" in edited.map

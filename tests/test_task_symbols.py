@@ -189,22 +189,20 @@ def _table(defs):
     return table
 
 
-def test_the_best_files_strong_symbols_come_before_weaker_files_first_ones():
-    """A file's k-th symbol is wanted as much as its own evidence says (at least 1/k of the
-    file's score, never more than the symbol before it): the second function the task is about
-    is not pushed behind every other file's first symbol."""
+def _task_ranked(files, symbols, scores, reasons):
+    """A task's ranked repository of functions only: ``files`` (path, score) best first,
+    ``symbols`` per path its functions' names (one a line, from line 1), and their evidence."""
     defs = [
-        Tag("a.py", 1, 1, "a1", "def", SymbolKind.FUNCTION),
-        Tag("a.py", 2, 2, "a2", "def", SymbolKind.FUNCTION),
-        Tag("a.py", 3, 3, "a3", "def", SymbolKind.FUNCTION),
-        Tag("b.py", 1, 1, "b1", "def", SymbolKind.FUNCTION),
+        Tag(path, line, line, name, "def", SymbolKind.FUNCTION)
+        for path, names in symbols.items()
+        for line, name in enumerate(names, 1)
     ]
-    ranked = RankedRepository(
-        files=(RankedFile("a.py", 1.0), RankedFile("b.py", 0.8)),
+    return RankedRepository(
+        files=tuple(RankedFile(p, s) for p, s in files),
         definitions=(),
-        by_file={"a.py": [("a1", 0.1), ("a2", 0.1), ("a3", 0.1)], "b.py": [("b1", 0.1)]},
-        symbol_scores={("a.py", "a1", 1): 0.5, ("b.py", "b1", 1): 0.3},
-        symbol_reasons={("a.py", "a2", 2): (Reason("words", "x", 0.45),)},
+        by_file={p: [(n, 0.1) for n in names] for p, names in symbols.items()},
+        symbol_scores=scores,
+        symbol_reasons=reasons,
         named=frozenset(),
         chat=frozenset(),
         mapped={},
@@ -215,6 +213,18 @@ def test_the_best_files_strong_symbols_come_before_weaker_files_first_ones():
         diagnostics=(),
         task=True,
     )
+
+
+def test_the_best_files_strong_symbols_come_before_weaker_files_first_ones():
+    """A file's k-th symbol is wanted as much as its own evidence says (at least 1/k of the
+    file's score, never more than the symbol before it): the second function the task is about
+    is not pushed behind every other file's first symbol."""
+    ranked = _task_ranked(
+        [("a.py", 1.0), ("b.py", 0.8)],
+        {"a.py": ["a1", "a2", "a3"], "b.py": ["b1"]},
+        {("a.py", "a1", 1): 0.5, ("b.py", "b1", 1): 0.3},
+        {("a.py", "a2", 2): (Reason("words", "x", 0.45),)},
+    )
     items = [(i.path, i.ident) for i in map_items(ranked)]
     assert items == [("a.py", "a1"), ("a.py", "a2"), ("b.py", "b1"), ("a.py", "a3")]
 
@@ -224,37 +234,15 @@ def test_a_symbols_share_of_its_file_is_by_the_whole_tasks_best_evidence():
     task's best: a tenth of the best named function's evidence still comes before a lower
     file's first symbol, and a file whose best evidence is a few words does not carry its
     second such function up with it."""
-    defs = [
-        Tag("a.py", 1, 1, "a1", "def", SymbolKind.FUNCTION),
-        Tag("a.py", 2, 2, "a2", "def", SymbolKind.FUNCTION),
-        Tag("a.py", 3, 3, "a3", "def", SymbolKind.FUNCTION),
-        Tag("b.py", 1, 1, "b1", "def", SymbolKind.FUNCTION),
-        Tag("c.py", 1, 1, "c1", "def", SymbolKind.FUNCTION),
-        Tag("c.py", 2, 2, "c2", "def", SymbolKind.FUNCTION),
-    ]
-    ranked = RankedRepository(
-        files=(RankedFile("a.py", 1.0), RankedFile("c.py", 0.9), RankedFile("b.py", 0.6)),
-        definitions=(),
-        by_file={
-            "a.py": [("a1", 0.1), ("a2", 0.1), ("a3", 0.1)],
-            "b.py": [("b1", 0.1)],
-            "c.py": [("c1", 0.1), ("c2", 0.1)],
-        },
-        symbol_scores={("a.py", "a1", 1): 0.5},
-        symbol_reasons={
+    ranked = _task_ranked(
+        [("a.py", 1.0), ("c.py", 0.9), ("b.py", 0.6)],
+        {"a.py": ["a1", "a2", "a3"], "b.py": ["b1"], "c.py": ["c1", "c2"]},
+        {("a.py", "a1", 1): 0.5},
+        {
             ("a.py", "a2", 2): (Reason("words", "x", 0.2),),
             ("c.py", "c1", 1): (Reason("words", "y", 0.02),),
             ("c.py", "c2", 2): (Reason("words", "y", 0.019),),
         },
-        named=frozenset(),
-        chat=frozenset(),
-        mapped={},
-        table=_table(defs),
-        entries=[],
-        all_entries=[],
-        seen=0,
-        diagnostics=(),
-        task=True,
     )
     items = [(i.path, i.ident) for i in map_items(ranked)]
     assert items == [
