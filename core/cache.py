@@ -846,6 +846,15 @@ class SqliteTagCache(TagCache):
             return False
 
     def close(self) -> None:
+        # the read-only reader first: the writable connection closed last checkpoints the
+        # write-ahead log and removes it (a read-only one cannot, and the log a cold run wrote,
+        # gigabytes on a large tree, was left for the next run's close to copy back)
+        with self._reader_lock:
+            self._closed = True
+            if self._reader is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    self._reader.close()
+                self._reader = None
         due = False
         if not self._fallen_back:
             try:
@@ -870,12 +879,6 @@ class SqliteTagCache(TagCache):
             for conn in (self.conn, self.content):
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
-        with self._reader_lock:
-            self._closed = True
-            if self._reader is not None:
-                with contextlib.suppress(sqlite3.Error):
-                    self._reader.close()
-                self._reader = None
         if due:
             self._enforce_bound()
 

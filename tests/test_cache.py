@@ -239,6 +239,19 @@ def test_rows_another_version_of_the_code_made_go_before_the_current_ones(tmp_pa
         cache.close()
 
 
+def test_a_closed_cache_leaves_no_write_ahead_log_after_deferred_reads(tmp_path):
+    """The read-only connection of deferred reads is closed before the writable one, which then
+    checkpoints the log and removes it: the next run does not copy back what this one wrote."""
+    (tmp_path / "root").mkdir()
+    cache = open_cache(tmp_path / "root", tmp_path / "cache")
+    keys = [CacheKey(f"m{i:02}.py", 1, 1, "x", f"d{i}") for i in range(20)]
+    cache.store([(k, encode(sample(k.path))) for k in keys])
+    found = cache.lookup(keys, deferred=True)
+    assert [t.name for t in found["m00.py"].definitions]  # read through the reader
+    cache.close()
+    assert not list((tmp_path / "cache").glob("*-wal"))
+
+
 def test_in_memory_cache_replaces_maps_after_remembering_token_counts() -> None:
     # the counts once shared the maps' dict under tuple keys, which a prefix scan tripped on
     cache = TagCache()
