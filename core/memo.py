@@ -145,12 +145,11 @@ def remember_listed(
 ) -> None:
     """Remember that ``listing`` gave the map ``digest``, when every file's stat vouches for
     its content: each was read (it has a digest) and last written well before now (a file
-    changed twice within one timestamp tick keeps its stat: see ``RACY_NS``)."""
+    changed twice within one timestamp tick keeps its stat: see ``RACY_NS``). The caller asks
+    only when :func:`listed_map` did not already give ``digest`` (a warm run writes nothing)."""
     settled = time.time_ns() - RACY_NS
     if not all(k.digest and k.mtime_ns < settled for k in keys):
         return
-    if listed_map(cache, key, listing) == digest:
-        return  # remembered already: a warm run writes nothing
     cache.put_map(key, json.dumps({"listing": listing, "map": digest}), replaces=key)
 
 
