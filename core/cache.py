@@ -3,14 +3,15 @@
 Rows are keyed by content: a file's path, the digest of its bytes and the answering backends'
 fingerprint. They live in one database shared by every repository in the cache directory
 (``content.sqlite3``, with the memoised maps, which are keyed by content too), so a fresh clone,
-a branch switch or a ``git stash`` finds unchanged files; a bounded number of rows is kept, those
-of the repositories used longest ago leave first (see :meth:`SqliteTagCache._evict_rows`). Each repository has its own database (one per root) for the digest
-of each path with the mtime and size it was taken at (a warm run reads no file), memoised graph
-pages and the lexical index. Anything wrong with a database (corrupt, locked, read-only, disk
-full) turns the cache into an in-memory one with one warning; mapping goes on. Each repository's
-database records its root and when it was last used; :mod:`repomapper.cachedir` lists and prunes
-the directory by these, and a closing cache applies its size bound now and then (see
-:meth:`SqliteTagCache.close`).
+a branch switch or a ``git stash`` finds unchanged files; a bounded number of rows is kept: rows
+no repository's files or stored state refer to leave first, then those of the repositories used
+longest ago (see :meth:`SqliteTagCache._evict_rows`). Each repository has its own database (one
+per root) for the digest of each path with the mtime and size it was taken at (a warm run reads
+no file), memoised graph pages and the lexical index. Anything wrong with a database (corrupt,
+locked, read-only, disk full) turns the cache into an in-memory one with one warning; mapping
+goes on. Each repository's database records its root and when it was last used;
+:mod:`repomapper.cachedir` lists and prunes the directory by these, and a closing cache applies
+its size bound now and then (see :meth:`SqliteTagCache.close`).
 """
 
 from __future__ import annotations
@@ -665,9 +666,10 @@ class SqliteTagCache(TagCache):
             self._evict_rows(excess)
 
     def _evict_rows(self, excess: int) -> None:
-        """Delete ``excess`` rows by their last use: first the rows no repository's files
-        refer to (by path and digest), then those of the repositories used longest ago; among
-        equals, rows another version of the code made (a fingerprint this cache neither looked
+        """Delete ``excess`` rows by their last use: first the rows no repository's files or
+        stored state refer to (by path and digest; a file changed since its repository's state
+        was stored is updated in that state from its old row), then those of the repositories
+        used longest ago; among equals, rows another version of the code made (a fingerprint this cache neither looked
         up nor stored) before the current code's, then the oldest written. By when a row was
         written alone, a repository mapped every day but extracted long ago lost its rows to one
         extracted once since, and a repository's current rows went before the rows an older or

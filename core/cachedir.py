@@ -21,6 +21,7 @@ import os
 import re
 import sqlite3
 import time
+import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -444,7 +445,8 @@ def _remove_repository(directory: Path, repo: Repository) -> str | None:
 
 
 def _file_keys(directory: Path, repos: Sequence[Repository]) -> dict[str, list[tuple[str, str]]]:
-    """Each repository's (path, digest) pairs; a database that cannot be read has none."""
+    """Each repository's (path, digest) pairs: its files' and its stored state's (see
+    :func:`_state_keys`); a database that cannot be read has none of its own."""
     out: dict[str, list[tuple[str, str]]] = {}
     for r in repos:
         db = directory / f"{r.name}.sqlite3"
@@ -453,12 +455,33 @@ def _file_keys(directory: Path, repos: Sequence[Repository]) -> dict[str, list[t
                 out[r.name] = conn.execute("SELECT path, digest FROM files").fetchall()
         except sqlite3.Error:
             out[r.name] = []
+        out[r.name] += _state_keys(directory / f"{r.name}.state.npz")
     return out
 
 
+def _state_keys(path: Path) -> list[tuple[str, str]]:
+    """The (path, digest) of each file a stored ranking state was made from, none when there is
+    no readable one. A file changed since the state was stored is updated in it from its old
+    row: that row goes with the state, not with the file's current content."""
+    import numpy as np
+
+    from .stringarrays import split
+
+    if not path.exists():
+        return []
+    try:
+        with open(path, "rb") as f:
+            arrays = np.lib.npyio.NpzFile(f, allow_pickle=False)  # an array of objects refused
+            files = split(arrays["files"])
+            return list(zip(files, split(arrays["digests"], len(files)), strict=True))
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        log.debug("stored state %s unreadable: %s", path, exc)  # the next map rebuilds it
+        return []
+
+
 def keys_by_use(directory: Path) -> list[tuple[float, list[tuple[str, str]]]]:
-    """Each repository's last use with the (path, digest) of its files (none for a database
-    that cannot be read): what the content table's eviction keeps longest."""
+    """Each repository's last use with the (path, digest) of its files and of its stored
+    state's (see :func:`_file_keys`): what the content table's eviction keeps longest."""
     repos = inspect(directory, rows=False).repositories
     keys = _file_keys(directory, repos)
     return [(r.last_used, keys[r.name]) for r in repos]

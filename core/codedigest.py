@@ -60,6 +60,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "repomapper.namecounts",
         "repomapper.registry",
         "repomapper.rowtext",
+        "repomapper.stringarrays",
     ),
     # the stored ranking state (repomapper.snapshot): the symbol table, the graph, the resolved
     # imports and the rankings (the backends that resolve imports are in each file's content
@@ -92,6 +93,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "repomapper.rowtext",
         "repomapper.snapshot",
         "repomapper.state.graphs",
+        "repomapper.stringarrays",
         "repomapper.tablearrays",
     ),
     # a file's postings in the lexical index (its symbols come keyed by extraction already)
@@ -107,6 +109,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "repomapper.relevance.lexical",
         "repomapper.relevance.terms",
         "repomapper.rowtext",
+        "repomapper.stringarrays",
     ),
 }
 

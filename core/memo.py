@@ -19,8 +19,6 @@ from .codedigest import made_by
 from .isolation.supervisor import UNSETTLED
 from .model import Diagnostic, MapResult, RankedFile, made_reason
 from .ranked import GRAPH, PAGERANK, ranked_files_made
-from .registry import _HOOKS as HOOKS  # the hooks whose wrappers key a file's backends
-from .registry import PluginSet
 
 if TYPE_CHECKING:
     from .discover import FileEntry
@@ -107,17 +105,8 @@ def listing_key(
     backends (so equal keys give every listed path the same backends)."""
     h = hashlib.sha256(_inputs(settings, state, diags, chat))
     h.update(b"\0" + str(state.root).encode("utf-8", "surrogateescape"))
-    h.update(b"\0" + _routing(state.plugins).encode("utf-8", "surrogateescape"))
+    h.update(b"\0" + state.plugins.routing_key().encode("utf-8", "surrogateescape"))
     return LISTED + h.hexdigest()
-
-
-def _routing(plugins: PluginSet) -> str:
-    """What each file's backends fingerprint depends on besides its path: every backend in
-    call order with what it declares, and the hooks' wrappers (see ``PluginSet.fingerprint``).
-    Plugin sets with equal texts give every path the same fingerprint."""
-    infos = [info.to_dict() for info in plugins.infos.values()]
-    wrappers = plugins.calls.wrapper_key(HOOKS)
-    return json.dumps({"backends": infos, "wrappers": wrappers}, sort_keys=True, default=str)
 
 
 def listing_digest(entries: Sequence[FileEntry]) -> str:

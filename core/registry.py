@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import json
 import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -306,6 +307,14 @@ class PluginSet:
             )
             self._route_cache[key] = found
         return found
+
+    def routing_key(self) -> str:
+        """What :meth:`fingerprint` depends on besides a file's path: every backend in call
+        order with what it declares, and the hooks' wrappers. Plugin sets with equal keys give
+        every path the same fingerprint."""
+        infos = [info.to_dict() for info in self.infos.values()]
+        wrappers = self.calls.wrapper_key(_HOOKS)
+        return json.dumps({"backends": infos, "wrappers": wrappers}, sort_keys=True, default=str)
 
     def fingerprint(self, rel_path: str) -> str:
         """Identifies the backends that would answer for ``rel_path`` (the tag cache key);

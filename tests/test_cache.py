@@ -303,3 +303,23 @@ def test_remembered_imports_are_read_back_one_by_one_for_their_scope_only(tmp_pa
     assert dict(cache.load_imports("scope-a")) == {}
     assert dict(cache.load_imports("scope-b")) == dict(rows[:1])
     cache.close()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"not an archive", b"PK\x03\x04 truncated", b"\x93NUMPY\x01\x00v\x00{'descr': '|O'}"],
+)
+def test_a_damaged_stored_state_protects_no_rows_and_evicts_nothing_wrongly(tmp_path, data):
+    """Eviction reads the stored state's files (whose old rows it keeps); a state file that is
+    not one is read as none, never unpickled, and the repository's own files still count."""
+    from repomapper.cachedir import keys_by_use
+
+    (tmp_path / "root").mkdir()
+    cache = open_cache(tmp_path / "root", tmp_path / "cache")
+    key = CacheKey("a.py", 1, 1, "x", "d")
+    cache.record_digests([(key.path, 1, 1, key.digest, 2)])
+    cache.store([(key, encode(sample()))])
+    cache.state_path.write_bytes(data)
+    cache.close()
+    [(_, keys)] = keys_by_use(tmp_path / "cache")
+    assert keys == [("a.py", "d")]

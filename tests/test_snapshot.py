@@ -210,6 +210,28 @@ def test_a_changed_file_whose_old_summary_is_gone_builds_the_state(shop, tmp_pat
     same(got, scratch(shop, None))
 
 
+def test_the_old_rows_a_stored_state_is_updated_from_outlive_the_content_tables_bound(
+    shop, tmp_path, monkeypatch
+):
+    """A file edited since the state was stored no longer refers to its old row, but the state
+    does: the table's bound evicts other rows first, so the next edit still updates the state
+    (the kernel rebuilt it for four minutes on the second edit after a stored state)."""
+    import repomapper.cache as cache_module
+
+    cache = tmp_path / "cache"
+    with RepoMap(shop, cache_dir=cache) as first:
+        first.map()
+    with sqlite3.connect(cache / "content.sqlite3") as conn:
+        (rows,) = conn.execute("SELECT COUNT(*) FROM blobs").fetchone()
+    monkeypatch.setattr(cache_module, "MAX_CONTENT_ROWS", rows)  # full: each new row evicts one
+    for version in (1, 2):
+        later(shop / "shop" / "pricing.py", VERSIONS["shop/pricing.py"][version])
+        with RepoMap(shop, cache_dir=cache) as fresh:
+            got = fresh.map()
+            assert fresh.graph_state.how == "updated (1 changed)"
+        same(got, scratch(shop, None))
+
+
 def test_more_changed_files_than_an_update_takes_build_the_state(shop, tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     with RepoMap(shop, cache_dir=cache) as first:

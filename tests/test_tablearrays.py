@@ -152,12 +152,13 @@ def test_a_built_state_is_stored_as_the_arrays_its_objects_would_give(files, dat
     "values", [[], ["a"], ["a", "bé", "", "c\udcff"], [f"n{i}" for i in range(7)]]
 )
 def test_strings_written_a_chunk_at_a_time_are_those_written_at_once(values, monkeypatch):
-    from repomapper.snapshot.encode import _Strings, _strings
+    from repomapper.snapshot.encode import _Strings
+    from repomapper.stringarrays import joined
 
     monkeypatch.setattr(_Strings, "CHUNK", 2)
     out = io.BytesIO()
     _Strings(values).write(out)
     out.seek(0)
-    assert np.array_equal(np.lib.format.read_array(out), _strings(values))
+    assert np.array_equal(np.lib.format.read_array(out), joined(values))
     with pytest.raises(ValueError):
         _Strings([*values, "x\0y"]).write(io.BytesIO())

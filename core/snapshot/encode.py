@@ -16,6 +16,7 @@ from ..graphstate import GraphState
 from ..importrows import ImportRows
 from ..layered import Layered
 from ..rank import RankedPairs
+from ..stringarrays import joined
 from ..tablearrays import TableArrays
 from .stored import state_version
 
@@ -59,8 +60,9 @@ def write(
 
 
 class _Strings:
-    """Many strings written as :func:`_strings` writes them, a chunk at a time (a large
-    tree's 3 million names joined into one string and its encoding were 140 MB at once)."""
+    """Many strings written as :func:`~repomapper.stringarrays.joined` writes them, a chunk at a
+    time (a large tree's 3 million names joined into one string and its encoding were 140 MB at
+    once)."""
 
     CHUNK = 1 << 16
 
@@ -96,12 +98,12 @@ def _arrays(
     at = {f: i for i, f in enumerate(files)}
     i32 = np.int32
     yield "version", np.array([state_version()], dtype=np.int64)
-    yield "files", _strings(files)
-    yield "digests", _strings([keys[f].digest for f in files])
-    yield "fingerprints", _strings([keys[f].fingerprint for f in files])
-    yield "chat", _strings(sorted(state.boosts[0]))
-    yield "mentioned_files", _strings(sorted(state.boosts[1]))
-    yield "mentioned_idents", _strings(sorted(state.boosts[2]))
+    yield "files", joined(files)
+    yield "digests", joined([keys[f].digest for f in files])
+    yield "fingerprints", joined([keys[f].fingerprint for f in files])
+    yield "chat", joined(sorted(state.boosts[0]))
+    yield "mentioned_files", joined(sorted(state.boosts[1]))
+    yield "mentioned_idents", joined(sorted(state.boosts[2]))
     yield "prior", np.array([state.prior.get(f, 0.0) for f in files], dtype=np.float64)
     yield "out_weight", np.asarray(state.graph.out_weight, dtype=np.float64)
     t = state.table.arrays
@@ -117,7 +119,7 @@ def _arrays(
             return np.fromiter((name_at[v] for v in values), i32)
 
     ctx = sorted(k.content for k in context)
-    yield "context", _strings([part for c in ctx for part in c])
+    yield "context", joined([part for c in ctx for part in c])
     # the factored graph's layout
     a = state.blocks._assembly(tuple(files), state.definitions)
     held = t is not None and a.order_ids is not None
@@ -186,7 +188,7 @@ def _held_table_arrays(t: TableArrays) -> Iterator[tuple[str, Any]]:
     yield "tg_n", np.diff(t.tg_at)
     yield "tg_ref", np.asarray(t.tg_ref, dtype=np.int32)
     yield "tg_count", np.diff(t.tg_files_at)
-    yield "tg_files", _strings(t.tg_files)
+    yield "tg_files", joined(t.tg_files)
     yield "tl_names", np.asarray(t.tl_ids, dtype=np.int32)
     yield "tl_n", np.diff(t.tl_at)
 
@@ -305,7 +307,7 @@ def _table_arrays(
     yield "tg_n", np.array(tg_n, dtype=ints)
     yield "tg_ref", np.array(tg_ref, dtype=np.int32)
     yield "tg_count", np.array(tg_count, dtype=ints)
-    yield "tg_files", _strings(tg_files)
+    yield "tg_files", joined(tg_files)
     del tg_n, tg_ref, tg_count, tg_files
     tops = [table.top_level.get(f, ()) for f in files]
     yield "tl_names", np.fromiter((k[n] for t in tops for n in t), np.int32)
@@ -318,15 +320,3 @@ def _columns(
     if isinstance(pairs, RankedPairs):
         return pairs.columns()
     return [f for f, _, _ in pairs], [i for _, i, _ in pairs], [r for _, _, r in pairs]
-
-
-def _strings(values: Sequence[str]) -> Any:
-    """Strings as one UTF-8 byte array, NUL-separated (a fixed-width string array would take
-    four bytes per character of the longest name, for every name)."""
-    import numpy as np
-
-    joined = "\0".join(values)
-    if joined.count("\0") != max(len(values) - 1, 0):
-        raise ValueError("a name holds a NUL character")
-    data = joined.encode("utf-8", "surrogateescape")
-    return np.frombuffer(data, dtype=np.uint8) if values else np.zeros(0, dtype=np.uint8)

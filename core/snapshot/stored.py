@@ -13,6 +13,7 @@ from typing import Any, BinaryIO
 
 from ..cache import CacheKey
 from ..codedigest import made_by
+from ..stringarrays import split
 from ..tablearrays import TableArrays
 
 log = logging.getLogger(__name__)
@@ -52,15 +53,6 @@ _TABLE_ARRAYS = (
 Content = tuple[str, str, str]
 
 
-def _unstrings(array: Any, count: int | None = None) -> list[str]:
-    if array.dtype != "uint8" or array.ndim != 1:
-        raise ValueError("strings are a byte array")
-    out = array.tobytes().decode("utf-8", "surrogateescape").split("\0") if len(array) else []
-    if count is not None and len(out) != count:
-        raise ValueError("a string array does not match its counts")
-    return out
-
-
 class Stored:
     """A stored state's arrays, checked for shape, before it is matched against the files."""
 
@@ -73,22 +65,22 @@ class Stored:
         self.a = a
         if a["version"].shape != (1,) or int(a["version"][0]) != state_version():
             raise ValueError("a stored state of another version")
-        self.files = _unstrings(a["files"])
+        self.files = split(a["files"])
         n = len(self.files)
-        self.digests = _unstrings(a["digests"], n)
-        self.fingerprints = _unstrings(a["fingerprints"], n)
-        ctx = _unstrings(a["context"])
+        self.digests = split(a["digests"], n)
+        self.fingerprints = split(a["fingerprints"], n)
+        ctx = split(a["context"])
         if len(ctx) % 3:
             raise ValueError("context keys are triples")
         self.context = frozenset((ctx[i], ctx[i + 1], ctx[i + 2]) for i in range(0, len(ctx), 3))
         chat, mentioned_files, mentioned_idents = (
-            frozenset(_unstrings(a[k])) for k in ("chat", "mentioned_files", "mentioned_idents")
+            frozenset(split(a[k])) for k in ("chat", "mentioned_files", "mentioned_idents")
         )
         self.boosts = (chat, mentioned_files, mentioned_idents)
         for k in ("prior", "out_weight", "di_counts", "di_tops", "tl_n"):
             if a[k].shape != (n,):
                 raise ValueError(f"{k} does not match the file list")
-        names = _unstrings(a["names"])
+        names = split(a["names"])
         # looked up by bisection (comparing 3 million names costs a large tree's every
         # process seconds; a state it wrote itself is checked by its checksum instead)
         if not names_checked and not all(map(operator.lt, names, names[1:])):
@@ -98,7 +90,7 @@ class Stored:
             names,
             {
                 **{k: a[k] for k in _TABLE_ARRAYS},
-                "tg_files": _unstrings(a["tg_files"]),
+                "tg_files": split(a["tg_files"]),
             },
         )
         self.names = names
