@@ -165,6 +165,8 @@ FEW_KEYS = 200
 #: tree's rows)
 MAX_CONTENT_ROWS = 200_000
 MAX_CONTENT_BYTES = 8 << 30
+#: a table over its row bound goes down to this share of the bound below it
+EVICT_SLACK = 0.02
 #: a file whose mtime is this close to when its digest was taken is hashed again (file systems
 #: with coarse timestamps can change a file twice within one tick; git calls this "racy")
 RACY_NS = 2_000_000_000
@@ -654,12 +656,16 @@ class SqliteTagCache(TagCache):
         """Keep the shared table within MAX_CONTENT_ROWS rows and about MAX_CONTENT_BYTES of
         pages in use, those of the repositories used longest ago first (see
         :meth:`_evict_rows`); run when a cache that stored rows is closed (once: counting is a
-        scan). Over the byte budget, a tenth of the rows go."""
+        scan). Over the row bound, the table goes down to EVICT_SLACK of it below, so the next
+        edits of a full table store their rows without a ranking of every row each (a second
+        on a kernel-sized table); over the byte budget, a tenth of the rows go."""
         (n,) = self.content.execute("SELECT COUNT(*) FROM blobs").fetchone()
         pages = self.content.execute("PRAGMA page_count").fetchone()[0]
         free = self.content.execute("PRAGMA freelist_count").fetchone()[0]
         size = self.content.execute("PRAGMA page_size").fetchone()[0]
         excess = n - MAX_CONTENT_ROWS
+        if excess > 0:
+            excess += int(MAX_CONTENT_ROWS * EVICT_SLACK)
         if (pages - free) * size > MAX_CONTENT_BYTES:
             excess = max(excess, n // 10, 1)
         if excess > 0:
@@ -669,11 +675,11 @@ class SqliteTagCache(TagCache):
         """Delete ``excess`` rows by their last use: first the rows no repository's files or
         stored state refer to (by path and digest; a file changed since its repository's state
         was stored is updated in that state from its old row), then those of the repositories
-        used longest ago; among equals, rows another version of the code made (a fingerprint this cache neither looked
-        up nor stored) before the current code's, then the oldest written. By when a row was
-        written alone, a repository mapped every day but extracted long ago lost its rows to one
-        extracted once since, and a repository's current rows went before the rows an older or
-        newer version wrote later."""
+        used longest ago; among equals, rows another version of the code made (a fingerprint
+        this cache neither looked up nor stored) before the current code's, then the oldest
+        written. By when a row was written alone, a repository mapped every day but extracted
+        long ago lost its rows to one extracted once since, and a repository's current rows went
+        before the rows an older or newer version wrote later."""
         from .cachedir import keys_by_use
 
         uses = keys_by_use(Path(self.content_location).parent)

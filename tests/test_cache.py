@@ -323,3 +323,28 @@ def test_a_damaged_stored_state_protects_no_rows_and_evicts_nothing_wrongly(tmp_
     cache.close()
     [(_, keys)] = keys_by_use(tmp_path / "cache")
     assert keys == [("a.py", "d")]
+
+
+def test_a_full_table_is_evicted_below_its_bound_so_the_next_rows_evict_nothing(
+    tmp_path, monkeypatch
+):
+    import repomapper.cache as cache_module
+
+    def store(start, n):
+        cache = open_cache(tmp_path / "root", tmp_path / "cache")
+        keys = [CacheKey(f"f{i}.py", 1, 1, "x", f"d{i}") for i in range(start, start + n)]
+        cache.store([(k, encode(sample(k.path))) for k in keys])
+        cache.close()
+
+    def count():
+        with sqlite3.connect(tmp_path / "cache" / CONTENT_DB) as conn:
+            return conn.execute("SELECT COUNT(*) FROM blobs").fetchone()[0]
+
+    monkeypatch.setattr(cache_module, "MAX_CONTENT_ROWS", 100)
+    monkeypatch.setattr(cache_module, "EVICT_SLACK", 0.05)
+    store(0, 100)
+    assert count() == 100  # at the bound: nothing goes
+    store(100, 1)
+    assert count() == 95  # over it: down to the slack below
+    store(101, 5)
+    assert count() == 100  # the next rows fit without evicting
