@@ -661,3 +661,40 @@ def test_an_outline_too_large_keeps_the_bodies_asked_for_first():
         ("signatures", ["a", "b", "c", "d", "e"]),
     ]
     assert [m for m, _ in _attempts(("full", "outline"), [])] == ["full", "outline"]
+
+
+def test_a_body_or_signature_that_matters_comes_with_its_decorators():
+    """Backends leave decorators and attributes out of a definition's lines; the pack shows
+    them with a body or a signature that matters (a multi-line decorator call included), and
+    never takes the previous definition's lines for them."""
+    from repomapper.model import Tag
+    from repomapper.pack.content import render
+    from repomapper.pack.models import symbol_id
+
+    lines = [
+        "@dec",  # 1
+        "def a(): pass",  # 2
+        "@property",  # 3
+        "@route(",  # 4
+        '    "/x",',  # 5
+        ")",  # 6
+        "def b(self):",  # 7
+        "    return 1",  # 8
+        "",  # 9
+        "#[derive(Debug)]",  # 10
+        "struct C;",  # 11
+        "x = f(",  # 12
+        ")",  # 13
+        "def d(): pass",  # 14
+    ]
+    defs = [
+        Tag("m.py", 2, 2, "a", "def", "function"),
+        Tag("m.py", 7, 8, "b", "def", "function"),
+        Tag("m.py", 11, 11, "C", "def", "class"),
+        Tag("m.py", 14, 14, "d", "def", "function"),
+    ]
+    ids = frozenset(symbol_id("m.py", n) for n in ("b", "C", "d"))
+    _, spans = render("m.py", lines, defs, (), "outline", ids, frozenset())
+    assert spans == ((2, 8), (10, 11), (14, 14))  # a's header; b, C and d whole
+    _, spans = render("m.py", lines, defs, (), "signatures", frozenset(), ids)
+    assert spans == ((3, 7), (10, 11), (14, 14))

@@ -1,7 +1,8 @@
 """The code of one file in a pack, in three sizes: ``full`` (the file), ``outline`` (imports,
 every definition's signature and docstring, the bodies of the symbols that matter) and
-``signatures`` (the signature lines of the symbols that matter). Only real source lines are
-included, each run of them recorded as a span; ``⋮`` marks what was left out."""
+``signatures`` (the signature lines of the symbols that matter). A body or a signature that
+matters comes with the decorators above it. Only real source lines are included, each run of
+them recorded as a span; ``⋮`` marks what was left out."""
 
 from __future__ import annotations
 
@@ -24,6 +25,39 @@ def _header(lines: Sequence[str], s: Tag) -> range:
     n = max(1, len((s.signature or "").splitlines()))
     end = min(_end(s), s.start_line + n - 1, len(lines))
     return range(s.start_line, end + 1)
+
+
+#: decorator or attribute lines looked at above a definition (a long decorator call included)
+MAX_DECORATOR_LINES = 24
+_DECORATOR_STARTS = ("@", "#[")  # Python, Java, Kotlin, TypeScript; Rust's attributes
+_OPEN, _CLOSE = "([{", ")]}"
+
+
+def _decorated(lines: Sequence[str], s: Tag) -> int:
+    """The first line of the decorators (attributes, annotations) right above ``s``, which
+    the backends leave out of its span but which change what it is (``@property``, a route, a
+    ``#[derive]``); ``s.start_line`` when there are none."""
+    first = s.start_line
+    for k in range(s.start_line - 1, max(s.start_line - 1 - MAX_DECORATOR_LINES, 0), -1):
+        if lines[k - 1].lstrip().startswith(_DECORATOR_STARTS) and _decorators(
+            lines[k - 1 : s.start_line - 1]
+        ):
+            first = k
+    return first
+
+
+def _decorators(block: Sequence[str]) -> bool:
+    """Whether ``block`` is a run of decorators: each line starts one at bracket depth zero or
+    continues one inside its brackets, and every bracket opened is closed by its end."""
+    depth = 0
+    for line in block:
+        text = line.strip()
+        if depth == 0 and not text.startswith(_DECORATOR_STARTS):
+            return False
+        depth += sum(text.count(c) for c in _OPEN) - sum(text.count(c) for c in _CLOSE)
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def _doc(lines: Sequence[str], s: Tag, after: int) -> range:
@@ -90,12 +124,14 @@ def render(
         if s.start_line < 1 or s.start_line > len(lines):
             continue
         if mode == "outline" and sid in bodies:
-            wanted.update(range(s.start_line, min(_end(s), len(lines)) + 1))
+            wanted.update(range(_decorated(lines, s), min(_end(s), len(lines)) + 1))
         elif mode == "signatures" and sid not in matter and sid not in bodies:
             continue
         else:
             head = _header(lines, s)
             wanted.update(head)
+            if mode == "signatures":  # what matters is shown with what changes what it is
+                wanted.update(range(_decorated(lines, s), s.start_line))
             if mode == "outline":
                 wanted.update(_doc(lines, s, head[-1]))
         # a method shown without its class's header would read as a method of whatever class
