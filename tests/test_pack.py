@@ -698,3 +698,36 @@ def test_a_body_or_signature_that_matters_comes_with_its_decorators():
     assert spans == ((2, 8), (10, 11), (14, 14))  # a's header; b, C and d whole
     _, spans = render("m.py", lines, defs, (), "signatures", frozenset(), ids)
     assert spans == ((3, 7), (10, 11), (14, 14))
+
+
+def test_the_file_ranked_second_at_a_third_of_the_best_score_is_in_the_pack(tmp_path):
+    """A file ranked for the task enters with the square root of its score over the best
+    file's: in proportion, the file ranked second at a third of the best (a task naming the
+    first outright) fell under a cut of 0.25 and the pack showed one file of its 8,000 tokens."""
+    from tests.conftest import write_tree
+
+    root = write_tree(
+        tmp_path / "pg",
+        {
+            "privategpt.py": "from ingest import load_documents\n\nmodel_n_ctx = 1000\n\n\n"
+            "def main():\n    docs = load_documents('source')\n"
+            "    return gpt_answer(docs, model_n_ctx)\n\n\n"
+            "def gpt_answer(docs, n_ctx):\n    return docs[:n_ctx]\n",
+            "ingest.py": "def load_single_document(path):\n    with open(path) as f:\n"
+            "        return f.read()\n\n\ndef load_documents(folder):\n"
+            "    return [load_single_document(folder)]\n",
+            "unrelated.py": "def colour_wheel(hue):\n    return hue % 360\n",
+        },
+    )
+    task = (
+        "Segfault in privategpt: not enough space in the context memory pool when answering"
+        " with the gpt model while it loads. Can I configure it?"
+    )
+    with mapper(root, env={"MIN_RELEVANCE_SCORE": "0.25"}) as m:
+        ranked = m.repomap.rank(task=task)
+        scores = {f.path: f.score for f in ranked.files}
+        assert [f.path for f in ranked.files][:2] == ["privategpt.py", "ingest.py"]
+        assert 0.2 < scores["ingest.py"] / scores["privategpt.py"] < 0.5  # the premise
+        pack = m.generate_context_pack_sync("t", task, [], "coding", 8000)
+    assert paths(pack)[:2] == ["privategpt.py", "ingest.py"]
+    assert "unrelated.py" not in paths(pack)

@@ -13,13 +13,14 @@ dependency graph.
 4. Scores: each reason carries a factor of the design's table (target 1.0, named in the task
    0.8, interface/base class 0.7, direct dependency 0.6, test 0.5, indirect 0.3, plus the role's
    dependent and test factors); the relevance model's evidence (the file's ranking score over
-   the best one's) adds ``RELEVANCE_WEIGHT`` times that as a factor of its own. The score is
-   ``0.9 * best factor + 0.1 * evidence``; files under ``MIN_RELEVANCE_SCORE`` are cut (never a
-   target).
+   the best one's) adds ``RELEVANCE_WEIGHT`` times its square root as a factor of its own. The
+   score is ``0.9 * best factor + 0.1 * evidence``; files under ``MIN_RELEVANCE_SCORE`` are cut
+   (never a target).
 """
 
 from __future__ import annotations
 
+import math
 import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +56,14 @@ RANKED_BODY_WINDOW = 40
 RANKED_BODY_SHARE = 0.5
 _FUNCTIONS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD})
 MAX_REASONS = 6
+
+
+def relevance_factor(evidence: float) -> float:
+    """The factor of a file the relevance model ranks, from its score over the best file's:
+    ``RELEVANCE_WEIGHT`` times its square root. Scores fall steeply after a file the task
+    names outright; in proportion, the files ranked right after it fell under
+    ``MIN_RELEVANCE_SCORE`` and a pack with most of its budget left showed one file."""
+    return RELEVANCE_WEIGHT * math.sqrt(max(evidence, 0.0))
 
 
 @dataclass
@@ -226,7 +235,7 @@ class _Selector:
             c = self.cand(rf.path)
             reasons = ", ".join(f"{r.signal} {r.detail}".strip() for r in rf.why[:2])
             c.add(
-                RELEVANCE_WEIGHT * e,
+                relevance_factor(e),
                 f"relevance model: {reasons}" if reasons else "relevance model",
             )
             if rf.path not in self.files:
@@ -235,7 +244,7 @@ class _Selector:
                 for s in self.view.definitions(rf.path):
                     if s.name == ident:
                         sid = symbol_id(rf.path, s.qualified_name)
-                        c.symbol(sid, RELEVANCE_WEIGHT * e, "ranked for the task", False)
+                        c.symbol(sid, relevance_factor(e), "ranked for the task", False)
 
     def show_ranked_bodies(self, budget: BodyBudget) -> None:
         """The functions the task's symbol ranking puts first (the map's order), with task
@@ -268,11 +277,11 @@ class _Selector:
                         continue
                     left -= cost
                 c = self.cand(path)
-                e = self.evidence.get(path, 0.0)
-                c.add(RELEVANCE_WEIGHT * e, "relevance model: ranked for the task")
+                factor = relevance_factor(self.evidence.get(path, 0.0))
+                c.add(factor, "relevance model: ranked for the task")
                 c.symbol(
                     symbol_id(path, tag.qualified_name),
-                    RELEVANCE_WEIGHT * e,
+                    factor,
                     "ranked for the task",
                     True,
                 )
