@@ -731,3 +731,41 @@ def test_the_file_ranked_second_at_a_third_of_the_best_score_is_in_the_pack(tmp_
         pack = m.generate_context_pack_sync("t", task, [], "coding", 8000)
     assert paths(pack)[:2] == ["privategpt.py", "ingest.py"]
     assert "unrelated.py" not in paths(pack)
+
+
+def test_what_the_budget_leaves_shows_the_bodies_of_the_functions_that_matter(
+    tmp_path, monkeypatch
+):
+    """A pack from the task's text alone spends what is left once every file is placed on the
+    bodies of the other functions that matter in its outlines, in order, never over budget;
+    a pack with a target does not (what else it shows whole is what the target uses)."""
+    from tests.conftest import write_tree
+
+    root = write_tree(
+        tmp_path / "pg",
+        {
+            "privategpt.py": "from ingest import load_documents\n\n\n"
+            "def main():\n    docs = load_documents('source')\n    return answer(docs)\n\n\n"
+            "def answer(docs):\n    return docs[:1]\n",
+            "ingest.py": "def load_single_document(path):\n    with open(path) as f:\n"
+            "        return f.read()\n\n\ndef load_documents(folder):\n"
+            "    return [load_single_document(folder)]\n",
+        },
+    )
+    task = "privategpt crashes on main while it loads the documents folder"
+    body = "    return [load_single_document(folder)]"
+    from repomapper.pack import budget
+
+    widened = []
+    widen = budget._Filling.widen
+    monkeypatch.setattr(budget._Filling, "widen", lambda self: widened.append(widen(self)))
+    with mapper(root) as m:
+        roomy = m.generate_context_pack_sync("t", task, [], "coding", 8000)
+        tight = m.generate_context_pack_sync("t", task, [], "coding", 60)
+        assert len(widened) == 2
+        m.generate_context_pack_sync("t", task, ["privategpt.py"], "coding", 8000)
+        assert len(widened) == 2
+    shown = {f.path: f.content for f in roomy.files}
+    assert body in shown["ingest.py"]
+    assert roomy.token_count <= 8000 and tight.token_count <= 60
+    assert all(body not in f.content for f in tight.files)

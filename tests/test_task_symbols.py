@@ -469,13 +469,15 @@ def test_a_coding_pack_shows_the_body_of_the_function_the_words_describe(printer
 
 def test_the_ranked_functions_bodies_take_at_most_their_share_of_the_pack(printer, monkeypatch):
     """The bodies the task ranking suggests fit in RANKED_BODY_SHARE of the budget: with no
-    share, no function beyond the targets is shown whole."""
+    share, no function beyond the targets is shown whole (by the selection: what the budget
+    leaves once every file is placed is widened apart, see tests/test_pack.py)."""
     from repomapper import RepoMapper
-    from repomapper.pack import select
+    from repomapper.pack import budget, select
 
     task = "Printing a power loses the brackets around a negative exponent"
     body = "        exponent = expr.exp"
     monkeypatch.setattr(select, "RANKED_BODY_SHARE", 0.0)
+    monkeypatch.setattr(budget._Filling, "widen", lambda self: None)
     m = RepoMapper(printer, env={}, use_cache=False)
     try:
         coding = m.generate_context_pack_sync("t", task, [], "coding", 4000)

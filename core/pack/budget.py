@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..model import Tag
 from .content import MODES, render
 from .models import FileContent, symbol_id
 from .roles import RolePolicy
-from .select import Candidate
+from .select import FUNCTION_KINDS, Candidate
 from .view import StateView
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,8 @@ class _Filling:
         self.files: list[FileContent] = []
         self.omitted: list[dict[str, Any]] = []
         self.shown: dict[str, str] = {}
+        #: the files placed as outlines: (their place in ``files``, candidate, bodies shown)
+        self.outlines: list[tuple[int, Candidate, frozenset[str]]] = []
 
     def place(self, c: Candidate) -> None:
         """Put ``c`` in, in the best mode that fits, or say why it is left out."""
@@ -88,9 +90,45 @@ class _Filling:
             )
             if definitions is not None:
                 self._note_shown(c, definitions, spans)
+                if mode == "outline":
+                    self.outlines.append((len(self.files) - 1, c, bodies))
             return
         reason = "budget" if tried else "nothing to show"
         self.omitted.append({"path": c.path, "score": c.score, "reason": reason})
+
+    def widen(self) -> None:
+        """What the budget leaves once every file is placed goes to the bodies of the other
+        functions that matter in the files shown as outlines, file by file in their order and
+        each in the order it was asked for, while each fits (no file placed is displaced: a
+        small repository's pack showed a few signatures in a tenth of its budget)."""
+        for i, c, bodies in self.outlines:
+            placed = self.files[i]
+            definitions = self.view.definitions(c.path)
+            functions = {
+                symbol_id(c.path, s.qualified_name)
+                for s in definitions
+                if str(s.symbol_kind) in FUNCTION_KINDS
+            }
+            lines = self.view.content(c.path)
+            if isinstance(lines, str):
+                continue
+            import_lines = self.view.import_lines(c.path)
+            for sid in c.matter:
+                if sid in bodies or sid not in functions or self.remaining <= 0:
+                    continue
+                wider = bodies | {sid}
+                content, spans = render(
+                    c.path, lines, definitions, import_lines, "outline", wider, frozenset(c.matter)
+                )
+                tokens = self.count(content)
+                if tokens - placed.token_count > self.remaining:
+                    continue
+                self.remaining -= tokens - placed.token_count
+                placed = replace(placed, content=content, spans=spans, token_count=tokens)
+                bodies = wider
+            if placed is not self.files[i]:
+                self.files[i] = placed
+                self._note_shown(c, definitions, placed.spans)
 
     def _note_shown(
         self, c: Candidate, definitions: Sequence[Tag], spans: tuple[tuple[int, int], ...]
@@ -137,6 +175,10 @@ def fill(
     filling = _Filling(view, policy, budget, count)
     for c in order(cands):
         filling.place(c)
+    # with targets, what else shows a body is what the targets use (the role's table); from the
+    # task's text alone the ranking is all there is to go on, and its functions fill the rest
+    if policy.dependency_bodies and not any(c.target for c in cands.values()):
+        filling.widen()
     return Filled(
         tuple(filling.files), budget - filling.remaining, tuple(filling.omitted), filling.shown
     )

@@ -54,7 +54,7 @@ MAX_DEPENDENT_SEEDS = 40
 #: it is for the named files and dependencies)
 RANKED_BODY_WINDOW = 40
 RANKED_BODY_SHARE = 0.5
-_FUNCTIONS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD})
+FUNCTION_KINDS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD})
 MAX_REASONS = 6
 
 
@@ -269,7 +269,7 @@ class _Selector:
                 evidence = task_evidence(
                     self.ranked.symbol_scores.get(key, 0.0), self.ranked.symbol_reasons.get(key, ())
                 )
-                if str(tag.symbol_kind) not in _FUNCTIONS or evidence <= 0:
+                if str(tag.symbol_kind) not in FUNCTION_KINDS or evidence <= 0:
                     continue
                 if path not in whole:  # (a target shown whole shows it at no cost)
                     cost = self._tokens(path, budget.count, tag)
