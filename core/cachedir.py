@@ -455,20 +455,20 @@ def _file_keys(directory: Path, repos: Sequence[Repository]) -> dict[str, list[t
                 out[r.name] = conn.execute("SELECT path, digest FROM files").fetchall()
         except sqlite3.Error:
             out[r.name] = []
-        out[r.name] += _state_keys(directory / f"{r.name}.state.npz")
+        for path in r.files:
+            if path.name.endswith(".state.npz"):
+                out[r.name] += _state_keys(path)
     return out
 
 
 def _state_keys(path: Path) -> list[tuple[str, str]]:
-    """The (path, digest) of each file a stored ranking state was made from, none when there is
-    no readable one. A file changed since the state was stored is updated in it from its old
+    """The (path, digest) of each file a stored ranking state was made from, none when it
+    cannot be read. A file changed since the state was stored is updated in it from its old
     row: that row goes with the state, not with the file's current content."""
     import numpy as np
 
     from .stringarrays import split
 
-    if not path.exists():
-        return []
     try:
         with open(path, "rb") as f:
             arrays = np.lib.npyio.NpzFile(f, allow_pickle=False)  # an array of objects refused

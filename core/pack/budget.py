@@ -113,12 +113,13 @@ class _Filling:
             if isinstance(lines, str):
                 continue
             import_lines = self.view.import_lines(c.path)
+            matter = frozenset(c.matter)
             for sid in c.matter:
                 if sid in bodies or sid not in functions or self.remaining <= 0:
                     continue
                 wider = bodies | {sid}
                 content, spans = render(
-                    c.path, lines, definitions, import_lines, "outline", wider, frozenset(c.matter)
+                    c.path, lines, definitions, import_lines, "outline", wider, matter
                 )
                 tokens = self.count(content)
                 if tokens - placed.token_count > self.remaining:

@@ -1,8 +1,8 @@
 """The code of one file in a pack, in three sizes: ``full`` (the file), ``outline`` (imports,
 every definition's signature and docstring, the bodies of the symbols that matter) and
-``signatures`` (the signature lines of the symbols that matter). A body or a signature that
-matters comes with the decorators above it. Only real source lines are included, each run of
-them recorded as a span; ``⋮`` marks what was left out."""
+``signatures`` (the signature lines of the symbols that matter). A body, and a signature in
+``signatures``, comes with the decorators above it. Only real source lines are included, each
+run of them recorded as a span; ``⋮`` marks what was left out."""
 
 from __future__ import annotations
 

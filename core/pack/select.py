@@ -234,17 +234,15 @@ class _Selector:
                 continue
             c = self.cand(rf.path)
             reasons = ", ".join(f"{r.signal} {r.detail}".strip() for r in rf.why[:2])
-            c.add(
-                relevance_factor(e),
-                f"relevance model: {reasons}" if reasons else "relevance model",
-            )
+            factor = relevance_factor(e)
+            c.add(factor, f"relevance model: {reasons}" if reasons else "relevance model")
             if rf.path not in self.files:
                 continue
             for ident, _ in self.ranked.symbols_of(rf.path)[:3]:
                 for s in self.view.definitions(rf.path):
                     if s.name == ident:
                         sid = symbol_id(rf.path, s.qualified_name)
-                        c.symbol(sid, relevance_factor(e), "ranked for the task", False)
+                        c.symbol(sid, factor, "ranked for the task", False)
 
     def show_ranked_bodies(self, budget: BodyBudget) -> None:
         """The functions the task's symbol ranking puts first (the map's order), with task
