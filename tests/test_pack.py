@@ -700,6 +700,29 @@ def test_a_body_or_signature_that_matters_comes_with_its_decorators():
     assert spans == ((3, 7), (10, 11), (14, 14))
 
 
+def test_a_ranked_body_is_priced_with_its_decorators():
+    """The selection prices a body it considers by the lines the pack will show: its
+    decorators too (priced from its ``def`` line, a long route left the budget short)."""
+    from types import SimpleNamespace
+
+    from repomapper.model import Tag
+    from repomapper.pack.select import _Selector
+
+    lines = ["x = 1", "@route(", '    "/x",', ")", "def b(self):", "    return 1"]
+    selection = SimpleNamespace(view=SimpleNamespace(content=lambda path: lines))
+    shown: list[str] = []
+
+    def count(text: str) -> int:
+        shown.append(text)
+        return len(text.splitlines())
+
+    tag = Tag("m.py", 5, 6, "b", "def", "function")
+    assert _Selector._tokens(selection, "m.py", count, tag) == 5  # type: ignore[arg-type]
+    assert shown[-1].startswith("@route(")
+    outside = Tag("m.py", 9, 9, "c", "def", "function")  # lines the file no longer has
+    assert _Selector._tokens(selection, "m.py", count, outside) == 0  # type: ignore[arg-type]
+
+
 def test_the_file_ranked_second_at_a_third_of_the_best_score_is_in_the_pack(tmp_path):
     """A file ranked for the task enters with the square root of its score over the best
     file's: in proportion, the file ranked second at a third of the best (a task naming the

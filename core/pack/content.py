@@ -33,7 +33,7 @@ _DECORATOR_STARTS = ("@", "#[")  # Python, Java, Kotlin, TypeScript; Rust's attr
 _OPEN, _CLOSE = "([{", ")]}"
 
 
-def _decorated(lines: Sequence[str], s: Tag) -> int:
+def decorated_start(lines: Sequence[str], s: Tag) -> int:
     """The first line of the decorators (attributes, annotations) right above ``s``, which
     the backends leave out of its span but which change what it is (``@property``, a route, a
     ``#[derive]``); ``s.start_line`` when there are none."""
@@ -124,14 +124,14 @@ def render(
         if s.start_line < 1 or s.start_line > len(lines):
             continue
         if mode == "outline" and sid in bodies:
-            wanted.update(range(_decorated(lines, s), min(_end(s), len(lines)) + 1))
+            wanted.update(range(decorated_start(lines, s), min(_end(s), len(lines)) + 1))
         elif mode == "signatures" and sid not in matter and sid not in bodies:
             continue
         else:
             head = _header(lines, s)
             wanted.update(head)
             if mode == "signatures":  # what matters is shown with what changes what it is
-                wanted.update(range(_decorated(lines, s), s.start_line))
+                wanted.update(range(decorated_start(lines, s), s.start_line))
             if mode == "outline":
                 wanted.update(_doc(lines, s, head[-1]))
         # a method shown without its class's header would read as a method of whatever class

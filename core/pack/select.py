@@ -29,7 +29,7 @@ from ..model import SymbolKind, Tag
 from ..ranked import RankedRepository, map_items
 from ..relevance.roles import tested_stem
 from ..relevance.symbols import definition_key, task_evidence
-from .content import joined
+from .content import decorated_start, joined
 from .links import SymbolLinks, is_test
 from .models import DependencyInfo, split_symbol_id, symbol_id
 from .roles import RolePolicy
@@ -290,13 +290,16 @@ class _Selector:
 
     def _tokens(self, path: str, count: Callable[[str], int], tag: Tag | None = None) -> int:
         """What showing ``path`` costs: its whole text as the pack shows it, or with ``tag``
-        only that definition's lines (a file that cannot be read costs nothing here: it is
-        left out when the pack is filled)."""
+        only that definition's lines and its decorators (a file that cannot be read costs
+        nothing here: it is left out when the pack is filled)."""
         lines = self.view.content(path)
         if isinstance(lines, str):
             return 0
         if tag is not None:
-            lines = lines[tag.start_line - 1 : max(tag.end_line, tag.start_line)]
+            first = tag.start_line
+            if 0 < first <= len(lines):
+                first = decorated_start(lines, tag)
+            lines = lines[first - 1 : max(tag.end_line, tag.start_line)]
         return count(joined(lines))
 
     # -- expansion ---------------------------------------------------------------------------------
