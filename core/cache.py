@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple, Protocol
 
 import platformdirs
 
@@ -76,6 +76,13 @@ class CacheKey(NamedTuple):
 
 #: The columns of a cached file after the key: who answered, then JSON payloads.
 EncodedRow = tuple[str | None, str | None, str, str, str, str, str]
+
+
+class RowHeads(Protocol):
+    """Rows known without reading them, by content key: (backend, language, "", "", "", "",
+    diagnostics), as a deferred lookup reads them (see :meth:`TagCache.lookup`)."""
+
+    def get(self, content: tuple[str, str, str], /) -> EncodedRow | None: ...
 
 
 def _dumps(value: object) -> str:
@@ -207,6 +214,12 @@ class TagCache:
         #: the backends' fingerprints (the extraction code's included) of the rows this cache
         #: looked up or stored: the current code's, which eviction keeps over other versions'
         self.fingerprints: set[str] = set()
+        #: a token of the content rows that changes whenever a row a repository's stored state
+        #: was made from may have gone (the table made afresh, an eviction that reached such a
+        #: row); None where rows are not kept between processes. A stored state written
+        #: at the current generation finds every row it refers to (see ``heads`` in
+        #: :meth:`lookup`)
+        self.generation: str | None = None
 
     def digests(self, paths: Collection[str] | None = None) -> StatRows:
         """The remembered digest of each path (of ``paths``, or of every path), with the mtime
@@ -221,17 +234,33 @@ class TagCache:
             self.stats[path] = (mtime_ns, size, digest, taken)
 
     def lookup(
-        self, keys: Iterable[CacheKey], full: bool = False, deferred: bool = False
+        self,
+        keys: Iterable[CacheKey],
+        full: bool = False,
+        deferred: bool = False,
+        heads: RowHeads | None = None,
     ) -> dict[str, FileExtraction | FileSymbols]:
         """Every cached entry among ``keys`` (same path, content and backends). ``full`` decodes
         every reference tag; otherwise the summary ranking needs, each part parsed when first
         read (see :mod:`repomapper.rowtext`), and with ``deferred`` its texts read from the
-        cache then too (a run that reads few files' summaries)."""
+        cache then too (a run that reads few files' summaries). ``heads`` (with ``deferred``)
+        answers for the rows it knows what a deferred row is read for (backend, language,
+        diagnostics: a stored state written at this cache's :attr:`generation` knows them
+        for every file it was made from, and that its rows are here)."""
         hits: dict[str, FileExtraction | FileSymbols] = {}
         keys = [k for k in keys if k.digest]
         self.fingerprints.update(k.fingerprint for k in keys)
         light = deferred and not full
-        rows = self._rows_of(keys, full, light) if keys else {}
+        rows: dict[tuple[str, str, str], tuple[Any, ...]] = {}
+        rest = keys
+        if light and heads is not None:
+            for key in keys:
+                head = heads.get(key.content)
+                if head is not None:
+                    rows[key.content] = head
+            rest = [k for k in keys if k.content not in rows]
+        if rest:
+            rows.update(self._rows_of(rest, full, light))
         batch = _DeferredTexts(self, [k for k in keys if k.content in rows])
         for key in keys:
             row = rows.get(key.content)
@@ -293,12 +322,19 @@ class TagCache:
         found = self.meta.get("state")
         return io.BytesIO(found) if isinstance(found, bytes) else None
 
-    def write_state(self, write: Callable[[BinaryIO], None]) -> None:
+    def write_state(self, write: Callable[[BinaryIO], None], generation: str | None = None) -> None:
         """Store the repository's ranking state, written by ``write`` to a binary file; it
-        replaces the one stored before."""
+        replaces the one stored before. ``generation``: the cache's :attr:`generation` when
+        every row the state was made from is in the cache (rows just looked up or stored)."""
         out = io.BytesIO()
         write(out)
         self.meta["state"] = out.getvalue()
+
+    def keeps_state_rows(self) -> bool:
+        """Whether every row the stored state was made from is still in the cache: it was
+        written with the rows' generation, which no deletion of a row a repository refers to
+        has changed since (see :attr:`generation`)."""
+        return False
 
     def count_of(self, encoder: str, key: bytes) -> int | None:
         """A text's remembered token count under ``encoder`` (``key``: the text's digest)."""
@@ -343,18 +379,20 @@ _LIGHT_COLUMNS = "plugin, language, '', '', '', '', diagnostics"
 _MAPS_TABLE = "CREATE TABLE IF NOT EXISTS maps (key TEXT PRIMARY KEY, created INTEGER, result TEXT)"
 
 
-def _schema(conn: sqlite3.Connection, version: str, tables: tuple[str, ...], *create: str) -> None:
+def _schema(conn: sqlite3.Connection, version: str, tables: tuple[str, ...], *create: str) -> bool:
     """Bring a database to ``version``: its ``tables`` dropped when another version made them,
     ``create`` run, the version stamped (which also proves the database is writable: read-only
-    file systems and locked databases fail here)."""
+    file systems and locked databases fail here). Whether the tables were made afresh."""
     conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
     found = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-    if found is None or found[0] != version:
+    fresh = found is None or found[0] != version
+    if fresh:
         for table in tables:
             conn.execute(f"DROP TABLE IF EXISTS {table}")
     for statement in create:
         conn.execute(statement)
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (version,))
+    return fresh
 
 
 def _init_root(conn: sqlite3.Connection) -> None:
@@ -372,8 +410,10 @@ def _init_root(conn: sqlite3.Connection) -> None:
     )
 
 
-def _init_content(conn: sqlite3.Connection) -> None:
-    _schema(
+def _init_content(conn: sqlite3.Connection) -> str:
+    """Bring the content database to its layout; its rows' generation (see
+    :attr:`TagCache.generation`)."""
+    fresh = _schema(
         conn,
         CONTENT_SCHEMA,
         ("blobs", "maps"),
@@ -386,6 +426,18 @@ def _init_content(conn: sqlite3.Connection) -> None:
         _MAPS_TABLE,
         "CREATE TEMP TABLE IF NOT EXISTS wanted (path TEXT, digest TEXT, fingerprint TEXT)",
     )
+    found = conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+    if fresh or found is None or not isinstance(found[0], str):
+        return _new_generation(conn)
+    return str(found[0])
+
+
+def _new_generation(conn: sqlite3.Connection) -> str:
+    """Stamp the content database with a new generation: rows a stored state was made from may
+    be gone."""
+    generation = os.urandom(8).hex()
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (generation,))
+    return generation
 
 
 class _DeferredTexts:
@@ -505,7 +557,7 @@ class SqliteTagCache(TagCache):
             self.content_location = str(content_path or db_path.with_name(CONTENT_DB))
             self.content = _connect(Path(self.content_location))
             try:
-                _init_content(self.content)
+                self.generation = _init_content(self.content)
             except BaseException:
                 self.content.close()
                 raise
@@ -549,6 +601,7 @@ class SqliteTagCache(TagCache):
     def _fallback(self, exc: Exception) -> None:
         if not self._fallen_back:
             self._fallen_back = True
+            self.generation = None
             msg = f"tag cache {self.location} failed ({exc}); using an in-memory cache for this run"
             log.warning(msg)
             self.diagnostics.append(Diagnostic("cache_unavailable", msg))
@@ -680,9 +733,10 @@ class SqliteTagCache(TagCache):
         written. By when a row was written alone, a repository mapped every day but extracted
         long ago lost its rows to one extracted once since, and a repository's current rows went
         before the rows an older or newer version wrote later."""
-        from .cachedir import keys_by_use
+        from .cachedir import keys_by_use, state_rows
 
-        uses = keys_by_use(Path(self.content_location).parent)
+        directory = Path(self.content_location).parent
+        uses = keys_by_use(directory)
         with _transaction(self.content):
             self.content.execute("DROP TABLE IF EXISTS temp.row_use")
             self.content.execute("CREATE TEMP TABLE row_use (path TEXT, digest TEXT, used REAL)")
@@ -696,16 +750,35 @@ class SqliteTagCache(TagCache):
             self.content.executemany(
                 "INSERT INTO current_code VALUES (?)", ((f,) for f in sorted(self.fingerprints))
             )
+            self.content.execute("DROP TABLE IF EXISTS temp.doomed")
             self.content.execute(
-                "DELETE FROM blobs WHERE (path, digest, fingerprint) IN (SELECT b.path, b.digest,"
-                " b.fingerprint FROM blobs AS b INDEXED BY blobs_written ORDER BY COALESCE((SELECT"
+                "CREATE TEMP TABLE doomed AS SELECT b.path, b.digest, b.fingerprint, used FROM"
+                " (SELECT b.path, b.digest, b.fingerprint, b.written, COALESCE((SELECT"
                 " MAX(u.used) FROM row_use AS u WHERE u.path = b.path AND u.digest = b.digest),"
-                " 0), EXISTS (SELECT 1 FROM current_code AS c WHERE c.fingerprint ="
-                " b.fingerprint), b.written LIMIT ?)",
+                " 0) AS used FROM blobs AS b INDEXED BY blobs_written) AS b ORDER BY used,"
+                " EXISTS (SELECT 1 FROM current_code AS c WHERE c.fingerprint = b.fingerprint),"
+                " b.written LIMIT ?",
                 (excess,),
             )
-            self.content.execute("DROP TABLE temp.row_use")
-            self.content.execute("DROP TABLE temp.current_code")
+            self.content.execute(
+                "DELETE FROM blobs WHERE (path, digest, fingerprint) IN"
+                " (SELECT path, digest, fingerprint FROM doomed)"
+            )
+            self.content.execute(
+                "CREATE TEMP TABLE state_rows (path TEXT, digest TEXT, fingerprint TEXT,"
+                " PRIMARY KEY (path, digest, fingerprint)) WITHOUT ROWID"
+            )
+            self.content.executemany(
+                "INSERT OR IGNORE INTO state_rows VALUES (?, ?, ?)", state_rows(directory)
+            )
+            (referred,) = self.content.execute(
+                "SELECT EXISTS (SELECT 1 FROM doomed AS d JOIN state_rows AS s ON s.path = d.path"
+                " AND s.digest = d.digest AND s.fingerprint = d.fingerprint)"
+            ).fetchone()
+            if referred:  # a stored state misses rows now: it reads them through the table
+                self.generation = _new_generation(self.content)
+            for table in ("row_use", "current_code", "doomed", "state_rows"):
+                self.content.execute(f"DROP TABLE temp.{table}")
 
     def load_imports(self, scope: str) -> Iterator[tuple[tuple[str, str, str], dict[str, int]]]:
         if self._fallen_back:
@@ -757,20 +830,43 @@ class SqliteTagCache(TagCache):
         except OSError:
             return None
 
-    def write_state(self, write: Callable[[BinaryIO], None]) -> None:
+    def write_state(self, write: Callable[[BinaryIO], None], generation: str | None = None) -> None:
         if self._fallen_back:
             return super().write_state(write)
         final = self.state_path
         tmp = final.with_name(f"{final.name}.{os.getpid()}.tmp")
         try:
+            # the generation goes before the state and comes back after it: a state another
+            # process reads meanwhile is never trusted for rows it was not written with
+            self.conn.execute("DELETE FROM meta WHERE key='state_generation'")
+        except sqlite3.Error as exc:
+            if generation is None:  # the old state's mark would vouch for this one's rows
+                log.debug("ranking state not stored at %s: %s", final, exc)
+                return
+        try:
             with open(tmp, "wb") as f:
                 write(f)
             os.replace(tmp, final)
-        except OSError as exc:  # a read-only or full cache directory: later runs rebuild
+            if generation is not None:
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO meta VALUES ('state_generation', ?)", (generation,)
+                )
+        except (OSError, sqlite3.Error) as exc:  # a read-only or full cache: later runs rebuild
             log.debug("ranking state not stored at %s: %s", final, exc)
         finally:
             with contextlib.suppress(OSError):
                 tmp.unlink(missing_ok=True)
+
+    def keeps_state_rows(self) -> bool:
+        if self._fallen_back or self.generation is None:
+            return False
+        try:
+            found = self.conn.execute(
+                "SELECT value FROM meta WHERE key='state_generation'"
+            ).fetchone()
+        except sqlite3.Error:
+            return False
+        return found is not None and found[0] == self.generation
 
     def get_map(self, key: str) -> str | bytes | None:
         return self._get(self.conn, key) if not self._fallen_back else super().get_map(key)

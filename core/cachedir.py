@@ -16,6 +16,7 @@ say so: see :func:`_remove_repository`). :func:`enforce_bound` is the automatic 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import re
@@ -465,6 +466,12 @@ def _state_keys(path: Path) -> list[tuple[str, str]]:
     """The (path, digest) of each file a stored ranking state was made from, none when it
     cannot be read. A file changed since the state was stored is updated in it from its old
     row: that row goes with the state, not with the file's current content."""
+    return [(p, d) for p, d, _ in _state_contents(path, with_fingerprints=False)]
+
+
+def _state_contents(path: Path, with_fingerprints: bool = True) -> list[tuple[str, str, str]]:
+    """The content key (path, digest, backends) of each file a stored ranking state was made
+    from (backends "" without ``with_fingerprints``), none when it cannot be read."""
     import numpy as np
 
     from .stringarrays import split
@@ -473,10 +480,25 @@ def _state_keys(path: Path) -> list[tuple[str, str]]:
         with open(path, "rb") as f:
             arrays = np.lib.npyio.NpzFile(f, allow_pickle=False)  # an array of objects refused
             files = split(arrays["files"])
-            return list(zip(files, split(arrays["digests"], len(files)), strict=True))
+            digests = split(arrays["digests"], len(files))
+            if not with_fingerprints:
+                return list(zip(files, digests, itertools.repeat(""), strict=False))
+            fingerprints = split(arrays["fingerprints"], len(files))
+            return list(zip(files, digests, fingerprints, strict=True))
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
         log.debug("stored state %s unreadable: %s", path, exc)  # the next map rebuilds it
         return []
+
+
+def state_rows(directory: Path) -> list[tuple[str, str, str]]:
+    """The content keys of the rows every repository's stored ranking state was made from."""
+    return [
+        key
+        for r in inspect(directory, rows=False).repositories
+        for path in r.files
+        if path.name.endswith(".state.npz")
+        for key in _state_contents(path)
+    ]
 
 
 def keys_by_use(directory: Path) -> list[tuple[float, list[tuple[str, str]]]]:

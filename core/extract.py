@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .backfill import backfill_references, needs_backfill
-from .cache import RACY_NS, CacheKey, TagCache, content_digest, encode
+from .cache import RACY_NS, CacheKey, RowHeads, TagCache, content_digest, encode
 from .codedigest import extraction_code
 from .discover import FileEntry
 from .isolation.limits import Limits
@@ -605,13 +605,14 @@ class Extractor:
         entries: Sequence[FileEntry],
         full: bool = False,
         deferred: bool = False,
+        heads: RowHeads | None = None,
     ) -> dict[str, FileExtraction | FileSymbols]:
         """The cache's entries for ``entries`` (see :meth:`TagCache.lookup`) that pass the read
         check a miss would: a file made unreadable since it was cached (a permission change
         keeps its mtime and size) is not served from the cache."""
         self.prepare(root, entries)
         keys = [self.key(e) for e in entries]
-        found = self.cache.lookup(keys, full=full, deferred=deferred)
+        found = self.cache.lookup(keys, full=full, deferred=deferred, heads=heads)
         base = os.path.join(root, "")  # a string join: pathlib's cost per file was most of this
         for path in [p for p in found if not os.access(base + p, os.R_OK)]:
             del found[path]
@@ -624,15 +625,17 @@ class Extractor:
         full: bool = False,
         misses: Callable[[int], None] | None = None,
         deferred: bool = False,
+        heads: RowHeads | None = None,
     ) -> dict[str, FileExtraction | FileSymbols]:
         """Every entry's extraction: from the cache when it holds the file's content, else
         extracted (in workers). ``misses`` is told how many files are to be extracted, once the
-        cache has answered; ``deferred`` reads cached summaries' texts only when they are read
-        (see :meth:`repomapper.cache.TagCache.lookup`)."""
+        cache has answered; ``deferred`` reads cached summaries' texts only when they are read,
+        and ``heads`` knows some rows without reading them (see
+        :meth:`repomapper.cache.TagCache.lookup`)."""
         self.prepare(root, entries)
         keys = {e.path: self.key(e) for e in entries}
         self.diagnostics = list(self.plugins.load_diagnostics())
-        results = self.cached(root, entries, full=full, deferred=deferred)
+        results = self.cached(root, entries, full=full, deferred=deferred, heads=heads)
         todo = [e for e in entries if e.path not in results]
         if misses is not None:
             misses(len(todo))

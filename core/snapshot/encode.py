@@ -15,17 +15,20 @@ from ..graph import SymbolTable
 from ..graphstate import GraphState
 from ..importrows import ImportRows
 from ..layered import Layered
+from ..model import FileSymbols
 from ..rank import RankedPairs
 from ..stringarrays import joined
 from ..tablearrays import TableArrays
-from .stored import state_version
+from .stored import diagnostics_text, state_version
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
 
 def encode(
-    state: GraphState, keys: Mapping[str, CacheKey], context: frozenset[CacheKey]
+    state: GraphState,
+    keys: Mapping[str, CacheKey],
+    context: frozenset[CacheKey],
 ) -> memoryview:
     """The state's arrays as an ``.npz`` archive in memory (see :func:`write`)."""
     out = io.BytesIO()
@@ -34,10 +37,14 @@ def encode(
 
 
 def write(
-    out: BinaryIO, state: GraphState, keys: Mapping[str, CacheKey], context: frozenset[CacheKey]
+    out: BinaryIO,
+    state: GraphState,
+    keys: Mapping[str, CacheKey],
+    context: frozenset[CacheKey],
 ) -> None:
     """Write the state's arrays (an ``.npz`` archive) to ``out``, with the content keys of its
-    files (``keys``, every mapped file's) and of the files that are not mapped (``context``).
+    files (``keys``, every mapped file's) and of the files that are not mapped (``context``),
+    and what each file's cache row says besides its texts.
     Each array is written as soon as it is made, so the lists it is gathered from are gone
     before the next is made (on a large tree they were most of a cold run's peak). ValueError
     when a name holds a NUL character (the format's separator): what was written is then
@@ -90,7 +97,10 @@ class _Strings:
 
 
 def _arrays(
-    state: GraphState, keys: Mapping[str, CacheKey], context: frozenset[CacheKey], files: list[str]
+    state: GraphState,
+    keys: Mapping[str, CacheKey],
+    context: frozenset[CacheKey],
+    files: list[str],
 ) -> Iterator[tuple[str, Any]]:
     """The state's arrays by name, one at a time."""
     import numpy as np
@@ -101,6 +111,7 @@ def _arrays(
     yield "files", joined(files)
     yield "digests", joined([keys[f].digest for f in files])
     yield "fingerprints", joined([keys[f].fingerprint for f in files])
+    yield from _head_arrays([state.files[f] for f in files])
     yield "chat", joined(sorted(state.boosts[0]))
     yield "mentioned_files", joined(sorted(state.boosts[1]))
     yield "mentioned_idents", joined(sorted(state.boosts[2]))
@@ -145,6 +156,30 @@ def _arrays(
     yield "di_kind", np.asarray(d.kind, dtype=np.float64)
     yield "di_unref", np.asarray(d.unreferenced, dtype=bool)
     yield "di_top_ids", np.asarray(d.top_ids, dtype=np.int64)
+
+
+def _head_arrays(summaries: Sequence[FileSymbols]) -> Iterator[tuple[str, Any]]:
+    """What each file's cache row says besides its texts (backend, language, diagnostics; see
+    :meth:`~repomapper.snapshot.Stored.heads`). A backend or language is a position among the names (-1: none), diagnostics a JSON text per
+    file that has any."""
+    import numpy as np
+
+    def positions(values: list[str | None]) -> tuple[list[str], Any]:
+        names = sorted({v for v in values if v is not None})
+        at = {v: i for i, v in enumerate(names)}
+        return names, np.fromiter((-1 if v is None else at[v] for v in values), np.int32)
+
+    n = len(summaries)
+    for kind, values in (
+        ("plugin", [fs.plugin for fs in summaries]),
+        ("language", [fs.language for fs in summaries]),
+    ):
+        names, at = positions(values)
+        yield f"{kind}_names", joined(names)
+        yield f"file_{kind}", at
+    noted = [i for i in range(n) if summaries[i].diagnostics]
+    yield "diag_files", np.asarray(noted, dtype=np.int32)
+    yield "diag_texts", joined([diagnostics_text(summaries[i].diagnostics) for i in noted])
 
 
 def _pair_arrays(

@@ -5,14 +5,16 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
+import json
 import logging
 import operator
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, BinaryIO
 
 from ..cache import CacheKey
 from ..codedigest import made_by
+from ..model import Diagnostic
 from ..stringarrays import split
 from ..tablearrays import TableArrays
 
@@ -22,7 +24,7 @@ log = logging.getLogger(__name__)
 NEAR_TOP = 400
 #: the format's version; stored with the arrays as one number with the digest of the code that
 #: makes a state (see state_version), and a state of another is not read
-VERSION = 4
+VERSION = 5
 
 
 @functools.cache
@@ -95,6 +97,7 @@ class Stored:
         )
         self.names = names
         self.np = np
+        self._heads = _head_columns(a, n)
 
     def named(self, ids: Any, count: int | None = None) -> Any:
         """The names at positions ``ids`` (an object array sharing the names' strings)."""
@@ -110,6 +113,61 @@ class Stored:
 
     def content(self, i: int) -> Content:
         return (self.files[i], self.digests[i], self.fingerprints[i])
+
+    def heads(self) -> StoredHeads:
+        """What each file's cache row says besides its texts, by content key: a lookup trusts
+        them only while the cache holds every row the state was made from (see
+        :meth:`repomapper.cache.TagCache.keeps_state_rows`)."""
+        return StoredHeads(self, *self._heads)
+
+
+#: a row's texts, left out of a head (read when first needed: see repomapper.rowtext)
+_NO_TEXTS = ("", "", "", "")
+
+
+def diagnostics_text(diagnostics: Sequence[Diagnostic]) -> str:
+    """A file's diagnostics as its cache row holds them: [code, message, severity] each."""
+    return json.dumps([[d.code, d.message, d.severity] for d in diagnostics], separators=(",", ":"))
+
+
+def _head_columns(a: Mapping[str, Any], n: int) -> tuple[list[Any], list[Any], dict[int, str]]:
+    """Each file's backend and language (None for none) and its diagnostics' text, checked."""
+    columns = []
+    for kind in ("plugin", "language"):
+        names: list[str | None] = list(split(a[f"{kind}_names"]))
+        at = a[f"file_{kind}"]
+        if at.shape != (n,) or (n and not -1 <= int(at.min()) <= int(at.max()) < len(names)):
+            raise ValueError(f"file_{kind} does not match the file list and its names")
+        names.append(None)  # position -1
+        columns.append([names[i] for i in at.tolist()])
+    noted = a["diag_files"].tolist()
+    texts = split(a["diag_texts"], len(noted))
+    if any(not 0 <= i < n for i in noted):
+        raise ValueError("diagnostics of a file that is not mapped")
+    return columns[0], columns[1], dict(zip(noted, texts, strict=True))
+
+
+class StoredHeads:
+    """A stored state's files' cache rows without their texts, by content key (see
+    :meth:`Stored.heads`)."""
+
+    def __init__(
+        self, stored: Stored, plugins: list[Any], languages: list[Any], texts: dict[int, str]
+    ):
+        self._stored = stored
+        self._at = {f: i for i, f in enumerate(stored.files)}
+        self._plugins, self._languages, self._texts = plugins, languages, texts
+
+    def get(self, content: Content, /) -> tuple[Any, ...] | None:
+        path, digest, fingerprint = content
+        i = self._at.get(path)
+        s = self._stored
+        if i is None or s.digests[i] != digest or s.fingerprints[i] != fingerprint:
+            return None
+        plugin = self._plugins[i]
+        if plugin is None:
+            return None
+        return (plugin, self._languages[i], *_NO_TEXTS, self._texts.get(i, "[]"))
 
 
 def decode(data: bytes | memoryview | BinaryIO, own: bool = False) -> Stored | None:

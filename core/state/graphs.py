@@ -182,7 +182,10 @@ class GraphStates:
             return  # a file whose content could not be read: no content key to check it by
         if state.asked:
             return  # ranked for its include globs, which the stored state does not record
+        cache = self._cache()
         try:
-            self._cache().write_state(lambda out: snapshot.write(out, state, keys, context))
+            cache.write_state(
+                lambda out: snapshot.write(out, state, keys, context), cache.generation
+            )
         except ValueError as exc:  # a name the format cannot hold: later processes rebuild
             log.debug("ranking state not stored: %s", exc)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
 
-from ..cache import CacheKey, TagCache, open_cache
+from ..cache import CacheKey, RowHeads, TagCache, open_cache
 from ..discover import DEFAULT_MAX_FILE_SIZE, Discovery, FileEntry, check_root, discover
 from ..extract import Extractor, ProgressFn
 from ..graph import TargetResolver
@@ -374,11 +374,12 @@ class RepositoryState:
         entries: Sequence[FileEntry],
         misses: Callable[[int], None] | None = None,
         deferred: bool = False,
+        heads: RowHeads | None = None,
     ) -> dict[str, FileSymbols]:
         """Each file's summary, brought up to date (only files whose key changed are looked up
         in the cache or extracted)."""
         with self.timer.stage("extract"):
-            found = self.summaries.current(self.root, extractor, entries, misses, deferred)
+            found = self.summaries.current(self.root, extractor, entries, misses, deferred, heads)
         self.last_stats = dict(self.summaries.last_stats)
         return found
 
@@ -390,14 +391,17 @@ class RepositoryState:
     ) -> tuple[Stored | None, dict[str, FileSymbols]]:
         """The stored state this call can update (read before extraction: a call that will
         update it reads only the summaries it needs) and every file's summary, brought up to
-        date. ``misses_for(stored)`` may give the callback told how many files are extracted."""
+        date (the files the stored state was made from known from it, without their rows: see
+        :meth:`~repomapper.snapshot.Stored.heads`). ``misses_for(stored)`` may give the
+        callback told how many files are extracted."""
         with self.timer.stage("graph"):
             stored = self.graphs.peek(selection, files.extractor, files.all_entries)
         misses = misses_for(stored) if misses_for is not None else None
         if selection == ALL_FILES and len(self.summaries) > len(files.all_entries):
             self.summaries.forget(files.all_entries)  # files gone from the tree
+        heads = stored.heads() if stored is not None and self.cache.keeps_state_rows() else None
         summaries = self.summarise(
-            files.extractor, files.all_entries, misses, deferred=stored is not None
+            files.extractor, files.all_entries, misses, deferred=stored is not None, heads=heads
         )
         return stored, summaries
 

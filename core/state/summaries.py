@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..cache import CacheKey
+from ..cache import CacheKey, RowHeads
 from ..discover import FileEntry
 from ..extract import Extractor
 from ..isolation.supervisor import UNSETTLED
@@ -37,10 +37,12 @@ class Summaries:
         entries: Sequence[FileEntry],
         misses: Callable[[int], None] | None = None,
         deferred: bool = False,
+        heads: RowHeads | None = None,
     ) -> dict[str, FileSymbols]:
         """The summaries of ``entries``: kept ones for unchanged keys, the others looked up in
         the cache or extracted. An extraction touched by a crash, a time-out or a disabled
-        plugin is not kept for the next call."""
+        plugin is not kept for the next call. ``deferred`` and ``heads``: see
+        :meth:`repomapper.cache.TagCache.lookup`."""
         rows = self._rows
         keys = [extractor.key(e) for e in entries]
         changed = [
@@ -48,7 +50,11 @@ class Summaries:
             for e, k in zip(entries, keys, strict=True)
             if (row := rows.get(e.path)) is None or row[0] != k
         ]
-        got = extractor.run(root, changed, misses=misses, deferred=deferred) if changed else {}
+        got = (
+            extractor.run(root, changed, misses=misses, deferred=deferred, heads=heads)
+            if changed
+            else {}
+        )
         fresh = {p: fs for p, fs in got.items() if isinstance(fs, FileSymbols)}
         if changed:
             self.last_stats = {**extractor.stats, "reused": len(entries) - len(changed)}
