@@ -183,3 +183,17 @@ def test_a_template_is_demoted_unless_the_task_is_about_templates(tmp_path) -> N
     assert "demoted" not in code_task["shop/cart.py"]
     template_task = why("the cart_total block of the cart template shows no items")
     assert "demoted" not in template_task["shop/templates/cart.html"]
+
+
+def test_a_process_remembers_the_role_of_every_file_of_a_kernel_sized_tree():
+    """A ranking asks every file's role in the same order: a remembered set smaller than the
+    tree (65,536 against the kernel's 66,712 mapped files) kept none from one ranking to the
+    next in a long-lived process."""
+    from repomapper.relevance import roles
+
+    paths = [f"drivers/d{i // 10}/f{i}.c" for i in range(70_000)]
+    roles.file_role.cache_clear()
+    roles.file_roles(paths)
+    before = roles.file_role.cache_info().hits
+    roles.file_roles(paths)
+    assert roles.file_role.cache_info().hits - before == len(paths)
