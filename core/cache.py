@@ -216,9 +216,9 @@ class TagCache:
         self.fingerprints: set[str] = set()
         #: a token of the content rows that changes whenever a row a repository's stored state
         #: was made from may have gone (the table made afresh, an eviction that reached such a
-        #: row); None where rows are not kept between processes. A stored state written
-        #: at the current generation finds every row it refers to (see ``heads`` in
-        #: :meth:`lookup`)
+        #: row); None where rows are not kept between processes. A stored state written at
+        #: the current generation finds every row it was made from (see
+        #: :meth:`keeps_state_rows`)
         self.generation: str | None = None
 
     def digests(self, paths: Collection[str] | None = None) -> StatRows:
@@ -244,9 +244,9 @@ class TagCache:
         every reference tag; otherwise the summary ranking needs, each part parsed when first
         read (see :mod:`repomapper.rowtext`), and with ``deferred`` its texts read from the
         cache then too (a run that reads few files' summaries). ``heads`` (with ``deferred``)
-        answers for the rows it knows what a deferred row is read for (backend, language,
-        diagnostics: a stored state written at this cache's :attr:`generation` knows them
-        for every file it was made from, and that its rows are here)."""
+        stands in for the table for the rows it knows: a deferred row is read for its backend,
+        language and diagnostics only, which a stored state knows for every file it was made
+        from (trusted while :meth:`keeps_state_rows`: its texts are then in the table)."""
         hits: dict[str, FileExtraction | FileSymbols] = {}
         keys = [k for k in keys if k.digest]
         self.fingerprints.update(k.fingerprint for k in keys)
@@ -332,8 +332,8 @@ class TagCache:
 
     def keeps_state_rows(self) -> bool:
         """Whether every row the stored state was made from is still in the cache: it was
-        written with the rows' generation, which no deletion of a row a repository refers to
-        has changed since (see :attr:`generation`)."""
+        written at the rows' :attr:`generation`, which no eviction of a row a stored state was
+        made from has changed since."""
         return False
 
     def count_of(self, encoder: str, key: bytes) -> int | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -15,20 +16,18 @@ from ..graph import SymbolTable
 from ..graphstate import GraphState
 from ..importrows import ImportRows
 from ..layered import Layered
-from ..model import FileSymbols
+from ..model import Diagnostic, FileSymbols
 from ..rank import RankedPairs
 from ..stringarrays import joined
 from ..tablearrays import TableArrays
-from .stored import diagnostics_text, state_version
+from .stored import state_version
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
 
 def encode(
-    state: GraphState,
-    keys: Mapping[str, CacheKey],
-    context: frozenset[CacheKey],
+    state: GraphState, keys: Mapping[str, CacheKey], context: frozenset[CacheKey]
 ) -> memoryview:
     """The state's arrays as an ``.npz`` archive in memory (see :func:`write`)."""
     out = io.BytesIO()
@@ -37,10 +36,7 @@ def encode(
 
 
 def write(
-    out: BinaryIO,
-    state: GraphState,
-    keys: Mapping[str, CacheKey],
-    context: frozenset[CacheKey],
+    out: BinaryIO, state: GraphState, keys: Mapping[str, CacheKey], context: frozenset[CacheKey]
 ) -> None:
     """Write the state's arrays (an ``.npz`` archive) to ``out``, with the content keys of its
     files (``keys``, every mapped file's) and of the files that are not mapped (``context``),
@@ -97,10 +93,7 @@ class _Strings:
 
 
 def _arrays(
-    state: GraphState,
-    keys: Mapping[str, CacheKey],
-    context: frozenset[CacheKey],
-    files: list[str],
+    state: GraphState, keys: Mapping[str, CacheKey], context: frozenset[CacheKey], files: list[str]
 ) -> Iterator[tuple[str, Any]]:
     """The state's arrays by name, one at a time."""
     import numpy as np
@@ -160,8 +153,9 @@ def _arrays(
 
 def _head_arrays(summaries: Sequence[FileSymbols]) -> Iterator[tuple[str, Any]]:
     """What each file's cache row says besides its texts (backend, language, diagnostics; see
-    :meth:`~repomapper.snapshot.Stored.heads`). A backend or language is a position among the names (-1: none), diagnostics a JSON text per
-    file that has any."""
+    :meth:`~repomapper.snapshot.Stored.heads`): a backend or language as a position among the
+    names (-1: none), the diagnostics as a JSON text per file that has any, as its row holds
+    them ([code, message, severity] each)."""
     import numpy as np
 
     def positions(values: list[str | None]) -> tuple[list[str], Any]:
@@ -179,7 +173,11 @@ def _head_arrays(summaries: Sequence[FileSymbols]) -> Iterator[tuple[str, Any]]:
         yield f"file_{kind}", at
     noted = [i for i in range(n) if summaries[i].diagnostics]
     yield "diag_files", np.asarray(noted, dtype=np.int32)
-    yield "diag_texts", joined([diagnostics_text(summaries[i].diagnostics) for i in noted])
+    yield "diag_texts", joined([_diagnostics_text(summaries[i].diagnostics) for i in noted])
+
+
+def _diagnostics_text(diagnostics: Sequence[Diagnostic]) -> str:
+    return json.dumps([[d.code, d.message, d.severity] for d in diagnostics], separators=(",", ":"))
 
 
 def _pair_arrays(

@@ -5,16 +5,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
-import json
 import logging
 import operator
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, BinaryIO
 
 from ..cache import CacheKey
 from ..codedigest import made_by
-from ..model import Diagnostic
 from ..stringarrays import split
 from ..tablearrays import TableArrays
 
@@ -123,11 +121,6 @@ class Stored:
 
 #: a row's texts, left out of a head (read when first needed: see repomapper.rowtext)
 _NO_TEXTS = ("", "", "", "")
-
-
-def diagnostics_text(diagnostics: Sequence[Diagnostic]) -> str:
-    """A file's diagnostics as its cache row holds them: [code, message, severity] each."""
-    return json.dumps([[d.code, d.message, d.severity] for d in diagnostics], separators=(",", ":"))
 
 
 def _head_columns(a: Mapping[str, Any], n: int) -> tuple[list[Any], list[Any], dict[int, str]]:
