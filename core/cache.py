@@ -254,11 +254,13 @@ class TagCache:
         rows: dict[tuple[str, str, str], tuple[Any, ...]] = {}
         rest = keys
         if light and heads is not None:
+            rest = []
             for key in keys:
                 head = heads.get(key.content)
-                if head is not None:
+                if head is None:
+                    rest.append(key)
+                else:
                     rows[key.content] = head
-            rest = [k for k in keys if k.content not in rows]
         if rest:
             rows.update(self._rows_of(rest, full, light))
         batch = _DeferredTexts(self, [k for k in keys if k.content in rows])
@@ -733,10 +735,10 @@ class SqliteTagCache(TagCache):
         written. By when a row was written alone, a repository mapped every day but extracted
         long ago lost its rows to one extracted once since, and a repository's current rows went
         before the rows an older or newer version wrote later."""
-        from .cachedir import keys_by_use, state_rows
+        from .cachedir import keys_by_use
 
-        directory = Path(self.content_location).parent
-        uses = keys_by_use(directory)
+        state_rows: list[tuple[str, str, str]] = []
+        uses = keys_by_use(Path(self.content_location).parent, state_rows)
         with _transaction(self.content):
             self.content.execute("DROP TABLE IF EXISTS temp.row_use")
             self.content.execute("CREATE TEMP TABLE row_use (path TEXT, digest TEXT, used REAL)")
@@ -769,7 +771,7 @@ class SqliteTagCache(TagCache):
                 " PRIMARY KEY (path, digest, fingerprint)) WITHOUT ROWID"
             )
             self.content.executemany(
-                "INSERT OR IGNORE INTO state_rows VALUES (?, ?, ?)", state_rows(directory)
+                "INSERT OR IGNORE INTO state_rows VALUES (?, ?, ?)", state_rows
             )
             (referred,) = self.content.execute(
                 "SELECT EXISTS (SELECT 1 FROM doomed AS d JOIN state_rows AS s ON s.path = d.path"

@@ -16,7 +16,6 @@ say so: see :func:`_remove_repository`). :func:`enforce_bound` is the automatic 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import logging
 import os
 import re
@@ -445,9 +444,14 @@ def _remove_repository(directory: Path, repo: Repository) -> str | None:
     return None
 
 
-def _file_keys(directory: Path, repos: Sequence[Repository]) -> dict[str, list[tuple[str, str]]]:
+def _file_keys(
+    directory: Path,
+    repos: Sequence[Repository],
+    state_rows: list[tuple[str, str, str]] | None = None,
+) -> dict[str, list[tuple[str, str]]]:
     """Each repository's (path, digest) pairs: its files' and its stored state's (see
-    :func:`_state_keys`); a database that cannot be read has none of its own."""
+    :func:`_state_rows`); a database that cannot be read has none of its own. With
+    ``state_rows``, the stored states' full content keys are added to it as they are read."""
     out: dict[str, list[tuple[str, str]]] = {}
     for r in repos:
         db = directory / f"{r.name}.sqlite3"
@@ -458,20 +462,17 @@ def _file_keys(directory: Path, repos: Sequence[Repository]) -> dict[str, list[t
             out[r.name] = []
         for path in r.files:
             if path.name.endswith(".state.npz"):
-                out[r.name] += _state_keys(path)
+                rows = _state_rows(path)
+                out[r.name] += [(p, d) for p, d, _ in rows]
+                if state_rows is not None:
+                    state_rows += rows
     return out
 
 
-def _state_keys(path: Path) -> list[tuple[str, str]]:
-    """The (path, digest) of each file a stored ranking state was made from, none when it
-    cannot be read. A file changed since the state was stored is updated in it from its old
-    row: that row goes with the state, not with the file's current content."""
-    return [(p, d) for p, d, _ in _state_contents(path, with_fingerprints=False)]
-
-
-def _state_contents(path: Path, with_fingerprints: bool = True) -> list[tuple[str, str, str]]:
+def _state_rows(path: Path) -> list[tuple[str, str, str]]:
     """The content key (path, digest, backends) of each file a stored ranking state was made
-    from (backends "" without ``with_fingerprints``), none when it cannot be read."""
+    from, none when it cannot be read. A file changed since the state was stored is updated in
+    it from its old row: that row goes with the state, not with the file's current content."""
     import numpy as np
 
     from .stringarrays import split
@@ -481,8 +482,6 @@ def _state_contents(path: Path, with_fingerprints: bool = True) -> list[tuple[st
             arrays = np.lib.npyio.NpzFile(f, allow_pickle=False)  # an array of objects refused
             files = split(arrays["files"])
             digests = split(arrays["digests"], len(files))
-            if not with_fingerprints:
-                return list(zip(files, digests, itertools.repeat(""), strict=False))
             fingerprints = split(arrays["fingerprints"], len(files))
             return list(zip(files, digests, fingerprints, strict=True))
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
@@ -490,22 +489,15 @@ def _state_contents(path: Path, with_fingerprints: bool = True) -> list[tuple[st
         return []
 
 
-def state_rows(directory: Path) -> list[tuple[str, str, str]]:
-    """The content keys of the rows every repository's stored ranking state was made from."""
-    return [
-        key
-        for r in inspect(directory, rows=False).repositories
-        for path in r.files
-        if path.name.endswith(".state.npz")
-        for key in _state_contents(path)
-    ]
-
-
-def keys_by_use(directory: Path) -> list[tuple[float, list[tuple[str, str]]]]:
+def keys_by_use(
+    directory: Path, state_rows: list[tuple[str, str, str]] | None = None
+) -> list[tuple[float, list[tuple[str, str]]]]:
     """Each repository's last use with the (path, digest) of its files and of its stored
-    state's (see :func:`_file_keys`): what the content table's eviction keeps longest."""
+    state's (see :func:`_file_keys`): what the content table's eviction keeps longest. With
+    ``state_rows``, the content keys of the rows the stored states were made from are added to
+    it (each state read once)."""
     repos = inspect(directory, rows=False).repositories
-    keys = _file_keys(directory, repos)
+    keys = _file_keys(directory, repos, state_rows)
     return [(r.last_used, keys[r.name]) for r in repos]
 
 

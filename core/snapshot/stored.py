@@ -109,6 +109,11 @@ class Stored:
         top = {int(i) for i in self.a["pair_file"][:NEAR_TOP].tolist()}
         return any(self.files[i] in paths for i in top if 0 <= i < len(self.files))
 
+    @functools.cached_property
+    def position(self) -> dict[str, int]:
+        """Each file's position in the file list."""
+        return {f: i for i, f in enumerate(self.files)}
+
     def content(self, i: int) -> Content:
         return (self.files[i], self.digests[i], self.fingerprints[i])
 
@@ -148,13 +153,12 @@ class StoredHeads:
         self, stored: Stored, plugins: list[Any], languages: list[Any], texts: dict[int, str]
     ):
         self._stored = stored
-        self._at = {f: i for i, f in enumerate(stored.files)}
         self._plugins, self._languages, self._texts = plugins, languages, texts
 
     def get(self, content: Content, /) -> tuple[Any, ...] | None:
         path, digest, fingerprint = content
-        i = self._at.get(path)
         s = self._stored
+        i = s.position.get(path)
         if i is None or s.digests[i] != digest or s.fingerprints[i] != fingerprint:
             return None
         plugin = self._plugins[i]

@@ -158,10 +158,9 @@ class GraphStates:
         changed = snapshot.changed_files(stored, {p: keys[p] for p in mapped})
         if changed is None or len(changed) > snapshot.MAX_CHANGED:
             return None
-        at = {f: i for i, f in enumerate(stored.files)}
         wanted = []
         for path in changed:
-            _, digest, fingerprint = stored.content(at[path])
+            _, digest, fingerprint = stored.content(stored.position[path])
             wanted.append(CacheKey(path, 0, 0, fingerprint, digest))
         old = self._cache().lookup(wanted) if wanted else {}
         if len(old) != len(changed):
