@@ -25,11 +25,28 @@ MAX_LISTED_PATHS = 50
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
+#: how many of the latest summaries are remembered with what they were made of
+REMEMBERED = 4
+_remembered: list[tuple[tuple[Diagnostic, ...], tuple[Diagnostic, ...]]] = []
+
+
 def summarise(diags: Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
     """Per-file diagnostics of the common kinds become one diagnostic per kind listing paths,
     and so does any other per-file code reported for more than MAX_LISTED_PATHS files (a large
     tree whose C files a grammar parses only in part would otherwise give a line per file); the
-    result is de-duplicated and sorted (errors first)."""
+    result is de-duplicated and sorted (errors first). A long-lived process summarises the same
+    diagnostics on every call (tens of thousands on a large tree, most of them the very objects
+    of the call before): the latest summaries are remembered by what they were made of."""
+    made_of = tuple(diags)
+    for seen, summary in _remembered:
+        if len(seen) == len(made_of) and seen == made_of:
+            return summary
+    summary = _summarised(made_of)
+    _remembered[:] = [(made_of, summary), *_remembered[: REMEMBERED - 1]]
+    return summary
+
+
+def _summarised(diags: Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
     grouped: dict[str, list[Diagnostic]] = defaultdict(list)
     per_file: dict[str, list[Diagnostic]] = defaultdict(list)
     out: list[Diagnostic] = []

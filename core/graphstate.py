@@ -37,6 +37,7 @@ from .rank import (
     rank_definitions,
     role_weights,
 )
+from .ranked import PageRankedFiles
 from .tablearrays import build_arrays, table_of
 
 log = logging.getLogger(__name__)
@@ -86,9 +87,11 @@ class StateInputs:
 class Rankings:
     """A state's factored graph and both rankings, computed when first read: a reader that
     needs only the symbol table and the import edges (the MCP tools) never ranks, and a state
-    updated again before anyone read its rankings never computes them."""
+    updated again before anyone read its rankings never computes them. An update that leaves
+    the ranking as it was keeps this object, and with it the ranked files made for the answers
+    (:meth:`ranked_files`)."""
 
-    __slots__ = ("_compute", "_values")
+    __slots__ = ("_compute", "_values", "_files")
 
     def __init__(
         self,
@@ -97,6 +100,13 @@ class Rankings:
     ):
         self._compute = compute
         self._values = values
+        self._files: PageRankedFiles | None = None
+
+    def ranked_files(self) -> PageRankedFiles:
+        """The task-free ranking's files, best first (made when first read, then kept)."""
+        if self._files is None:
+            self._files = PageRankedFiles(self.get()[2].file_ranks)
+        return self._files
 
     def get(self) -> tuple[FactoredGraph, Mapping[str, float], Ranking]:
         if self._values is None:
@@ -137,6 +147,11 @@ class GraphState:
     @property
     def ranking(self) -> Ranking:
         return self.rankings.get()[2]
+
+    @property
+    def ranked_files(self) -> PageRankedFiles:
+        """The task-free ranking's files, best first (see :meth:`Rankings.ranked_files`)."""
+        return self.rankings.ranked_files()
 
     @cached_property
     def by_file(self) -> Mapping[str, list[tuple[str, float]]]:

@@ -65,13 +65,103 @@ ROLE_WEIGHTS: dict[str, float] = {
 }
 
 
+class PairOrder:
+    """The ranked pairs' scores (each rounded by :func:`stable_array`) and their order: by
+    score, best first, ties by the score of the pair's file (``file_scores``: per file
+    position; ``pair_file``: each pair's), then by position. The first ``head`` pairs are
+    rounded and sorted when first asked for, the rest only when read: a map reads a few hundred
+    of a large tree's millions of pairs, and rounding and sorting all of them was most of what
+    an edit that changes the ranking cost a long-lived process."""
+
+    #: how many of the first pairs are sorted at once (at least), by default
+    HEAD = 1 << 14
+    #: a score rounded to 12 significant digits moves by less than this share of itself
+    ROUNDING = 1e-11
+
+    __slots__ = ("_raw", "_file_scores", "_pair_file", "_size", "_scores", "_head", "_all")
+
+    def __init__(self, raw: Any, file_scores: Any, pair_file: Any, head: int = HEAD):
+        """``raw``: each pair's score before rounding (non-negative)."""
+        self._raw, self._file_scores, self._pair_file = raw, file_scores, pair_file
+        self._size = head
+        self._scores: Any = None  # every pair's rounded score, once made
+        self._head: Any = None
+        self._all: Any = None
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def scores(self, positions: Any = None) -> Any:
+        """The rounded scores of the pairs at ``positions`` (all when None)."""
+        if positions is None:
+            if self._scores is None:
+                self._scores = stable_array(self._raw)
+            return self._scores
+        if self._scores is not None:
+            return self._scores[positions]
+        return stable_array(self._raw[positions])
+
+    def _sorted(self, positions: Any = None, scores: Any = None) -> Any:
+        """``positions`` (all when None; increasing) in order; ``scores``: theirs, rounded."""
+        import numpy as np
+
+        if scores is None:
+            scores = self.scores(positions)
+        files = self._pair_file if positions is None else self._pair_file[positions]
+        # stable: ties keep pair order
+        order = np.lexsort((np.negative(self._file_scores[files]), np.negative(scores)))
+        return order if positions is None else positions[order]
+
+    def head(self) -> Any:
+        """The positions of the first pairs in order: at least ``head`` of them (all when
+        fewer), exactly the start of :meth:`all`."""
+        import numpy as np
+
+        if self._all is not None:
+            return self._all
+        if self._head is None:
+            raw, n, k = self._raw, len(self._raw), self._size
+            if n <= 4 * k:
+                return self.all()
+            # the k-th best score before rounding; a pair that rounds to at least its rounded
+            # score is within the rounding of it (rounding keeps the order, and moves a score
+            # by less than ROUNDING of itself)
+            bound = float(np.partition(raw, n - k)[n - k])
+            if not bound > 0:
+                return self.all()
+            near = np.flatnonzero(raw >= bound * (1 - self.ROUNDING))
+            rounded = stable_array(raw[near])
+            # every pair rounded to at least the k-th best rounded score (ties included) comes
+            # before every other, so sorting those alone gives the start of the whole order
+            cut = np.partition(rounded, len(near) - k)[len(near) - k]
+            chosen = rounded >= cut
+            if int(chosen.sum()) > n // 4:  # a score most pairs share: nothing to save
+                return self.all()
+            self._head = self._sorted(near[chosen], rounded[chosen])
+        return self._head
+
+    def all(self) -> Any:
+        """The positions of every pair in order."""
+        if self._all is None:
+            self._all = self._sorted()
+            self._head = None
+        return self._all
+
+
 class RankedPairs(MadeOnRead[tuple[str, str, float]]):
     """(file, identifier, rank) for every ranked definition pair, best first. Kept as arrays
     (the files' and identifiers' positions in tables of them, and the ranks) and made into
     tuples as they are read: a map reads a few hundred of hundreds of thousands (a list of
-    every pair's strings and floats cost a large tree hundreds of megabytes)."""
+    every pair's strings and floats cost a large tree hundreds of megabytes). Pairs ranked
+    afresh (:meth:`ordered`) are put in order as far as they are read (see :class:`PairOrder`)."""
 
-    __slots__ = ("_file_names", "_file_at", "_idents", "_ident_at", "_ranks", "_name_ids")
+    __slots__ = (
+        "_file_names",
+        "_idents",
+        "_name_ids",
+        "_columns_at",
+        "_lazy",
+    )
 
     def __init__(
         self,
@@ -87,12 +177,63 @@ class RankedPairs(MadeOnRead[tuple[str, str, float]]):
         a name id of :class:`~repomapper.tablearrays.TableArrays`, when known."""
         if not len(file_at) == len(ident_at) == len(ranks):
             raise ValueError("files, identifiers and ranks differ in length")
-        self._file_names, self._file_at = file_names, file_at
-        self._idents, self._ident_at, self._ranks = idents, ident_at, ranks
-        self._name_ids = name_ids
+        self._file_names, self._idents, self._name_ids = file_names, idents, name_ids
+        #: (file_at, ident_at, ranks) of every pair in order, once known
+        self._columns_at: tuple[Any, Any, Any] | None = (file_at, ident_at, ranks)
+        #: (pair_file, pairs, order) while the order is not wholly known
+        self._lazy: tuple[Any, Any, PairOrder] | None = None
+
+    @classmethod
+    def ordered(
+        cls,
+        file_names: Any,
+        pair_file: Any,
+        idents: Any,
+        pairs: Any,
+        order: PairOrder,
+        name_ids: Any = None,
+    ) -> RankedPairs:
+        """The pairs at positions ``pairs`` of the definition index (``pair_file``: each
+        index pair's file) with their scores, in ``order``."""
+        if len(pairs) != len(order):
+            raise ValueError("pairs and their order differ in length")
+        out = cls.__new__(cls)
+        out._file_names, out._idents, out._name_ids = file_names, idents, name_ids
+        out._columns_at = None
+        out._lazy = (pair_file, pairs, order)
+        return out
+
+    def _in_order(self, positions: Any) -> tuple[Any, Any, Any]:
+        """(file_at, ident_at, ranks) of the pairs at ``positions`` of the unordered arrays."""
+        assert self._lazy is not None
+        pair_file, pairs, order = self._lazy
+        chosen = pairs[positions]
+        return pair_file[chosen], chosen, order.scores(positions)
+
+    def _all(self) -> tuple[Any, Any, Any]:
+        if self._columns_at is None:
+            assert self._lazy is not None
+            self._columns_at = self._in_order(self._lazy[2].all())
+            self._lazy = None
+        return self._columns_at
+
+    def _part(self, part: slice) -> tuple[Any, Any, Any]:
+        """The columns of ``part`` (a slice of this sequence): from the sorted head when it
+        lies there."""
+        if self._lazy is not None:
+            order = self._lazy[2]
+            head = order.head()
+            start, stop, step = part.indices(len(order))
+            if step == 1 and stop <= len(head):
+                return self._in_order(head[start:stop])
+        file_at, ident_at, ranks = self._all()
+        return file_at[part], ident_at[part], ranks[part]
 
     def __len__(self) -> int:
-        return len(self._ranks)
+        if self._lazy is not None:
+            return len(self._lazy[2])
+        assert self._columns_at is not None
+        return len(self._columns_at[2])
 
     @overload
     def __getitem__(self, i: int) -> tuple[str, str, float]: ...
@@ -104,19 +245,25 @@ class RankedPairs(MadeOnRead[tuple[str, str, float]]):
         if isinstance(i, slice):
             files, idents, ranks = self._columns(i)
             return tuple(zip(files, idents, ranks, strict=True))
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError("pair index out of range")
+        at = i % n
+        file_at, ident_at, ranks = self._part(slice(at, at + 1))
         return (
-            self._file_names[self._file_at[i]],
-            self._idents[self._ident_at[i]],
-            float(self._ranks[i]),
+            self._file_names[file_at[0]],
+            self._idents[ident_at[0]],
+            float(ranks[0]),
         )
 
     def _columns(self, part: slice = slice(None)) -> tuple[list[str], list[str], list[float]]:
         import numpy as np
 
+        file_at, ident_at, ranks = self._part(part)
         return (
-            self._file_names[self._file_at[part]].tolist(),
-            self._idents[self._ident_at[part]].tolist(),
-            np.asarray(self._ranks[part], dtype=np.float64).tolist(),
+            self._file_names[file_at].tolist(),
+            self._idents[ident_at].tolist(),
+            np.asarray(ranks, dtype=np.float64).tolist(),
         )
 
     def __iter__(self) -> Iterator[tuple[str, str, float]]:
@@ -135,16 +282,16 @@ class RankedPairs(MadeOnRead[tuple[str, str, float]]):
         """Each pair's file as its position in ``files``, or None when the pairs' table of
         files is another."""
         same = len(self._file_names) == len(files) and self._file_names.tolist() == list(files)
-        return self._file_at if same else None
+        return self._all()[0] if same else None
 
     def ranks(self) -> Any:
-        return self._ranks
+        return self._all()[2]
 
     def name_ids(self) -> Any:
         """Each pair's identifier as a name id, or None when they are not known."""
         if self._name_ids is None:
             return None
-        return self._name_ids[self._ident_at]
+        return self._name_ids[self._all()[1]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,16 +411,50 @@ def stable(x: float) -> float:
     return float(f"{x:.12g}")
 
 
+#: a transposed product over at least this many entries goes through scipy's CSR kernel
+CSR_ENTRIES = 1 << 20
+
+
 @dataclass(frozen=True)
 class Coo:
     """A sparse matrix as coordinate arrays (duplicates add up), with the products ranking needs
     in numpy alone: importing scipy's sparse package is a visible part of every fresh
-    process, and a product over these arrays is as fast as its CSR one (docs/benchmarks.md)."""
+    process, and a product over these arrays is as fast as its CSR one up to a mid-size tree's
+    (docs/benchmarks.md). Past :data:`CSR_ENTRIES` entries sorted by column or by row (the
+    reference and definition matrices of a large tree: millions), ``M.T @ w`` goes through
+    scipy's compressed kernels instead, a few times faster: one pass in the entries' order,
+    so the same sums to the last bit."""
 
     rows: Any  # numpy int64 arrays, and float64 values
     cols: Any
     vals: Any
     shape: tuple[int, int]
+
+    @cached_property
+    def _transposed(self) -> Any:
+        """``M.T`` as a scipy sparse matrix over these very arrays, or None when the entries
+        are few or sorted neither by column nor by row. Sorted by column, it is a CSR matrix
+        whose rows are the entries' columns (a row's sum adds its entries in their order
+        here); sorted by row, the transpose of ``M``'s CSR matrix, whose product adds each
+        entry into its column in their order here. Either way the sums of ``np.bincount``."""
+        import numpy as np
+
+        rows, cols = self.rows, self.cols
+        if len(cols) < CSR_ENTRIES:
+            return None
+        if bool((cols[1:] >= cols[:-1]).all()):
+            major, minor, shape = cols, rows, (self.shape[1], self.shape[0])
+        elif bool((rows[1:] >= rows[:-1]).all()):
+            major, minor, shape = rows, cols, self.shape
+        else:
+            return None
+        from scipy.sparse import csr_matrix  # type: ignore[import-untyped]  # (no stubs)
+
+        index = np.int32 if len(cols) < 1 << 31 and max(self.shape) < 1 << 31 else np.int64
+        indptr = np.zeros(shape[0] + 1, dtype=index)
+        np.cumsum(np.bincount(major, minlength=shape[0]), out=indptr[1:])
+        matrix = csr_matrix((self.vals, minor.astype(index, copy=False), indptr), shape=shape)
+        return matrix if major is cols else matrix.T
 
     def dot(self, w: Any) -> Any:
         """``M @ w``"""
@@ -285,6 +466,9 @@ class Coo:
         """``M.T @ w``"""
         import numpy as np
 
+        transposed = self._transposed
+        if transposed is not None:
+            return transposed @ np.asarray(w, dtype=np.float64)
         return np.bincount(self.cols, self.vals * w[self.rows], minlength=self.shape[1])
 
     def row_sums(self) -> Any:
@@ -1184,14 +1368,15 @@ def rank_definitions(
                 ranked[pid] *= MENTIONED_BOOST
     file_scores = {f: stable(r) for f, r in file_ranks.items()}
     kept = np.flatnonzero(received)
-    scores = stable_array(ranked[kept])
     by_file = np.array([file_scores.get(f, 0.0) for f in g.files], dtype=np.float64)
-    file_key = np.negative(by_file)[a.pair_file[kept]]
-    order = np.lexsort((file_key, np.negative(scores)))  # stable: ties keep pair order
-    del file_key
-    chosen = kept[order].astype(np.int32 if pairs < 1 << 31 else np.int64)
-    items = RankedPairs(
-        a.file_names, a.pair_file[chosen], a.idents, chosen, scores[order], a.ident_ids
+    order = PairOrder(ranked[kept], by_file, a.pair_file[kept])
+    items = RankedPairs.ordered(
+        a.file_names,
+        a.pair_file,
+        a.idents,
+        kept.astype(np.int32 if pairs < 1 << 31 else np.int64),
+        order,
+        a.ident_ids,
     )
     return Ranking(file_scores, items)
 

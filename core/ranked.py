@@ -52,13 +52,18 @@ _files_made = _made_in_columns(RankedFile, ("path", "score", "why"))
 class PageRankedFiles(MadeOnRead[RankedFile]):
     """Files ranked by the reference graph alone (no task), best first, each with its one
     reason; the :class:`RankedFile` objects are made as they are read (an answer lists a few
-    dozen of thousands: making them all cost several milliseconds of each call)."""
+    dozen of thousands: making them all cost several milliseconds of each call). What
+    :meth:`made` and :meth:`positions` make is kept: a state whose ranking an edit left as it
+    was hands every later call the same instance (see
+    :meth:`~repomapper.graphstate.Rankings.ranked_files`)."""
 
-    __slots__ = ("_ranks",)
+    __slots__ = ("_ranks", "_made", "_positions")
 
     def __init__(self, file_ranks: Mapping[str, float]):
         # best first, ties by path: by path, then stably by rank (no key function per file)
         self._ranks = sorted(sorted(file_ranks.items()), key=operator.itemgetter(1), reverse=True)
+        self._made: tuple[RankedFile, ...] | None = None
+        self._positions: dict[str, int] | None = None
 
     @staticmethod
     def _file(path: str, rank: float) -> RankedFile:
@@ -83,10 +88,20 @@ class PageRankedFiles(MadeOnRead[RankedFile]):
         return self._ranks
 
     def made(self) -> tuple[RankedFile, ...]:
-        """Every file, made at once: what iterating gives, at a fraction of the cost."""
-        paths = [p for p, _ in self._ranks]
-        ranks = [r for _, r in self._ranks]
-        return ranked_files_made(paths, ranks, [None] * len(ranks))
+        """Every file, made at once: what iterating gives, at a fraction of the cost (made
+        once: on a large tree, a hundred thousand objects each call, and the collections of
+        the long-lived objects they set off)."""
+        if self._made is None:
+            paths = [p for p, _ in self._ranks]
+            ranks = [r for _, r in self._ranks]
+            self._made = ranked_files_made(paths, ranks, [None] * len(ranks))
+        return self._made
+
+    def positions(self) -> dict[str, int]:
+        """Each file's position (kept; callers must not change it)."""
+        if self._positions is None:
+            self._positions = {p: i for i, (p, _) in enumerate(self._ranks)}
+        return self._positions
 
 
 def ranked_files_made(

@@ -45,6 +45,26 @@ def test_a_code_reported_for_many_files_becomes_one_diagnostic_quoting_its_messa
     assert len(few) == MAX_LISTED_PATHS and all(d.path for d in few)
 
 
+def test_a_summary_is_remembered_by_what_it_was_made_of():
+    """The same diagnostics (the very objects, or equal ones) give the summary made before;
+    others are summarised afresh, and the remembered ones are the latest few."""
+    from repomapper import diagnostics
+
+    many = [Diagnostic("parse_partial", f"{i % 3} error(s)", f"f{i}.c") for i in range(200)]
+    first = summarise(many)
+    assert summarise(list(many)) is first
+    equal = [Diagnostic(d.code, d.message, d.path) for d in many]
+    assert summarise(equal) is first
+    changed = [*many[:-1], Diagnostic("parse_partial", "9 error(s)", "f199.c")]
+    other = summarise(changed)
+    assert other is not first and other != first and "1 other message(s)" in other[0].message
+    assert summarise(many) is first
+    for n in range(diagnostics.REMEMBERED):
+        summarise(many[: 100 + n])
+    again = summarise(many)
+    assert again == first and again is not first  # let go: made afresh, the same value
+
+
 def test_a_map_of_many_broken_files_says_so_in_one_line(make_tree, tmp_path):
     files = {f"pkg/m{i:03}.py": "def ok(:\n" for i in range(MAX_LISTED_PATHS + 5)}
     files["pkg/good.py"] = "def good():\n    return 1\n"

@@ -1,5 +1,6 @@
 import logging
 import math
+import os
 from pathlib import Path
 
 import networkx as nx
@@ -379,3 +380,123 @@ def test_task_map_streams_start_lazily_and_merge_in_key_order(rows):
     assert got == expected
     taken = list(_merged(files, stream))[:3]  # a consumer that stops early...
     assert taken == expected[:3]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            # 0.1 + 0.2 and 0.3 round to one score, 1/3 and 0.333333333333 too: ties made by
+            # the rounding, across the head's bound
+            st.sampled_from([0.0, 1e-9, 0.25, 0.1 + 0.2, 0.3, 1 / 3, 0.333333333333, 2.0]),
+            st.integers(0, 5),
+        ),
+        min_size=1,
+        max_size=300,
+    ),
+    st.integers(1, 40),
+)
+def test_pair_order_head_is_the_start_of_the_whole_order(pairs, head):
+    """The first pairs, rounded and sorted alone, are the start of the full sort of the rounded
+    scores (ties at the head's last score included), and a lazily ordered RankedPairs reads as
+    the eagerly ordered one."""
+    import numpy as np
+
+    from repomapper.rank import PairOrder, RankedPairs, stable_array
+
+    raw = np.array([s for s, _ in pairs], dtype=np.float64)
+    scores = stable_array(raw)
+    pair_file = np.array([f for _, f in pairs], dtype=np.int32)
+    file_scores = np.array([0.3, 0.1, 0.3, 0.0, 0.9, 0.2])
+    expected = np.lexsort((-file_scores[pair_file], -scores))
+    order = PairOrder(raw, file_scores, pair_file, head)  # small: the partition runs
+    start = order.head()
+    assert len(start) >= min(head, len(pairs))
+    assert start.tolist() == expected[: len(start)].tolist()
+    assert order.scores(start).tolist() == scores[start].tolist()
+    assert order.all().tolist() == expected.tolist()
+
+    files = np.array([f"f{i}.py" for i in range(6)], dtype=object)
+    names = np.array([f"n{i}" for i in range(len(pairs))], dtype=object)
+    kept = np.arange(len(pairs), dtype=np.int32)
+    eager = RankedPairs(files, pair_file[expected], names, kept[expected], scores[expected])
+    lazy = RankedPairs.ordered(
+        files, pair_file, names, kept, PairOrder(raw, file_scores, pair_file, head)
+    )
+    assert len(lazy) == len(eager)
+    assert lazy[0] == eager[0] and lazy[-1] == eager[-1] and lazy[:head] == eager[:head]
+    assert list(lazy) == list(eager) and lazy.ranks().tolist() == eager.ranks().tolist()
+
+
+def test_pair_order_head_holds_the_scores_the_rounding_ties():
+    """0.3 and 0.1 + 0.2 round to one score: a head cut at the latter holds the former too."""
+    import numpy as np
+
+    from repomapper.rank import PairOrder, stable_array
+
+    raw = np.array([0.3] * 5 + [0.1 + 0.2] * 5 + [2.0] * 3 + [0.0] * 50)
+    pair_file = np.array([(i * 7) % 6 for i in range(len(raw))], dtype=np.int32)
+    file_scores = np.array([0.3, 0.1, 0.3, 0.0, 0.9, 0.2])
+    expected = np.lexsort((-file_scores[pair_file], -stable_array(raw)))
+    start = PairOrder(raw, file_scores, pair_file, 4).head()
+    assert len(start) == 13 and start.tolist() == expected[:13].tolist()
+
+
+def test_an_edit_that_keeps_the_ranking_keeps_the_ranked_files(tmp_path):
+    """A long-lived map whose ranking an edit left as it was answers with the same ranked
+    files (made once: on a large tree a hundred thousand objects per call)."""
+    cache, tmp_path = tmp_path / "cache", tmp_path / "repo"
+    tmp_path.mkdir()
+    (tmp_path / "a.py").write_text("def used():\n    return 1\n")
+    (tmp_path / "b.py").write_text("from a import used\n\n\ndef caller():\n    return used()\n")
+    for i in range(8):  # (an update, not a rebuild: one changed file of many)
+        (tmp_path / f"c{i}.py").write_text(f"def helper_{i}():\n    return {i}\n")
+    for path in tmp_path.glob("*.py"):  # written well before the maps (settled stats)
+        os.utime(path, ns=(1_600_000_000_000_000_000, 1_600_000_000_000_000_000))
+    rm = RepoMap(tmp_path, cache_dir=cache)
+    first = rm.map()
+    (tmp_path / "b.py").write_text(
+        "from a import used\n\n\ndef caller():\n    # a comment\n    return used()\n"
+    )
+    second = rm.map()
+    assert second.ranked_files == first.ranked_files
+    assert second.ranked_files[0] is first.ranked_files[0]
+    (tmp_path / "b.py").write_text("from a import used\n\n\ndef other():\n    return used()\n")
+    third = rm.map()
+    assert [f.path for f in third.ranked_files] == [f.path for f in first.ranked_files]
+    assert third.ranked_files[0] is not first.ranked_files[0]
+    rm.close()
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 6), st.integers(0, 9), st.floats(0.001, 50.0)),
+        min_size=1,
+        max_size=80,
+    ),
+    st.sampled_from(["column", "row", "neither"]),
+)
+def test_a_large_sparse_matrix_multiplies_through_scipy_to_the_same_bits(entries, by):
+    """Past CSR_ENTRIES entries sorted by column or by row, ``M.T @ w`` goes through scipy's
+    compressed kernels: the same sums, to the last bit, as the entries added in their order;
+    other entries keep the plain product."""
+    import numpy as np
+
+    from repomapper import rank
+
+    if by != "neither":  # (stable: a column's or row's entries keep their order)
+        entries = sorted(entries, key=lambda e: e[1] if by == "column" else e[0])
+    rows = np.array([r for r, _, _ in entries], dtype=np.int32)
+    cols = np.array([c for _, c, _ in entries], dtype=np.int32)
+    vals = np.array([v for _, _, v in entries], dtype=np.float64)
+    w = np.array([0.1, 1 / 3, 2.5, 1e-7, 0.7, 3.0, 0.2])
+    expected = np.bincount(cols, vals * w[rows], minlength=10)
+    old = rank.CSR_ENTRIES
+    rank.CSR_ENTRIES = 1
+    try:
+        m = rank.Coo(rows, cols, vals, (7, 10))
+        got = m.tdot(w)
+        either = bool((cols[1:] >= cols[:-1]).all() or (rows[1:] >= rows[:-1]).all())
+        assert (m._transposed is not None) == either
+    finally:
+        rank.CSR_ENTRIES = old
+    assert got.tolist() == expected.tolist()

@@ -16,7 +16,7 @@ from ..importmemo import CachedImports
 from ..installable import installable_diagnostics
 from ..model import Diagnostic, FileSymbols, RankedFile
 from ..rank import asked_by_include, pagerank
-from ..ranked import PageRankedFiles, RankedRepository
+from ..ranked import RankedRepository
 from ..settings import MapSettings, Selection
 from ..state import Prepared, RepositoryState
 
@@ -74,7 +74,7 @@ def rank_prepared(
     )
     query = _task_query(settings.task, diags)
     task_free = RankedRepository(
-        files=PageRankedFiles(graph.ranking.file_ranks),
+        files=graph.ranked_files,
         definitions=graph.ranking.definitions,
         by_file=graph.by_file,
         symbol_scores={},

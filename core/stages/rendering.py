@@ -80,7 +80,7 @@ def _positions(ranked: RankedRepository) -> dict[str, int]:
     """Each ranked file's position in ``ranked_files``; read from the rows of a task-free
     ranking without making a RankedFile of each of its thousands of files."""
     if isinstance(ranked.files, PageRankedFiles):
-        return {p: i for i, (p, _) in enumerate(ranked.files._rows())}
+        return ranked.files.positions()
     return {f.path: i for i, f in enumerate(ranked.files)}
 
 
