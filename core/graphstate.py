@@ -30,6 +30,7 @@ from .model import FileSymbols
 from .rank import (
     FactorBlocks,
     FactoredGraph,
+    IdentBlock,
     Ranking,
     demoted,
     pagerank,
@@ -91,22 +92,36 @@ class Rankings:
     the ranking as it was keeps this object, and with it the ranked files made for the answers
     (:meth:`ranked_files`)."""
 
-    __slots__ = ("_compute", "_values", "_files")
+    __slots__ = ("_compute", "_values", "_files", "_before")
 
     def __init__(
         self,
         compute: Callable[[], tuple[FactoredGraph, Mapping[str, float], Ranking]] | None = None,
         values: tuple[FactoredGraph, Mapping[str, float], Ranking] | None = None,
+        before: Rankings | None = None,
     ):
+        """``before``: the rankings of the state these replace, whose ranked files are reused
+        when the file ranks come out the same."""
         self._compute = compute
         self._values = values
         self._files: PageRankedFiles | None = None
+        self._before = before._files if before is not None else None
 
     def ranked_files(self) -> PageRankedFiles:
-        """The task-free ranking's files, best first (made when first read, then kept)."""
+        """The task-free ranking's files, best first (made when first read, then kept). An
+        edit that adds or removes a name nothing references leaves every file's rank as it
+        was: the files made for the state before are kept then."""
         if self._files is None:
-            self._files = PageRankedFiles(self.get()[2].file_ranks)
+            ranks = self.get()[2].file_ranks
+            before, self._before = self._before, None
+            self._files = before if before is not None and before.ranks == ranks else None
+            if self._files is None:
+                self._files = PageRankedFiles(ranks)
         return self._files
+
+    def computed_prior(self) -> Mapping[str, float] | None:
+        """The task-free file ranks when they have been computed (None otherwise)."""
+        return self._values[1] if self._values is not None else None
 
     def get(self) -> tuple[FactoredGraph, Mapping[str, float], Ranking]:
         if self._values is None:
@@ -288,7 +303,30 @@ def update_state(
         # definitions' tags are
         return replace(state, files=files, table=table, imports=imports, how=how)
     blocks = state.blocks.updated(table, touched | boosted, inputs.chat, inputs.mentioned_idents)
-    return _ranked(files, inputs, index, table, imports, blocks, definitions, how)
+    # the walk over the files reads each name's block (its referencers, weights, definers and
+    # their factors), not where a name stands among its file's definitions: when every
+    # touched block is the one before, or carries no reference before or after (a function not
+    # yet called, one whose last caller went earlier), and no import, boost or role changed,
+    # the walk is the one before, to the last bit
+    walk_kept = (
+        not boosted
+        and not redo
+        and same_boosts
+        and all(_generated(old[p]) == _generated(files[p]) for p in changed)
+        and all(_same_walk(state.blocks.blocks.get(n), blocks.blocks.get(n)) for n in touched)
+    )
+    prior = state.rankings.computed_prior() if walk_kept else None
+    return _ranked(
+        files, inputs, index, table, imports, blocks, definitions, how, state.rankings, prior
+    )
+
+
+def _same_walk(before: IdentBlock | None, after: IdentBlock | None) -> bool:
+    """Whether a name's block moves rank between files as it did: the same block, or none
+    that any file references."""
+    return before == after or (
+        (before is None or not before.rows) and (after is None or not after.rows)
+    )
 
 
 def _generated(fs: FileSymbols) -> bool:
@@ -328,7 +366,12 @@ def _ranked(
     blocks: FactorBlocks,
     definitions: DefinitionIndex,
     how: str,
+    before: Rankings | None = None,
+    prior: Mapping[str, float] | None = None,
 ) -> GraphState:
+    """The state over these parts, its rankings computed when first read; ``before``: the
+    rankings it replaces; ``prior``: the task-free file ranks when they are known to be
+    those of ``before``."""
     chat, mentioned_f, mentioned_i = inputs.boosts()
     # a stored state's imports stay layered: their values are made only when read
     ordered = imports if isinstance(imports, Layered) else {p: imports[p] for p in sorted(imports)}
@@ -337,9 +380,11 @@ def _ranked(
         graph = blocks.factored(files, ordered, definitions)
         marked = [p for p, fs in files.items() if _generated(fs)]
         weights = role_weights(files, chat, mentioned_f, mentioned_i, inputs.asked, marked)
-        pers = personalization(files, chat, mentioned_f, mentioned_i, weights)
-        prior = demoted(pagerank(graph, pers), weights)
-        return graph, prior, rank_definitions(graph, table, prior, mentioned_i, weights)
+        walked = prior
+        if walked is None:
+            pers = personalization(files, chat, mentioned_f, mentioned_i, weights)
+            walked = demoted(pagerank(graph, pers), weights)
+        return graph, walked, rank_definitions(graph, table, walked, mentioned_i, weights)
 
     return GraphState(
         files,
@@ -349,7 +394,7 @@ def _ranked(
         ordered,
         blocks,
         definitions,
-        Rankings(compute),
+        Rankings(compute, before=before),
         how,
         inputs.context,
         inputs.asked,

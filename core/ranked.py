@@ -57,9 +57,11 @@ class PageRankedFiles(MadeOnRead[RankedFile]):
     was hands every later call the same instance (see
     :meth:`~repomapper.graphstate.Rankings.ranked_files`)."""
 
-    __slots__ = ("_ranks", "_made", "_positions")
+    __slots__ = ("ranks", "_ranks", "_made", "_positions")
 
     def __init__(self, file_ranks: Mapping[str, float]):
+        #: the ranks these files were made from
+        self.ranks = file_ranks
         # best first, ties by path: by path, then stably by rank (no key function per file)
         self._ranks = sorted(sorted(file_ranks.items()), key=operator.itemgetter(1), reverse=True)
         self._made: tuple[RankedFile, ...] | None = None

@@ -441,9 +441,9 @@ def test_pair_order_head_holds_the_scores_the_rounding_ties():
     assert len(start) == 13 and start.tolist() == expected[:13].tolist()
 
 
-def test_an_edit_that_keeps_the_ranking_keeps_the_ranked_files(tmp_path):
-    """A long-lived map whose ranking an edit left as it was answers with the same ranked
-    files (made once: on a large tree a hundred thousand objects per call)."""
+def test_an_edit_that_keeps_the_ranking_keeps_the_ranked_files(tmp_path, monkeypatch):
+    """A long-lived map whose file ranks an edit left as they were answers with the same
+    ranked files (made once: on a large tree a hundred thousand objects per call)."""
     cache, tmp_path = tmp_path / "cache", tmp_path / "repo"
     tmp_path.mkdir()
     (tmp_path / "a.py").write_text("def used():\n    return 1\n")
@@ -460,10 +460,35 @@ def test_an_edit_that_keeps_the_ranking_keeps_the_ranked_files(tmp_path):
     second = rm.map()
     assert second.ranked_files == first.ranked_files
     assert second.ranked_files[0] is first.ranked_files[0]
-    (tmp_path / "b.py").write_text("from a import used\n\n\ndef other():\n    return used()\n")
+    # a name nothing references: every file's rank stays, and so do the files made for it
+    (tmp_path / "b.py").write_text(
+        "from a import used\n\n\ndef caller():\n    return used()\n\n\ndef spare():\n    pass\n"
+    )
+    from repomapper import graphstate
+
+    walks = []
+    real_walk = graphstate.pagerank
+    monkeypatch.setattr(graphstate, "pagerank", lambda *a: walks.append(1) or real_walk(*a))
     third = rm.map()
-    assert [f.path for f in third.ranked_files] == [f.path for f in first.ranked_files]
-    assert third.ranked_files[0] is not first.ranked_files[0]
+    assert list(rm.state.graphs._states.values())[0].how.startswith("updated")
+    assert third.ranked_files[0] is first.ranked_files[0]
+    assert not walks  # (the walk over the files is the one before)
+    fresh = RepoMap(tmp_path, use_cache=False).map()
+    assert (fresh.map, fresh.ranked_files, fresh.ranked_symbols) == (
+        third.map,
+        third.ranked_files,
+        third.ranked_symbols,
+    )
+    assert any(s.name == "spare" for s in third.ranked_symbols)
+    # a reference that moves the ranks: the files are made again
+    (tmp_path / "b.py").write_text(
+        "from a import used\nfrom c0 import helper_0\n\n\ndef caller():\n"
+        "    return used() + helper_0()\n"
+    )
+    fourth = rm.map()
+    assert walks  # (a reference moves rank between files: walked again)
+    assert fourth.ranked_files != first.ranked_files
+    assert fourth.ranked_files[0] is not first.ranked_files[0]
     rm.close()
 
 
