@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -58,8 +59,10 @@ def pick(root: Path, suffix: str, n: int, skip: int = 0) -> list[Path]:
 
 
 async def run(root: Path, cache: Path, budget: int, edits: int, results: dict) -> None:
-    params = StdioServerParameters(
-        command=EXE[0], args=[*EXE[1:], "mcp", str(root), "--cache-dir", str(cache)]
+    params = StdioServerParameters(  # this environment (PYTHONPATH: another checkout's code)
+        command=EXE[0],
+        args=[*EXE[1:], "mcp", str(root), "--cache-dir", str(cache)],
+        env=dict(os.environ),
     )
     originals: dict[Path, bytes] = {}
     try:
@@ -86,20 +89,21 @@ async def run(root: Path, cache: Path, budget: int, edits: int, results: dict) -
                 with path.open("a", encoding="utf-8") as f:
                     f.write(text)
 
+            # each run's edits are its own: content another run had was answered from the memo
+            salt = time.time_ns()
             results["first repo_map"] = await repo_map()
             results["repo_map, nothing changed"] = await repo_map()
             comments = pick(root, ".c", edits + 1)
-            append(comments[0], "\n/* live edit 0 */\n")
+            append(comments[0], f"\n/* live edit 0 {salt} */\n")
             results["first repo_map after an edit (state loaded)"] = await repo_map()
             plain = []
             for i, path in enumerate(comments[1:], 1):
-                append(path, f"\n/* live edit {i} */\n")
+                append(path, f"\n/* live edit {i} {salt} */\n")
                 plain.append(await repo_map())
             named = []
             for i, path in enumerate(pick(root, ".c", edits, skip=edits + 1)):
-                append(
-                    path, f"\nstatic int repomapper_live_edit_{i}(void)\n{{\n\treturn {i};\n}}\n"
-                )
+                name = f"repomapper_live_edit_{i}_{salt}"
+                append(path, f"\nstatic int {name}(void)\n{{\n\treturn {i};\n}}\n")
                 named.append(await repo_map())
             for label, times in (("a comment", plain), ("a new function", named)):
                 results[f"repo_map after an edit adding {label} (median)"] = statistics.median(

@@ -92,7 +92,7 @@ class Rankings:
     the ranking as it was keeps this object, and with it the ranked files made for the answers
     (:meth:`ranked_files`)."""
 
-    __slots__ = ("_compute", "_values", "_files", "_before")
+    __slots__ = ("_compute", "_values", "_files", "_before", "weights")
 
     def __init__(
         self,
@@ -106,6 +106,8 @@ class Rankings:
         self._values = values
         self._files: PageRankedFiles | None = None
         self._before = before._files if before is not None else None
+        #: each file's role weight the ranks were computed with, once known
+        self.weights: Mapping[str, float] | None = None
 
     def ranked_files(self) -> PageRankedFiles:
         """The task-free ranking's files, best first (made when first read, then kept). An
@@ -315,9 +317,11 @@ def update_state(
         and all(_generated(old[p]) == _generated(files[p]) for p in changed)
         and all(_same_walk(state.blocks.blocks.get(n), blocks.blocks.get(n)) for n in touched)
     )
-    prior = state.rankings.computed_prior() if walk_kept else None
+    before = state.rankings
+    prior = before.computed_prior() if walk_kept else None
+    weights = before.weights if walk_kept else None  # (the same files, roles and boosts)
     return _ranked(
-        files, inputs, index, table, imports, blocks, definitions, how, state.rankings, prior
+        files, inputs, index, table, imports, blocks, definitions, how, before, prior, weights
     )
 
 
@@ -368,23 +372,29 @@ def _ranked(
     how: str,
     before: Rankings | None = None,
     prior: Mapping[str, float] | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> GraphState:
     """The state over these parts, its rankings computed when first read; ``before``: the
-    rankings it replaces; ``prior``: the task-free file ranks when they are known to be
-    those of ``before``."""
+    rankings it replaces; ``prior`` and ``weights``: the task-free file ranks and the files'
+    role weights, when they are known to be those of ``before``."""
     chat, mentioned_f, mentioned_i = inputs.boosts()
     # a stored state's imports stay layered: their values are made only when read
     ordered = imports if isinstance(imports, Layered) else {p: imports[p] for p in sorted(imports)}
 
     def compute() -> tuple[FactoredGraph, Mapping[str, float], Ranking]:
         graph = blocks.factored(files, ordered, definitions)
-        marked = [p for p, fs in files.items() if _generated(fs)]
-        weights = role_weights(files, chat, mentioned_f, mentioned_i, inputs.asked, marked)
+        roles = weights
+        if roles is None:
+            marked = [p for p, fs in files.items() if _generated(fs)]
+            roles = role_weights(files, chat, mentioned_f, mentioned_i, inputs.asked, marked)
+        rankings.weights = roles
         walked = prior
         if walked is None:
-            pers = personalization(files, chat, mentioned_f, mentioned_i, weights)
-            walked = demoted(pagerank(graph, pers), weights)
-        return graph, walked, rank_definitions(graph, table, walked, mentioned_i, weights)
+            pers = personalization(files, chat, mentioned_f, mentioned_i, roles)
+            walked = demoted(pagerank(graph, pers), roles)
+        return graph, walked, rank_definitions(graph, table, walked, mentioned_i, roles)
+
+    rankings = Rankings(compute, before=before)
 
     return GraphState(
         files,
@@ -394,7 +404,7 @@ def _ranked(
         ordered,
         blocks,
         definitions,
-        Rankings(compute, before=before),
+        rankings,
         how,
         inputs.context,
         inputs.asked,

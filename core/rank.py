@@ -422,13 +422,19 @@ class Coo:
     process, and a product over these arrays is as fast as its CSR one up to a mid-size tree's
     (docs/benchmarks.md). Past :data:`CSR_ENTRIES` entries sorted by column or by row (the
     reference and definition matrices of a large tree: millions), ``M.T @ w`` goes through
-    scipy's compressed kernels instead, a few times faster: one pass in the entries' order,
-    so the same sums to the last bit."""
+    scipy's compressed kernels from the second product on (PageRank's iterations), a few times
+    faster: one pass in the entries' order, so the same sums to the last bit."""
 
     rows: Any  # numpy int64 arrays, and float64 values
     cols: Any
     vals: Any
     shape: tuple[int, int]
+
+    @cached_property
+    def _products(self) -> list[int]:
+        """How many transposed products were asked for (one: not worth a CSR matrix and
+        scipy's import, in a process that ranks once)."""
+        return [0]
 
     @cached_property
     def _transposed(self) -> Any:
@@ -466,7 +472,9 @@ class Coo:
         """``M.T @ w``"""
         import numpy as np
 
-        transposed = self._transposed
+        asked = self._products
+        asked[0] += 1
+        transposed = self._transposed if asked[0] > 1 else None
         if transposed is not None:
             return transposed @ np.asarray(w, dtype=np.float64)
         return np.bincount(self.cols, self.vals * w[self.rows], minlength=self.shape[1])

@@ -466,13 +466,14 @@ def test_an_edit_that_keeps_the_ranking_keeps_the_ranked_files(tmp_path, monkeyp
     )
     from repomapper import graphstate
 
-    walks = []
-    real_walk = graphstate.pagerank
+    walks, roles = [], []
+    real_walk, real_roles = graphstate.pagerank, graphstate.role_weights
     monkeypatch.setattr(graphstate, "pagerank", lambda *a: walks.append(1) or real_walk(*a))
+    monkeypatch.setattr(graphstate, "role_weights", lambda *a: roles.append(1) or real_roles(*a))
     third = rm.map()
     assert list(rm.state.graphs._states.values())[0].how.startswith("updated")
     assert third.ranked_files[0] is first.ranked_files[0]
-    assert not walks  # (the walk over the files is the one before)
+    assert not walks and not roles  # (the walk over the files is the one before)
     fresh = RepoMap(tmp_path, use_cache=False).map()
     assert (fresh.map, fresh.ranked_files, fresh.ranked_symbols) == (
         third.map,
@@ -486,7 +487,7 @@ def test_an_edit_that_keeps_the_ranking_keeps_the_ranked_files(tmp_path, monkeyp
         "    return used() + helper_0()\n"
     )
     fourth = rm.map()
-    assert walks  # (a reference moves rank between files: walked again)
+    assert walks and roles  # (a reference moves rank between files: walked again)
     assert fourth.ranked_files != first.ranked_files
     assert fourth.ranked_files[0] is not first.ranked_files[0]
     rm.close()
@@ -519,6 +520,7 @@ def test_a_large_sparse_matrix_multiplies_through_scipy_to_the_same_bits(entries
     rank.CSR_ENTRIES = 1
     try:
         m = rank.Coo(rows, cols, vals, (7, 10))
+        assert m.tdot(w).tolist() == expected.tolist()  # the first product: numpy's
         got = m.tdot(w)
         either = bool((cols[1:] >= cols[:-1]).all() or (rows[1:] >= rows[:-1]).all())
         assert (m._transposed is not None) == either
