@@ -23,7 +23,6 @@ Run by hand on an idle machine; not part of the test suite.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -34,15 +33,15 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import corpora  # noqa: E402
+from mcp_live import (  # noqa: E402
+    EXE,
+    ClientSession,
+    StdioServerParameters,
+    anyio,
+    stdio_client,
+    write_report,  # noqa: E402
+)
 
-try:
-    import anyio
-    from mcp import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-except ImportError:  # pragma: no cover
-    sys.exit('the benchmark needs the mcp extra: pip install -e ".[mcp]"')
-
-EXE = [sys.executable, "-m", "repomapper.cli"]
 #: seconds between calls: the server stores what it answered once calls pause
 PAUSE = 2.0
 
@@ -130,22 +129,13 @@ def main(argv: list[str] | None = None) -> int:
     cache = Path(a.cache_dir or HERE / ".cache" / "repomapper-cache" / f"{a.corpus}-{a.budget}")
     results: dict = {}
     anyio.run(run, root, cache, a.budget, a.edits, results)
-    lines = [
+    write_report(
         f"Corpus: {a.corpus} ({corpora.describe(a.corpus)['source']}), "
         f"{results.pop('files_total')} files, budget {a.budget} tokens, cache {cache.name}.",
-        "",
-        "| measurement (MCP server, from the client) | seconds |",
-        "|---|---:|",
-    ]
-    lines += [
-        f"| {k} | {v:.3f} |" if isinstance(v, float) else f"| {k} | {v} |"
-        for k, v in results.items()
-    ]
-    report = "\n".join(lines) + "\n"
-    print(report)
-    print(json.dumps(results), file=sys.stderr)
-    if a.output:
-        Path(a.output).write_text(report, encoding="utf-8")
+        "measurement (MCP server, from the client)",
+        results,
+        a.output,
+    )
     return 0
 
 

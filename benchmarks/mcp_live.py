@@ -127,6 +127,21 @@ async def server_run(
         results["related_files after editing one file (median)"] = statistics.median(after_related)
 
 
+def write_report(first: str, heading: str, results: dict, output: str | None) -> None:
+    """``results`` as a Markdown table under the line ``first`` (printed, and written to
+    ``output`` when given); the raw figures as JSON on standard error."""
+    lines = [first, "", f"| {heading} | seconds |", "|---|---:|"]
+    lines += [
+        f"| {k} | {v:.3f} |" if isinstance(v, float) else f"| {k} | {v} |"
+        for k, v in results.items()
+    ]
+    report = "\n".join(lines) + "\n"
+    print(report)
+    print(json.dumps(results), file=sys.stderr)
+    if output:
+        Path(output).write_text(report, encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default="django")
@@ -156,21 +171,13 @@ def main(argv: list[str] | None = None) -> int:
             results,
             "server, warm cache",
         )
-    lines = [
-        f"Corpus: {results.pop('corpus')}, {results.pop('files_total')} files, budget {a.budget} tokens.",
-        "",
-        "| measurement | seconds |",
-        "|---|---:|",
-    ]
-    lines += [
-        f"| {k} | {v:.3f} |" if isinstance(v, float) else f"| {k} | {v} |"
-        for k, v in results.items()
-    ]
-    report = "\n".join(lines) + "\n"
-    print(report)
-    print(json.dumps(results), file=sys.stderr)
-    if a.output:
-        Path(a.output).write_text(report, encoding="utf-8")
+    write_report(
+        f"Corpus: {results.pop('corpus')}, {results.pop('files_total')} files, "
+        f"budget {a.budget} tokens.",
+        "measurement",
+        results,
+        a.output,
+    )
     return 0
 
 

@@ -38,7 +38,6 @@ from .rank import (
     rank_definitions,
     role_weights,
 )
-from .ranked import PageRankedFiles
 from .tablearrays import build_arrays, table_of
 
 log = logging.getLogger(__name__)
@@ -89,10 +88,10 @@ class Rankings:
     """A state's factored graph and both rankings, computed when first read: a reader that
     needs only the symbol table and the import edges (the MCP tools) never ranks, and a state
     updated again before anyone read its rankings never computes them. An update that leaves
-    the ranking as it was keeps this object, and with it the ranked files made for the answers
-    (:meth:`ranked_files`)."""
+    the ranking as it was keeps this object, and with it what the answers made of the ranking
+    (:attr:`files`)."""
 
-    __slots__ = ("_compute", "_values", "_files", "_before", "weights")
+    __slots__ = ("_compute", "_values", "files", "_before", "weights")
 
     def __init__(
         self,
@@ -100,26 +99,21 @@ class Rankings:
         values: tuple[FactoredGraph, Mapping[str, float], Ranking] | None = None,
         before: Rankings | None = None,
     ):
-        """``before``: the rankings of the state these replace, whose ranked files are reused
-        when the file ranks come out the same."""
+        """``before``: the rankings of the state these replace (what the answers made of
+        them may serve these: see :meth:`files_before`)."""
         self._compute = compute
         self._values = values
-        self._files: PageRankedFiles | None = None
-        self._before = before._files if before is not None else None
+        #: the task-free ranking's files as the answers read them, once made (see
+        #: :func:`repomapper.stages.ranking.ranked_files`)
+        self.files: object = None
+        self._before: object = before.files if before is not None else None
         #: each file's role weight the ranks were computed with, once known
         self.weights: Mapping[str, float] | None = None
 
-    def ranked_files(self) -> PageRankedFiles:
-        """The task-free ranking's files, best first (made when first read, then kept). An
-        edit that adds or removes a name nothing references leaves every file's rank as it
-        was: the files made for the state before are kept then."""
-        if self._files is None:
-            ranks = self.get()[2].file_ranks
-            before, self._before = self._before, None
-            self._files = before if before is not None and before.ranks == ranks else None
-            if self._files is None:
-                self._files = PageRankedFiles(ranks)
-        return self._files
+    def files_before(self) -> object:
+        """The ranked files made for the rankings these replaced (once: then let go)."""
+        before, self._before = self._before, None
+        return before
 
     def computed_prior(self) -> Mapping[str, float] | None:
         """The task-free file ranks when they have been computed (None otherwise)."""
@@ -164,11 +158,6 @@ class GraphState:
     @property
     def ranking(self) -> Ranking:
         return self.rankings.get()[2]
-
-    @property
-    def ranked_files(self) -> PageRankedFiles:
-        """The task-free ranking's files, best first (see :meth:`Rankings.ranked_files`)."""
-        return self.rankings.ranked_files()
 
     @cached_property
     def by_file(self) -> Mapping[str, list[tuple[str, float]]]:

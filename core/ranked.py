@@ -55,7 +55,7 @@ class PageRankedFiles(MadeOnRead[RankedFile]):
     dozen of thousands: making them all cost several milliseconds of each call). What
     :meth:`made` and :meth:`positions` make is kept: a state whose ranking an edit left as it
     was hands every later call the same instance (see
-    :meth:`~repomapper.graphstate.Rankings.ranked_files`)."""
+    :func:`~repomapper.stages.ranking.ranked_files`)."""
 
     __slots__ = ("ranks", "_ranks", "_made", "_positions")
 

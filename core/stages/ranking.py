@@ -16,7 +16,7 @@ from ..importmemo import CachedImports
 from ..installable import installable_diagnostics
 from ..model import Diagnostic, FileSymbols, RankedFile
 from ..rank import asked_by_include, pagerank
-from ..ranked import RankedRepository
+from ..ranked import PageRankedFiles, RankedRepository
 from ..settings import MapSettings, Selection
 from ..state import Prepared, RepositoryState
 
@@ -74,7 +74,7 @@ def rank_prepared(
     )
     query = _task_query(settings.task, diags)
     task_free = RankedRepository(
-        files=graph.ranked_files,
+        files=ranked_files(graph),
         definitions=graph.ranking.definitions,
         by_file=graph.by_file,
         symbol_scores={},
@@ -114,6 +114,25 @@ def rank_prepared(
         named=task_ranking.named,
         task=True,
     )
+
+
+def ranked_files(graph: GraphState) -> PageRankedFiles:
+    """The task-free ranking's files, best first: made once per ranking and kept by the
+    state's rankings (an edit inside a body keeps them); an edit that adds or removes a name
+    nothing references leaves every file's rank as it was, and the files made for the state
+    before serve again."""
+    rankings = graph.rankings
+    found = rankings.files
+    if not isinstance(found, PageRankedFiles):
+        ranks = graph.ranking.file_ranks
+        before = rankings.files_before()
+        found = (
+            before
+            if isinstance(before, PageRankedFiles) and before.ranks == ranks
+            else PageRankedFiles(ranks)
+        )
+        rankings.files = found
+    return found
 
 
 def _mentioned_files(
