@@ -283,6 +283,9 @@ def test_a_stored_state_whose_arrays_disagree_is_a_miss(shop, tmp_path):
         ("imp_target", arrays["imp_target"] + 1000),
         ("tl_names", arrays["tl_names"] + 100000),
         ("names", arrays["names"][::-1]),  # reversed: not sorted any more
+        ("role_weights", arrays["role_weights"][:-1]),
+        ("role_weights", arrays["role_weights"] * np.nan),
+        ("role_weights", arrays["role_weights"] + 1),
     ]:
         out = io.BytesIO()
         np.savez(out, **{**arrays, name: bad})
@@ -663,3 +666,34 @@ def test_a_state_whose_rows_may_be_gone_has_its_files_rows_read(shop, tmp_path, 
     with RepoMap(shop, cache_dir=cache) as emptied:
         assert not emptied.state.cache.keeps_state_rows()
         same(emptied.map(), scratch(shop, None))
+
+
+def test_a_new_process_keeps_the_stored_walk_and_roles_for_a_name_nothing_references(
+    tmp_path, monkeypatch
+):
+    """A stored state keeps each file's role weight with its ranks: a new process whose edit
+    adds a function nothing calls neither walks the graph nor asks the files' roles again,
+    and answers as from scratch (a test file and a generated one weigh below code)."""
+    from repomapper import graphstate
+
+    tree = {**GENERATED, "tests/test_cart.py": "from shop.cart import Cart\n\nCart().total()\n"}
+    shop = write_tree(tmp_path / "shop", tree)
+    cache = tmp_path / "cache"
+    with RepoMap(shop, cache_dir=cache) as first:
+        first.map()
+    later(
+        shop / "shop" / "cart.py", REPO["shop/cart.py"] + "\n\ndef spare_helper():\n    return 0\n"
+    )
+    asked: list[str] = []
+    walk, roles = graphstate.pagerank, graphstate.role_weights
+    monkeypatch.setattr(graphstate, "pagerank", lambda *a: asked.append("walk") or walk(*a))
+    monkeypatch.setattr(graphstate, "role_weights", lambda *a: asked.append("roles") or roles(*a))
+    with RepoMap(shop, cache_dir=cache) as fresh:
+        got = fresh.map()
+        assert fresh.graph_state.how == "updated (1 changed)"
+        assert fresh.graph_state.rankings.weights  # (read from the stored state)
+    assert asked == []
+    expected = scratch(shop, None)
+    assert asked  # (from scratch: walked and asked)
+    same(got, expected)
+    assert any(s.name == "spare_helper" for s in got.ranked_symbols)

@@ -109,6 +109,9 @@ def _arrays(
     yield "mentioned_files", joined(sorted(state.boosts[1]))
     yield "mentioned_idents", joined(sorted(state.boosts[2]))
     yield "prior", np.array([state.prior.get(f, 0.0) for f in files], dtype=np.float64)
+    roles = state.rankings.weights
+    if roles is not None:  # each file's role weight (1: code), asked again only when missing
+        yield "role_weights", np.array([roles.get(f, 1.0) for f in files], dtype=np.float64)
     yield "out_weight", np.asarray(state.graph.out_weight, dtype=np.float64)
     t = state.table.arrays
     name_ids: Callable[[Any], Any]

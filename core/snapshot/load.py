@@ -66,6 +66,10 @@ def _state(
     names = s.table.name_objects
     pairs = RankedPairs(_names(files), at, names, ids, a["pair_rank"])
     ranking = Ranking({f: stable(r) for f, r in prior.items()}, pairs)
+    rankings = Rankings(values=(graph, prior, ranking))
+    roles = a.get("role_weights")
+    if roles is not None:  # (a file of weight 1 is code: left out, as role_weights leaves it)
+        rankings.weights = {f: w for f, w in zip(files, roles.tolist(), strict=True) if w != 1.0}
     return GraphState(
         files=summaries,
         boosts=s.boosts,
@@ -74,7 +78,7 @@ def _state(
         imports=imports,
         blocks=blocks,
         definitions=definitions,
-        rankings=Rankings(values=(graph, prior, ranking)),
+        rankings=rankings,
         how="stored",
         context=inputs.context,
     )

@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 NEAR_TOP = 400
 #: the format's version; stored with the arrays as one number with the digest of the code that
 #: makes a state (see state_version), and a state of another is not read
-VERSION = 5
+VERSION = 6
 
 
 @functools.cache
@@ -80,6 +80,11 @@ class Stored:
         for k in ("prior", "out_weight", "di_counts", "di_tops", "tl_n"):
             if a[k].shape != (n,):
                 raise ValueError(f"{k} does not match the file list")
+        roles = a.get("role_weights")
+        if roles is not None and (
+            roles.shape != (n,) or not bool(((roles > 0) & (roles <= 1)).all())
+        ):
+            raise ValueError("role weights do not match the file list")
         names = split(a["names"])
         # looked up by bisection (comparing 3 million names costs a large tree's every
         # process seconds; a state it wrote itself is checked by its checksum instead)
