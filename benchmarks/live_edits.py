@@ -46,15 +46,15 @@ from mcp_live import (  # noqa: E402
 PAUSE = 2.0
 
 
-def pick(root: Path, suffix: str, n: int, skip: int = 0) -> list[Path]:
+def pick(root: Path, suffix: str, n: int) -> list[Path]:
     """``n`` files with ``suffix`` spread over the tree (deterministic): mid-sized ones."""
     found = sorted(
         p
         for p in root.rglob(f"*{suffix}")
         if p.is_file() and not p.is_symlink() and 2_000 < p.stat().st_size < 60_000
     )
-    step = max(1, len(found) // (n + skip + 1))
-    return found[step::step][skip : skip + n]
+    step = max(1, len(found) // (n + 1))
+    return found[step::step][:n]
 
 
 async def run(root: Path, cache: Path, budget: int, edits: int, results: dict) -> None:
@@ -92,7 +92,8 @@ async def run(root: Path, cache: Path, budget: int, edits: int, results: dict) -
             salt = time.time_ns()
             results["first repo_map"] = await repo_map()
             results["repo_map, nothing changed"] = await repo_map()
-            comments = pick(root, ".c", edits + 1)
+            picked = pick(root, ".c", 2 * edits + 1)  # (distinct files for every edit)
+            comments, functions = picked[: edits + 1], picked[edits + 1 :]
             append(comments[0], f"\n/* live edit 0 {salt} */\n")
             results["first repo_map after an edit (state loaded)"] = await repo_map()
             plain = []
@@ -100,7 +101,7 @@ async def run(root: Path, cache: Path, budget: int, edits: int, results: dict) -
                 append(path, f"\n/* live edit {i} {salt} */\n")
                 plain.append(await repo_map())
             named = []
-            for i, path in enumerate(pick(root, ".c", edits, skip=edits + 1)):
+            for i, path in enumerate(functions):
                 name = f"repomapper_live_edit_{i}_{salt}"
                 append(path, f"\nstatic int {name}(void)\n{{\n\treturn {i};\n}}\n")
                 named.append(await repo_map())

@@ -280,14 +280,19 @@ def update_state(
             if version is not None:
                 boosted.update(name for name, _ in version.references)
     how = f"updated ({len(changed)} changed)"
+    # no import, chat file, mention or generated marker changed: what moves rank between files
+    # is then only what the touched names' blocks say
+    unmoved = (
+        not boosted
+        and not redo
+        and same_boosts
+        and all(_generated(old[p]) == _generated(files[p]) for p in changed)
+    )
     if (
         changed
         and not touched
-        and not boosted
-        and not redo
-        and same_boosts
+        and unmoved
         and all(definitions.rows[p] == state.definitions.rows[p] for p in changed)
-        and all(_generated(old[p]) == _generated(files[p]) for p in changed)
     ):
         # no name's rows, no import, no definition row, no generated marker changed (an edit
         # inside a body): the graph and both rankings are the same; only the files and their
@@ -297,14 +302,9 @@ def update_state(
     # the walk over the files reads each name's block (its referencers, weights, definers and
     # their factors), not where a name stands among its file's definitions: when every
     # touched block is the one before, or carries no reference before or after (a function not
-    # yet called, one whose last caller went earlier), and no import, boost or role changed,
-    # the walk is the one before, to the last bit
-    walk_kept = (
-        not boosted
-        and not redo
-        and same_boosts
-        and all(_generated(old[p]) == _generated(files[p]) for p in changed)
-        and all(_same_walk(state.blocks.blocks.get(n), blocks.blocks.get(n)) for n in touched)
+    # yet called, one whose last caller went earlier), the walk is the one before, to the bit
+    walk_kept = unmoved and all(
+        _same_walk(state.blocks.blocks.get(n), blocks.blocks.get(n)) for n in touched
     )
     before = state.rankings
     prior = before.computed_prior() if walk_kept else None
