@@ -33,6 +33,7 @@ from typing import Any, BinaryIO, NamedTuple, Protocol
 
 import platformdirs
 
+from .cachetag import tag_folder
 from .model import DEF, Diagnostic, FileExtraction, FileSymbols, Import, Tag, tag_sort_key
 from .rowtext import Deferred, RowImports, RowReferences, RowTags, RowTargets, Summary, Text
 
@@ -556,6 +557,7 @@ class SqliteTagCache(TagCache):
         try:
             _init_root(self.conn)
             self._mark_used(root)
+            tag_folder(db_path.parent)  # a cache inside a mapped tree is not listed
             self.content_location = str(content_path or db_path.with_name(CONTENT_DB))
             self.content = _connect(Path(self.content_location))
             try:

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .cachetag import TAG_NAME
+
 log = logging.getLogger(__name__)
 
 #: the environment variable that sets the cache's size bound ("500MB", "2G"; "0" or "off": none)
@@ -242,6 +244,8 @@ def inspect(directory: Path, rows: bool = True, databases: bool = True) -> Cache
     content: list[Path] = []
     for path in sorted(directory.iterdir()):
         name = path.name
+        if name == TAG_NAME:
+            continue  # the folder's own tag (repomapper.cachetag)
         if not OWN_NAME.match(name) or not path.is_file():
             info.foreign += 1
             continue

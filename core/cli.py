@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from .discover import Discovery, DiscoveryError, FileEntry, GlobError
+from .discover import Discovery, DiscoveryError, GlobError
+from .fileentry import FileEntry
 from .indexcmd import index_group
 from .isolation.limits import DEFAULT_TIMEOUT, ENV_TIMEOUT, Limits
 from .model import Diagnostic, FileExtraction, MapResult

@@ -12,11 +12,13 @@ import os
 import re
 import stat
 import subprocess
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .cachetag import TAG_NAME, is_tag
+from .fileentry import FileEntry as FileEntry  # re-exported: where callers found it
 from .ignores import (
     GIT_EXCLUDE,
     GITIGNORE,
@@ -96,20 +98,13 @@ class GlobError(ValueError):
         self.what = what
 
 
-class FileEntry(NamedTuple):
-    """A file to map: its path and the stat that stands for its content until it is read. A
-    named tuple: every entry is a dict key several times over per map (a tuple's hash is made
-    in C; a dataclass's is made in Python on every lookup)."""
-
-    path: str  # relative, forward slashes
-    size: int
-    mtime_ns: int
-
-
 #: why a file was left out (``LeftOut.reason``), and what ``LeftOut.source`` then holds
 LEFT_OUT_REASONS = {
     "ignored": "an ignore file's rule: source is 'path:line', pattern the rule",
-    "skipped_folder": "a folder a walk never enters (DEFAULT_SKIP_DIRS): source 'built-in'",
+    "skipped_folder": (
+        "a folder never listed: one of DEFAULT_SKIP_DIRS in a walk (source 'built-in'), or "
+        "one tagged as a cache by a CACHEDIR.TAG file (source 'CACHEDIR.TAG')"
+    ),
     "not_included": "matched by no include glob: source 'include', pattern the globs",
     "excluded": "matched by an exclude glob: source 'exclude', pattern the glob",
     "too_large": "over the size limit: source 'max_file_size'",
@@ -141,6 +136,9 @@ class Discovery:
     seen: int  # files listed before include/exclude and size filters
     left_out: tuple[LeftOut, ...] = ()  # largest first (a merged remainder of rules last)
     ignore_files: tuple[str, ...] = ()  # the kinds of ignore file honoured (".gitignore", ...)
+    #: folders left out because a CACHEDIR.TAG marks them as caches ("a/b/"): their files
+    #: change as the cache is used, which says nothing about the listing
+    cache_folders: tuple[str, ...] = ()
 
 
 def compile_globs(patterns: Sequence[str], what: str) -> pathspec.GitIgnoreSpec | None:
@@ -282,27 +280,59 @@ def stat_entry(root: Path, rel: str, max_file_size: int) -> FileEntry | Diagnost
     return FileEntry(rel, st.st_size, st.st_mtime_ns)
 
 
-def stat_entries(
-    root: Path, rels: Iterable[str], max_file_size: int
-) -> Iterator[FileEntry | Diagnostic | None]:
-    """:func:`stat_entry` of each of ``rels``, in order: a safe name of a regular file within
-    the size limit takes one ``lstat`` and no other call (a large tree lists every file on every
-    map); anything else goes through :func:`stat_entry`, which says why."""
+#: names checked at once for what needs :func:`stat_entry`'s closer look
+_BATCH = 4096
+
+
+def _plain(rels: Sequence[str]) -> bool:
+    """No name of ``rels`` needs a closer look: all ASCII, no control character, none absolute.
+    One check of the batch joined (a name holding " /" only sends its batch the slow way)."""
+    joined = " ".join(rels)
+    return (
+        joined.isascii()
+        and not _CONTROL.search(joined)
+        and not joined.startswith("/")
+        and (" /" not in joined)
+    )
+
+
+def stat_listing(
+    root: Path, rels: Sequence[str], max_file_size: int
+) -> tuple[list[FileEntry], list[Diagnostic]]:
+    """The entries of ``rels`` that are files to map, in order, and a diagnostic for each one
+    skipped (:func:`stat_entry`). A safe name of a regular file within the size limit takes
+    one ``lstat`` and no other call: a large tree lists every file on every map, so names are
+    checked a batch at a time and the per-file loop does nothing else."""
     prefix = os.path.join(str(root), "")
-    lstat, regular = os.lstat, stat.S_ISREG
-    for rel in rels:
-        if not rel.isascii() or _CONTROL.search(rel) or rel.startswith("/"):
-            yield stat_entry(root, rel, max_file_size)
+    lstat, regular, entry = os.lstat, stat.S_ISREG, FileEntry
+    entries: list[FileEntry] = []
+    diags: list[Diagnostic] = []
+    keep = entries.append
+
+    def closer(rel: str) -> None:
+        found = stat_entry(root, rel, max_file_size)
+        if isinstance(found, FileEntry):
+            keep(found)
+        elif found is not None:
+            diags.append(found)
+
+    for start in range(0, len(rels), _BATCH):
+        batch = rels[start : start + _BATCH]
+        if not _plain(batch):
+            for rel in batch:
+                closer(rel)
             continue
-        try:
-            st = lstat(prefix + rel)
-        except OSError:
-            yield stat_entry(root, rel, max_file_size)
-            continue
-        if regular(st.st_mode) and st.st_size <= max_file_size:
-            yield FileEntry(rel, st.st_size, st.st_mtime_ns)
-        else:
-            yield stat_entry(root, rel, max_file_size)
+        for rel in batch:
+            try:
+                st = lstat(prefix + rel)
+            except OSError:
+                closer(rel)
+                continue
+            if regular(st.st_mode) and st.st_size <= max_file_size:
+                keep(entry(rel, st.st_size, st.st_mtime_ns))
+            else:
+                closer(rel)
+    return entries, diags
 
 
 def check_root(root: Path) -> Path:
@@ -498,12 +528,14 @@ def _walk_files(
     gitignore: bool,
     diags: list[Diagnostic] | None = None,
     tally: _Tally | None = None,
+    caches: list[str] | None = None,
 ) -> list[str]:
-    """Every file under root but the ``DEFAULT_SKIP_DIRS`` folders, honouring ``.ignore`` and
-    ``.repomapperignore`` files and, when ``gitignore``, ``.gitignore`` files and the root's
-    ``.git/info/exclude``. What is left out goes to ``tally``; folders that cannot be listed to
-    ``diags``."""
+    """Every file under root but the ``DEFAULT_SKIP_DIRS`` folders and those tagged as caches,
+    honouring ``.ignore`` and ``.repomapperignore`` files and, when ``gitignore``,
+    ``.gitignore`` files and the root's ``.git/info/exclude``. What is left out goes to
+    ``tally``; folders that cannot be listed to ``diags``; tagged folders to ``caches``."""
     tally = tally or _Tally(root)
+    caches = [] if caches is None else caches
     found: list[str] = []
 
     def unlistable(exc: OSError) -> None:
@@ -529,6 +561,11 @@ def _walk_files(
         gits[:] = [f for f in gits if prefix.startswith(f.prefix)]
         ours[:] = [f for f in ours if prefix.startswith(f.prefix)]
         names = set(filenames)
+        if prefix and TAG_NAME in names and is_tag(os.path.join(dirpath, TAG_NAME)):
+            tally.folder("skipped_folder", TAG_NAME, rel_dir.rsplit("/", 1)[-1], rel_dir)
+            caches.append(prefix)
+            dirnames[:] = []
+            continue
         if gitignore and GITIGNORE in names:
             f = read_ignore_file(root, prefix + GITIGNORE, prefix)
             if f is not None:
@@ -560,6 +597,31 @@ def _walk_files(
             else:
                 tally.rule("ignored", rule, rel)
     return found
+
+
+def _drop_cache_folders(
+    root: Path, names: list[str], tally: _Tally, caches: list[str]
+) -> list[str]:
+    """git's listing without the folders a CACHEDIR.TAG it lists marks as caches (below the
+    root: a root that is itself a cache was asked for)."""
+    tail = "/" + TAG_NAME
+    tagged = sorted(
+        rel[: -len(TAG_NAME)]
+        for rel in names
+        if rel.endswith(tail) and is_tag(os.path.join(str(root), rel))
+    )
+    outer = [f for i, f in enumerate(tagged) if not any(f.startswith(g) for g in tagged[:i])]
+    if not outer:
+        return names
+    caches.extend(outer)
+    kept = []
+    for rel in names:
+        folder = next((f for f in outer if rel.startswith(f)), None)
+        if folder is None:
+            kept.append(rel)
+        else:
+            tally.add("skipped_folder", TAG_NAME, folder[:-1].rsplit("/", 1)[-1], folder)
+    return kept
 
 
 def _apply_ignore_files(root: Path, names: list[str], tally: _Tally) -> list[str]:
@@ -676,36 +738,44 @@ def discover(
         else _GitListing(None, False)
     )
     honoured: tuple[str, ...]
+    caches: list[str] = []
     if listed.names is not None:
         source, honoured = "git", (GITIGNORE, *IGNORE_FILES)
-        names = _apply_ignore_files(root, listed.names, tally)
+        names = _drop_cache_folders(root, listed.names, tally, caches)
+        names = _apply_ignore_files(root, names, tally)
     else:
         source = "walk"
         use_gitignore = gitignore is True or (
             gitignore is None and not listed.ignored_root and use_git and _in_work_tree(root)
         )
         honoured = (GITIGNORE, *IGNORE_FILES) if use_gitignore else IGNORE_FILES
-        names = _walk_files(root, use_gitignore, diags, tally)
+        names = _walk_files(root, use_gitignore, diags, tally, caches)
     for d in diags:
         tally.diagnostic(d)
-    entries: list[FileEntry] = []
-    kept: list[str] = []
-    for rel in names:
-        left_out = globs.left_out_by(rel)
-        if left_out is not None:
-            tally.add(*left_out, rel)
-            continue
-        kept.append(rel)
-    for found in stat_entries(root, kept, max_file_size):
-        if isinstance(found, FileEntry):
-            entries.append(found)
-        elif found is not None:
-            diags.append(found)
-            tally.diagnostic(found)
+    kept: list[str] = names
+    if not globs.selects_all:
+        kept = []
+        for rel in names:
+            left_out = globs.left_out_by(rel)
+            if left_out is not None:
+                tally.add(*left_out, rel)
+                continue
+            kept.append(rel)
+    entries, skipped = stat_listing(root, kept, max_file_size)
+    for found in skipped:
+        diags.append(found)
+        tally.diagnostic(found)
     if source == "git" and (count_ignored or not entries):
         _count_git_ignored(root, tally)
     return Discovery(
-        root, tuple(entries), tuple(diags), source, len(names), tally.left_out(), honoured
+        root,
+        tuple(entries),
+        tuple(diags),
+        source,
+        len(names),
+        tally.left_out(),
+        honoured,
+        tuple(sorted(caches)),
     )
 
 
@@ -730,6 +800,8 @@ def describe_left_out(item: LeftOut, labels: Mapping[str, str] | None = None) ->
     if item.reason == "ignored":
         rule = f" {item.pattern!r}" if item.pattern else ""
         return f"{n} by {item.source}{rule}"
+    if item.reason == "skipped_folder" and item.source == TAG_NAME:
+        return f"{n} in {item.pattern}/ folders (tagged as caches by {TAG_NAME})"
     if item.reason == "skipped_folder":
         return f"{n} in {item.pattern}/ folders (never walked into)"
     if item.reason == "not_included":

@@ -24,7 +24,7 @@ from typing import Any
 from .backfill import backfill_references, needs_backfill
 from .cache import RACY_NS, CacheKey, RowHeads, TagCache, content_digest, encode
 from .codedigest import extraction_code
-from .discover import FileEntry
+from .fileentry import FileEntry
 from .isolation.limits import Limits
 from .isolation.pool import WorkerPool
 from .isolation.supervisor import (

@@ -13,13 +13,16 @@ reused: changes from before may not have been reported.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from .discover import DEFAULT_SKIP_DIRS, Discovery, FileEntry, GlobFilter, stat_entry
+from .cachetag import TAG_NAME
+from .discover import DEFAULT_SKIP_DIRS, Discovery, GlobFilter, stat_entry
+from .fileentry import FileEntry
 from .ignores import GITIGNORE, IGNORE_FILES
 from .model import Diagnostic
 
@@ -144,6 +147,9 @@ class WatchedListing:
         walked = found is not None and found.source == "walk"
         if walked and any(p in DEFAULT_SKIP_DIRS for p in parts[:-1]):
             return False  # a walk never lists these folders
+        in_cache = found is not None and any(rel.startswith(f) for f in found.cache_folders)
+        if in_cache and parts[-1] != TAG_NAME:
+            return False  # a cache's files change as it is used (its tag is not one of them)
         if kind != "modified" or parts[-1] in LISTING_FILES:
             return True
         return rel not in self._known  # e.g. a file that was too large and now is not
@@ -225,15 +231,7 @@ class WatchedListing:
             if not isinstance(again, FileEntry):
                 return None
             keep(again)
-        return Discovery(
-            found.root,
-            tuple(files),
-            found.diagnostics,
-            found.source,
-            found.seen,
-            found.left_out,
-            found.ignore_files,
-        )
+        return dataclasses.replace(found, files=tuple(files))
 
 
 def select(

@@ -21,8 +21,8 @@ from .model import Diagnostic, MapResult, RankedFile, made_reason
 from .ranked import GRAPH, PAGERANK, ranked_files_made
 
 if TYPE_CHECKING:
-    from .discover import FileEntry
     from .extract import Extractor
+    from .fileentry import FileEntry
     from .settings import MapSettings
     from .state import RepositoryState
 

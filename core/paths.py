@@ -7,7 +7,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from .discover import FileEntry, stat_entry
+from .discover import stat_entry
+from .fileentry import FileEntry
 from .model import Diagnostic
 
 

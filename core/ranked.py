@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar, overload
 
-from .discover import FileEntry
+from .fileentry import FileEntry
 from .graph import SymbolTable
 from .madeonread import MadeOnRead
 from .model import Diagnostic, FileSymbols, RankedFile, Reason, Tag, made_ranked_file, made_reason

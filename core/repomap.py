@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Literal, overload
 
 from .cache import TagCache
 from .diagnostics import MAX_LISTED_PATHS, SUMMARISED, summarise
-from .discover import DEFAULT_MAX_FILE_SIZE, FileEntry
+from .discover import DEFAULT_MAX_FILE_SIZE
 from .extract import ProgressFn
+from .fileentry import FileEntry
 from .graph import SymbolTable, TargetResolver, build_graph
 from .graphstate import GraphState
 from .index import RepoIndex

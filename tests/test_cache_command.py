@@ -106,7 +106,9 @@ def test_info_lists_each_repository_and_the_entries_by_kind(two, tmp_path):
     assert found["entries"]["stored_states"] == 2
     assert found["entries"]["token_counts"] == 5
     assert found["other_files"] == 1
-    total = sum(p.stat().st_size for p in cache_dir.iterdir() if p.name != "notes.txt")
+    assert (cache_dir / "CACHEDIR.TAG").is_file()  # its own tag is neither a row nor another file
+    theirs = {"notes.txt", "CACHEDIR.TAG"}
+    total = sum(p.stat().st_size for p in cache_dir.iterdir() if p.name not in theirs)
     assert found["total_size"] == total
     code, out, _ = cli("info", "--cache-dir", str(cache_dir))
     assert str(tmp_path / "a") in out and "2 repositories" in out and "other files" in out

@@ -136,25 +136,33 @@ def test_a_root_inside_an_ignored_folder_is_walked(make_tree):
     assert paths(d) == ["a.py", "b.py"]
 
 
-def test_stat_entries_is_stat_entry_of_each_name_in_order(tmp_path):
-    """The batched stat of a listing (one lstat for a plain file) answers as stat_entry does
-    for every kind of name: regular, too large, a link inside or outside, dangling, a folder,
-    missing, non-ASCII, with control characters."""
-    from repomapper.discover import stat_entries, stat_entry
+@pytest.mark.parametrize("batch", [1, 3, 4096])
+def test_stat_listing_is_stat_entry_of_each_name_in_order(tmp_path, monkeypatch, batch):
+    """The batched stat of a listing (one lstat for a plain file, names checked a batch at a
+    time) answers as stat_entry does for every kind of name: regular, too large, a link inside
+    or outside, dangling, a folder, missing, non-ASCII, with control characters, absolute;
+    whether an odd name shares its batch with plain ones or not."""
+    from repomapper import discover
+    from repomapper.discover import FileEntry, stat_entry, stat_listing
 
+    monkeypatch.setattr(discover, "_BATCH", batch)
     root = tmp_path / "r"
     (root / "d").mkdir(parents=True)
     (root / "a.py").write_text("x = 1\n")
     (root / "big.py").write_text("x" * 100)
     (root / "é.py").write_text("y = 2\n")
+    (root / "b c.py").write_text("w = 4\n")
     (tmp_path / "outside.py").write_text("z = 3\n")
     os.symlink(root / "a.py", root / "inside_link.py")
     os.symlink(tmp_path / "outside.py", root / "outside_link.py")
     os.symlink(root / "gone.py", root / "dangling.py")
     names = [
         "a.py", "big.py", "é.py", "inside_link.py", "outside_link.py", "dangling.py", "d",
-        "missing.py", "bad\nname.py", "/abs.py",
+        "missing.py", "b c.py", "bad\nname.py", "/abs.py", "a.py",
     ]  # fmt: skip
-    got = list(stat_entries(root, names, 50))
-    assert got == [stat_entry(root, n, 50) for n in names]
-    assert [type(x).__name__ for x in got[:3]] == ["FileEntry", "Diagnostic", "FileEntry"]
+    each = [stat_entry(root, n, 50) for n in names]
+    entries, diags = stat_listing(root, names, 50)
+    assert entries == [x for x in each if isinstance(x, FileEntry)]
+    assert diags == [x for x in each if x is not None and not isinstance(x, FileEntry)]
+    assert [e.path for e in entries] == ["a.py", "é.py", "inside_link.py", "b c.py", "a.py"]
+    assert {d.code for d in diags} == {"too_large", "symlink_outside_root", "unsafe_path"}

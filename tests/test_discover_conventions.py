@@ -451,3 +451,78 @@ def test_a_symlinked_left_out_folder_counts_as_one_entry_and_is_not_followed(mak
         1,
         ("node_modules/",),
     )
+
+
+def _tagged(folder: Path, text: bytes | None = None) -> None:
+    from repomapper.cachetag import SIGNATURE, TAG_NAME
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / TAG_NAME).write_bytes(SIGNATURE + b"\n" if text is None else text)
+    (folder / "rows.sqlite3").write_bytes(b"\0" * 10)
+    (folder / "inner").mkdir(exist_ok=True)
+    (folder / "inner" / "more.py").write_text("x = 1\n")
+
+
+@pytest.mark.parametrize("in_git", [False, True])
+def test_a_folder_tagged_as_a_cache_is_not_listed(tmp_path, in_git):
+    """A folder whose CACHEDIR.TAG carries the signature is left out, walked or listed by git,
+    and said so; a tag without the signature, a symlinked tag or a tagged root lists as usual."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("x = 1\n")
+    _tagged(root / ".rmcache")
+    _tagged(root / "src" / "target")
+    _tagged(root / "fake", b"Signature: not the one\n")
+    (root / "linked").mkdir()
+    os.symlink(root / ".rmcache" / "CACHEDIR.TAG", root / "linked" / "CACHEDIR.TAG")
+    (root / "linked" / "b.py").write_text("y = 2\n")
+    if in_git:
+        git(root, "init", "-q")
+    found = discover(root)
+    assert found.source == ("git" if in_git else "walk")
+    listed = sorted(e.path for e in found.files)
+    assert listed == [
+        "a.py",
+        "fake/CACHEDIR.TAG",
+        "fake/inner/more.py",
+        "fake/rows.sqlite3",
+        "linked/CACHEDIR.TAG",
+        "linked/b.py",
+    ]
+    assert found.cache_folders == (".rmcache/", "src/target/")
+    skipped = {x.pattern: x.count for x in found.left_out if x.source == "CACHEDIR.TAG"}
+    assert skipped == {".rmcache": 3, "target": 3}
+    assert all(x.reason == "skipped_folder" for x in found.left_out if x.source == "CACHEDIR.TAG")
+    assert "tagged as caches by CACHEDIR.TAG" in left_out_summary(found)
+    # the root itself tagged: what was asked for is mapped
+    tagged_root = discover(root / ".rmcache")
+    assert sorted(e.path for e in tagged_root.files) == [
+        "CACHEDIR.TAG",
+        "inner/more.py",
+        "rows.sqlite3",
+    ]
+    assert tagged_root.cache_folders == ()
+
+
+def test_a_cache_inside_the_mapped_tree_is_tagged_and_the_next_map_is_replayed(tmp_path):
+    """A cache kept inside the tree it maps (outside git) is tagged, so its files never enter
+    the listing: the second map of an unchanged tree is replayed, not ranked again."""
+    from click.testing import CliRunner
+
+    from repomapper.cachetag import is_tag
+    from repomapper.cli import main
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("def alpha():\n    return 1\n")
+    (root / "b.py").write_text("from a import alpha\n\ndef beta():\n    return alpha()\n")
+    cache = root / ".repomapper-cache"
+    args = ["map", str(root), "--cache-dir", str(cache), "--timings", "--tokens", "256"]
+    first = CliRunner().invoke(main, args)
+    assert first.exit_code == 0, first.output
+    assert is_tag(cache / "CACHEDIR.TAG")
+    second = CliRunner().invoke(main, args)
+    assert second.exit_code == 0, second.output
+    assert "the map was replayed from the cache" in second.stderr
+    assert second.stdout == first.stdout
+    assert ".repomapper-cache" not in second.stdout

@@ -278,3 +278,22 @@ def test_a_kept_listing_selects_what_a_discovery_with_the_same_globs_lists(tmp_p
         fresh = discover(tmp_path, include, exclude, use_git=False)
         assert [e.path for e in kept] == [e.path for e in fresh.files], (include, exclude)
         assert seen == fresh.seen
+
+
+def test_events_inside_a_folder_tagged_as_a_cache_are_ignored_but_its_tag_is_not(tree):
+    """A cache kept inside the tree changes on every call: its events say nothing about the
+    listing; its tag removed or replaced does (the folder would be listed again)."""
+    from repomapper.cachetag import SIGNATURE, TAG_NAME
+
+    (tree / "cache").mkdir()
+    (tree / "cache" / TAG_NAME).write_bytes(SIGNATURE + b"\n")
+    listing, calls = watched(tree)
+    found = collect(listing, tree, calls)
+    assert found.cache_folders == ("cache/",)
+    root = tree.resolve()
+    listing.note([("added", str(root / "cache" / "rows.sqlite3-wal"))])
+    collect(listing, tree, calls)
+    assert (len(calls), listing.last) == (1, "stat")
+    listing.note([("deleted", str(root / "cache" / TAG_NAME))])
+    collect(listing, tree, calls)
+    assert (len(calls), listing.last) == (2, "discover")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..discover import FileEntry
+from ..fileentry import FileEntry
 
 #: files a batch holds at most (and at least, when there are that many to do)
 MAX_FILES = 256

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from ..bundle.importer import checked_row
 from ..cache import CacheKey, SqliteTagCache, TagCache, open_cache
-from ..discover import FileEntry
+from ..fileentry import FileEntry
 from ..model import Diagnostic
 from ..settings import ALL_FILES
 from ..state import RepositoryState

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..discover import FileEntry
+from ..fileentry import FileEntry
 from ..graph import SymbolTable, import_weights, reference_pairs
 from ..model import MapResult
 from .model import TOP_IDENTS, Definition, Edge, FileNode, RepoGraph

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__
 
 if TYPE_CHECKING:
-    from ..discover import FileEntry
+    from ..fileentry import FileEntry
     from ..repomap import RepoMap
 
 log = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from multiprocessing.connection import wait
 from typing import Any
 
-from ..discover import FileEntry
+from ..fileentry import FileEntry
 from ..model import Diagnostic, FileExtraction
 from .lifeline import tie_to_parent
 from .limits import Limits

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..discover import FileEntry, check_root
+from ..discover import check_root
+from ..fileentry import FileEntry
 from ..model import Diagnostic
 from ..ranked import RankedRepository
 from ..registry import PluginSet

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..discover import FileEntry
+from ..fileentry import FileEntry
 from .settings import PackError
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..discover import FileEntry
+from ..fileentry import FileEntry
 from ..graph import SymbolTable
 from ..index import RepoIndex
 from ..model import DEF, FileSymbols, Import, Tag

@@ -7,7 +7,8 @@ import hashlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from ..diagnostics import summarise
-from ..discover import FileEntry, explain_empty
+from ..discover import explain_empty
+from ..fileentry import FileEntry
 from ..memo import map_code
 from ..model import Diagnostic, MapResult, RankedSymbol
 from ..rank import stable

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from ..discover import FileEntry
+from ..fileentry import FileEntry
 from ..graph import SymbolTable
 from ..importrows import importers_of
 from ..index import RepoIndex

@@ -18,8 +18,8 @@ from ..index import RepoIndex
 from ..model import FileSymbols
 
 if TYPE_CHECKING:
-    from ..discover import FileEntry
     from ..extract import Extractor
+    from ..fileentry import FileEntry
 
 log = logging.getLogger(__name__)
 

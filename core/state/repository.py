@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..cache import CacheKey, RowHeads, TagCache, open_cache
-from ..discover import DEFAULT_MAX_FILE_SIZE, Discovery, FileEntry, check_root, discover
+from ..discover import DEFAULT_MAX_FILE_SIZE, Discovery, check_root, discover
 from ..extract import Extractor, ProgressFn
+from ..fileentry import FileEntry
 from ..graph import TargetResolver
 from ..graphstate import GraphState, update_state
 from ..index import RepoIndex

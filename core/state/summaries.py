@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..cache import CacheKey, RowHeads
-from ..discover import FileEntry
 from ..extract import Extractor
+from ..fileentry import FileEntry
 from ..isolation.supervisor import UNSETTLED
 from ..model import FileSymbols
 
