@@ -63,6 +63,9 @@ class DefinitionIndex:
         #: the index this was updated from and the files whose rows were made again, for
         #: splicing the arrays (dropped once they are made)
         self._parent = parent
+        #: once the arrays were spliced: the parent's arrays and the positions of the files
+        #: laid out again (see :meth:`spliced_from`)
+        self._spliced_from: tuple[_Arrays, tuple[int, ...]] | None = None
 
     @classmethod
     def build(cls, table: SymbolTable, files: Iterable[str]) -> DefinitionIndex:
@@ -203,6 +206,13 @@ class DefinitionIndex:
             return self._laid_out()
         return self._spliced(old, parent[1])
 
+    def spliced_from(self) -> tuple[_Arrays, tuple[int, ...]] | None:
+        """When :attr:`arrays` were spliced from the parent's: those arrays and the positions
+        of the files whose rows were laid out again (every other file's pairs are the
+        parent's, moved); None otherwise. Given once, then let go."""
+        found, self._spliced_from = self._spliced_from, None
+        return found
+
     def _laid_out(self) -> _Arrays:
         import numpy as np
 
@@ -260,6 +270,7 @@ class DefinitionIndex:
         def joined(chunks: list[Any], dtype: DTypeLike) -> Any:
             return np.concatenate(chunks) if chunks else np.zeros(0, dtype=dtype)
 
+        self._spliced_from = (old, tuple(redo))
         return _arrays(
             RowsAt(self.files, self.rows),
             counts,

@@ -3,6 +3,7 @@ files, at what severity, and the order a result lists diagnostics in."""
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
@@ -96,12 +97,15 @@ QUOTED_MESSAGES = 3
 def _crowded(code: str, group: Sequence[Diagnostic]) -> Diagnostic:
     """One diagnostic for a code reported for many files: how many, its commonest messages
     (with how many files each), the first paths, at the group's most severe level."""
-    paths = sorted({d.path for d in group if d.path})
+    # only the first few paths and messages are shown: picked, not sorted (a code a grammar
+    # reports for tens of thousands of files, each with its own message)
+    paths = {d.path for d in group if d.path}
     messages = Counter(d.message for d in group)
-    common = sorted(messages.items(), key=lambda kv: (-kv[1], kv[0]))
-    quoted = "; ".join(f"{m} ({n})" for m, n in common[:QUOTED_MESSAGES])
-    if len(common) > QUOTED_MESSAGES:
-        quoted += f"; {len(common) - QUOTED_MESSAGES} other message(s)"
+    common = heapq.nsmallest(QUOTED_MESSAGES, messages.items(), key=lambda kv: (-kv[1], kv[0]))
+    quoted = "; ".join(f"{m} ({n})" for m, n in common)
+    if len(messages) > QUOTED_MESSAGES:
+        quoted += f"; {len(messages) - QUOTED_MESSAGES} other message(s)"
     severity = min((d.severity for d in group), key=lambda s: SEVERITY_ORDER.get(s, 3))
     message = f"{len(paths)} files: {quoted}; first {MAX_LISTED_PATHS} listed"
-    return Diagnostic(code, message, None, severity, tuple(paths[:MAX_LISTED_PATHS]))
+    listed = tuple(heapq.nsmallest(MAX_LISTED_PATHS, paths))
+    return Diagnostic(code, message, None, severity, listed)

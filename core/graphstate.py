@@ -31,6 +31,7 @@ from .rank import (
     FactorBlocks,
     FactoredGraph,
     IdentBlock,
+    PairScores,
     Ranking,
     demoted,
     pagerank,
@@ -118,6 +119,10 @@ class Rankings:
     def computed_prior(self) -> Mapping[str, float] | None:
         """The task-free file ranks when they have been computed (None otherwise)."""
         return self._values[1] if self._values is not None else None
+
+    def computed_pairs(self) -> PairScores | None:
+        """The definition pairs' scores when they have been computed (None otherwise)."""
+        return self._values[2].pairs if self._values is not None else None
 
     def get(self) -> tuple[FactoredGraph, Mapping[str, float], Ranking]:
         if self._values is None:
@@ -381,7 +386,11 @@ def _ranked(
         if walked is None:
             pers = personalization(files, chat, mentioned_f, mentioned_i, roles)
             walked = demoted(pagerank(graph, pers), roles)
-        return graph, walked, rank_definitions(graph, table, walked, mentioned_i, roles)
+        ranking = rank_definitions(graph, table, walked, mentioned_i, roles, pairs)
+        return graph, walked, ranking
+
+    # the walk, roles and boosts of ``before``: only the pairs of the files laid out again move
+    pairs = before.computed_pairs() if before is not None and prior is not None else None
 
     rankings = Rankings(compute, before=before)
 

@@ -14,6 +14,7 @@ reused: changes from before may not have been reported.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import threading
 import time
@@ -216,21 +217,34 @@ class WatchedListing:
         found = self._found
         if found is None:
             return None
-        prefix = str(found.root) + os.sep
         files: list[FileEntry] = []
-        keep, stat = files.append, os.stat
-        for e in found.files:
-            try:
-                st = stat(prefix + e.path)
-            except OSError:
-                return None
-            if st.st_size == e.size and st.st_mtime_ns == e.mtime_ns:
-                keep(e)
-                continue
-            again = stat_entry(found.root, e.path, max_file_size)
-            if not isinstance(again, FileEntry):
-                return None
-            keep(again)
+        keep = files.append
+        try:  # names relative to the root's folder: the kernel resolves fewer parts per file
+            root_fd = (
+                os.open(found.root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+                if os.stat in os.supports_dir_fd
+                else None
+            )
+        except OSError:
+            return None
+        prefix = "" if root_fd is not None else str(found.root) + os.sep
+        stat = functools.partial(os.stat, dir_fd=root_fd)
+        try:
+            for e in found.files:
+                try:
+                    st = stat(prefix + e.path)
+                except OSError:
+                    return None
+                if st.st_size == e.size and st.st_mtime_ns == e.mtime_ns:
+                    keep(e)
+                    continue
+                again = stat_entry(found.root, e.path, max_file_size)
+                if not isinstance(again, FileEntry):
+                    return None
+                keep(again)
+        finally:
+            if root_fd is not None:
+                os.close(root_fd)
         return dataclasses.replace(found, files=tuple(files))
 
 

@@ -12,9 +12,11 @@ graph (a test holds the two together).
 
 from __future__ import annotations
 
+import itertools
 import logging
+import operator
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, overload
@@ -295,10 +297,27 @@ class RankedPairs(MadeOnRead[tuple[str, str, float]]):
 
 
 @dataclass(frozen=True, slots=True)
+class PairScores:
+    """What :func:`rank_definitions` computed per definition pair over the definition arrays
+    it ranked (``arrays``): each pair's rank, whether any rank reached it, and the per-file
+    inputs (the file ranks as an array, the files' scores). An update whose walk, role weights
+    and boosts are the ones before ranks again only the pairs of the files it laid out again."""
+
+    arrays: Any
+    ranked: Any
+    received: Any
+    file_rank: Any  # per file index, its rank
+    file_scores: dict[str, float]
+    by_file: Any  # per file index, its score
+
+
+@dataclass(frozen=True, slots=True)
 class Ranking:
     file_ranks: dict[str, float]
     #: (file, identifier, rank) pairs, best first
     definitions: Sequence[tuple[str, str, float]]
+    #: the per-pair values the ranking was made from (kept for the next update)
+    pairs: PairScores | None = field(default=None, compare=False, repr=False)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -502,7 +521,9 @@ class FactoredGraph:  # numpy is imported lazily: a replayed map does not need i
     """The weight matrix ``R @ D + I`` and what is needed to read ranks back per identifier."""
 
     files: list[str]
-    columns: list[str]  # the identifier of each column of R / row of D
+    #: the identifier of each column of R / row of D (a list, or a numpy object array: made
+    #: into a list only by a reader that wants one)
+    columns: Sequence[str]
     R: Coo  # files x columns
     D: Coo  # columns x files
     I: Coo  # noqa: E741 - files x files: import edges
@@ -1029,9 +1050,17 @@ class FactorBlocks:
         definition index of the same symbol table over the same files."""
         import numpy as np
 
-        names = tuple(sorted(set(files)))
-        if definitions.files != list(names):
+        listed = definitions.files
+        # the index's files in strictly increasing order, as many as the graph's and each of
+        # them: the graph's files sorted (checked at C speed rather than sorted again)
+        files = files if isinstance(files, Collection) else list(files)
+        if not (
+            len(listed) == len(files)
+            and all(map(operator.lt, listed, itertools.islice(listed, 1, None)))
+            and all(map(files.__contains__, listed))
+        ):
             raise ValueError("the definition index is not over the graph's files")
+        names = tuple(listed)
         a = self._assembly(names, definitions)
         idx = _FileIds(names)
         n, k = len(names), len(a.columns)
@@ -1042,7 +1071,7 @@ class FactorBlocks:
         out_weight = R.dot(D.row_sums()) + I.row_sums() if n else np.zeros(0)
         return FactoredGraph(
             list(names),
-            list(a.columns),
+            a.columns,
             R,
             D,
             I,
@@ -1331,6 +1360,7 @@ def rank_definitions(
     file_ranks: Mapping[str, float],
     mentioned_idents: frozenset[str] = frozenset(),
     weights: Mapping[str, float] | None = None,
+    before: PairScores | None = None,
 ) -> Ranking:
     """Distribute each file's rank over its out-edges to (definer, identifier) pairs.
 
@@ -1339,20 +1369,63 @@ def rank_definitions(
     definitions share a tenth of their file's rank. A definition's rank is multiplied by its
     file's role weight (``weights``, see :func:`role_weights`). The pairs are those of the
     definition index the graph was laid out against.
+
+    ``before``: the pair scores of the ranking this one replaces, when the caller knows that
+    the file ranks, role weights and mentions are the ones they were computed with and that no
+    reference moved rank between files (see :func:`repomapper.graphstate.update_state`). When
+    the definition arrays were spliced from ``before``'s, only the pairs of the files laid out
+    again are computed; every other pair keeps its rank, to the bit.
     """
     import numpy as np
 
     if g.definitions is None or g.d_entries is None:
         raise ValueError("a graph loaded from a snapshot has no definition index to rank")
     a = g.definitions.arrays
+    spliced = g.definitions.spliced_from()
+    if (
+        before is not None
+        and spliced is not None
+        and spliced[0] is before.arrays
+        and len(before.file_rank) == len(g.files)
+    ):
+        scores = _pair_ranks_again(g, a, before, spliced[1], mentioned_idents, weights, table)
+    else:
+        x = np.array([file_ranks.get(f, 0.0) for f in g.files], dtype=np.float64)
+        ranked, received = _pair_ranks(g, a, x, mentioned_idents, weights, table)
+        file_scores = {f: stable(r) for f, r in file_ranks.items()}
+        by_file = np.array([file_scores.get(f, 0.0) for f in g.files], dtype=np.float64)
+        scores = PairScores(a, ranked, received, x, file_scores, by_file)
+    kept = np.flatnonzero(scores.received)
+    order = PairOrder(scores.ranked[kept], scores.by_file, a.pair_file[kept])
+    items = RankedPairs.ordered(
+        a.file_names,
+        a.pair_file,
+        a.idents,
+        kept.astype(np.int32 if len(a.idents) < 1 << 31 else np.int64),
+        order,
+        a.ident_ids,
+    )
+    return Ranking(scores.file_scores, items, scores)
+
+
+def _pair_ranks(
+    g: FactoredGraph,
+    a: Any,
+    x: Any,
+    mentioned_idents: frozenset[str],
+    weights: Mapping[str, float] | None,
+    table: SymbolTable,
+) -> tuple[Any, Any]:
+    """Every pair's rank from the file ranks ``x``, and whether any rank reached it."""
+    import numpy as np
+
     n, pairs = len(g.files), len(a.idents)
     ranked = np.zeros(pairs)
     received = np.zeros(pairs, dtype=bool)
-    x = np.array([file_ranks.get(f, 0.0) for f in g.files], dtype=np.float64)
     if n and pairs:
         w = np.divide(x, g.out_weight, out=np.zeros(n), where=g.out_weight > 0)
         per_column = g.R.tdot(w)
-        d_rows, d_cols, d_vals, d_local = g.d_entries
+        d_rows, d_cols, d_vals, d_local = g.d_entries  # type: ignore[misc]
         ids = a.offsets[d_cols] + d_local
         ranked += np.bincount(ids, per_column[d_rows] * d_vals, minlength=pairs)
         received[ids] = True
@@ -1368,25 +1441,92 @@ def rank_definitions(
         if weights:
             factor = np.array([weights.get(f, 1.0) for f in g.files], dtype=np.float64)
             ranked *= factor[a.pair_file]
-    position = {f: i for i, f in enumerate(g.files)}
+    _boost_mentioned(g, a, ranked, received, mentioned_idents, table, None)
+    return ranked, received
+
+
+def _boost_mentioned(
+    g: FactoredGraph,
+    a: Any,
+    ranked: Any,
+    received: Any,
+    mentioned_idents: frozenset[str],
+    table: SymbolTable,
+    only: frozenset[int] | None,
+) -> None:
+    """Multiply the rank of each pair a mentioned name names (of the files ``only``, or all)."""
+    position = _FileIds(g.files)
     for ident in mentioned_idents:
         for definer in table.defines.get(ident, ()):
-            pid = a.pair(position.get(definer, -1), ident)
+            at = position.get(definer, -1)
+            if only is not None and at not in only:
+                continue
+            pid = a.pair(at, ident)
             if pid is not None and received[pid]:
                 ranked[pid] *= MENTIONED_BOOST
-    file_scores = {f: stable(r) for f, r in file_ranks.items()}
-    kept = np.flatnonzero(received)
-    by_file = np.array([file_scores.get(f, 0.0) for f in g.files], dtype=np.float64)
-    order = PairOrder(ranked[kept], by_file, a.pair_file[kept])
-    items = RankedPairs.ordered(
-        a.file_names,
-        a.pair_file,
-        a.idents,
-        kept.astype(np.int32 if pairs < 1 << 31 else np.int64),
-        order,
-        a.ident_ids,
-    )
-    return Ranking(file_scores, items)
+
+
+def _pair_ranks_again(
+    g: FactoredGraph,
+    a: Any,
+    before: PairScores,
+    redo: Sequence[int],
+    mentioned_idents: frozenset[str],
+    weights: Mapping[str, float] | None,
+    table: SymbolTable,
+) -> PairScores:
+    """:func:`_pair_ranks` for arrays spliced from ``before.arrays`` with the files ``redo``
+    laid out again: the other files' pairs keep their values (moved to where their files'
+    pairs are now), and the pairs of ``redo`` are computed by the same operations, in the same
+    order, as the whole computation makes them (a pair of file f receives only from D entries
+    of column f, from f's top-level share and from f's own unreferenced share)."""
+    import numpy as np
+
+    old, x = before.arrays, before.file_rank
+    n, pairs = len(g.files), len(a.idents)
+    ranked = np.empty(pairs)
+    received = np.empty(pairs, dtype=bool)
+    done = 0  # files before this are placed
+    for i in [*redo, n]:
+        if i > done:
+            lo, hi, at = int(old.offsets[done]), int(old.offsets[i]), int(a.offsets[done])
+            ranked[at : at + hi - lo] = before.ranked[lo:hi]
+            received[at : at + hi - lo] = before.received[lo:hi]
+        done = i + 1
+    spans = [(int(a.offsets[i]), int(a.offsets[i + 1])) for i in redo]
+    for lo, hi in spans:
+        ranked[lo:hi] = 0.0
+        received[lo:hi] = False
+    if n and pairs and spans:
+        in_redo = np.zeros(n, dtype=bool)
+        in_redo[list(redo)] = True
+        w = np.divide(x, g.out_weight, out=np.zeros(n), where=g.out_weight > 0)
+        per_column = g.R.tdot(w)
+        d_rows, d_cols, d_vals, d_local = g.d_entries  # type: ignore[misc]
+        sel = np.flatnonzero(in_redo[d_cols])
+        ids = a.offsets[d_cols[sel]] + d_local[sel]
+        mine = np.bincount(ids, per_column[d_rows[sel]] * d_vals[sel], minlength=pairs)
+        for lo, hi in spans:
+            ranked[lo:hi] += mine[lo:hi]
+        received[ids] = True
+        imported = g.I.tdot(w)[a.top_file]
+        hit = (imported != 0) & in_redo[a.top_file]
+        mine = np.bincount(a.top_ids[hit], imported[hit] / a.top_count[hit], minlength=pairs)
+        for lo, hi in spans:
+            ranked[lo:hi] += mine[lo:hi]
+        received[a.top_ids[hit]] = True
+        unref = np.zeros(pairs, dtype=bool)
+        for lo, hi in spans:
+            unref[lo:hi] = a.unreferenced[lo:hi]
+        owner = a.pair_file[unref]
+        totals = np.bincount(owner, a.kind[unref], minlength=n)
+        ranked[unref] += x[owner] * SELF_SHARE * a.kind[unref] / totals[owner]
+        received |= unref
+        if weights:
+            for i, (lo, hi) in zip(redo, spans, strict=True):
+                ranked[lo:hi] *= np.float64(weights.get(g.files[i], 1.0))
+    _boost_mentioned(g, a, ranked, received, mentioned_idents, table, frozenset(redo))
+    return PairScores(a, ranked, received, x, before.file_scores, before.by_file)
 
 
 def stable_array(x: ArrayLike) -> NDArray[np.float64]:

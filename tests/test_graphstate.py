@@ -79,7 +79,7 @@ def same(a, b):
     assert a.table.data_only == b.table.data_only
     assert a.table.top_level == b.table.top_level
     assert dict(a.imports) == dict(b.imports)
-    assert a.graph.columns == b.graph.columns
+    assert list(a.graph.columns) == list(b.graph.columns)
     for m in ("R", "D", "I"):
         assert np.array_equal(getattr(a.graph, m).toarray(), getattr(b.graph, m).toarray())
     assert a.prior == b.prior
@@ -303,3 +303,82 @@ def test_an_edit_that_keeps_a_files_names_touches_nothing_and_one_that_adds_a_na
     _, touched = state.table.updated(files, added, [FILES[0]])
     assert touched == {"alpha", "beta", "gamma"}  # gamma's position in the file's row moved
     same(update_state(state, added, inputs()), build_state(added, inputs()))
+
+
+#: a file whose role weighs its definitions down (a test file)
+TEST_FILE = "tests/test_m6.py"
+
+
+def raw_strategy():
+    """Per file, what :func:`summary` is made from (so a test can edit a file's definitions),
+    a test file among them."""
+    return st.fixed_dictionaries(
+        {
+            p: st.tuples(
+                st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(KINDS)), max_size=4),
+                st.lists(st.sampled_from(NAMES), max_size=8),
+                st.lists(st.sampled_from([None, *FILES]), min_size=1, max_size=3),
+                st.lists(st.sampled_from(FILES), max_size=2),
+            )
+            for p in [*FILES, TEST_FILE]
+        }
+    )
+
+
+def made(path, raw):
+    defs, refs, targets, imports = raw
+    return summary(path, defs, refs, (targets * 8)[: len(refs)], imports)
+
+
+@settings(max_examples=60, deadline=None)
+@given(raw_strategy(), st.data())
+def test_an_edit_that_keeps_the_walk_ranks_only_its_files_pairs_again(raw, data):
+    """Definitions of names nothing references, added or taken away, leave the walk over the
+    files as it was; the ranking then recomputes only the edited files' pairs, and every
+    pair's rank equals a state built from scratch, to the bit."""
+    from repomapper import graphstate, rank
+
+    calls: dict[str, int] = {"again": 0, "walks": 0}
+    real_again, real_walk = rank._pair_ranks_again, graphstate.pagerank
+
+    def again(*a):
+        calls["again"] += 1
+        return real_again(*a)
+
+    def walk(*a):
+        calls["walks"] += 1
+        return real_walk(*a)
+
+    rank._pair_ranks_again, graphstate.pagerank = again, walk
+    try:
+        _edit_lonely_names(raw, data, calls)
+    finally:
+        rank._pair_ranks_again, graphstate.pagerank = real_again, real_walk
+
+
+def _edit_lonely_names(raw, data, calls):
+    chat, mentioned = drawn_boosts(data, 1)
+    raw = {p: (list(d), r, t, i) for p, (d, r, t, i) in raw.items()}
+    state = build_state({p: made(p, v) for p, v in raw.items()}, inputs(chat, mentioned))
+    state.ranking  # noqa: B018 (computed, so that the next update can reuse its pairs)
+    for step in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from([*FILES, TEST_FILE]))
+        defs = raw[path][0]
+        if defs and defs[-1][0].startswith("lonely") and data.draw(st.booleans()):
+            defs.pop()
+        else:
+            at = data.draw(st.integers(0, len(defs)))
+            defs.insert(at, (f"lonely_{step}", data.draw(st.sampled_from(KINDS))))
+        files = dict(state.files)
+        files[path] = made(path, raw[path])
+        walks, again = calls["walks"], calls["again"]
+        state = update_state(state, files, inputs(chat, mentioned))
+        mine = state.ranking.pairs
+        if state.how.startswith("updated") and calls["walks"] == walks:
+            assert calls["again"] == again + 1  # the walk was kept: only the file's pairs
+        fresh = build_state(dict(files), inputs(chat, mentioned))
+        same(state, fresh)
+        theirs = fresh.ranking.pairs
+        assert mine is not None and theirs is not None
+        assert np.array_equal(mine.ranked, theirs.ranked)
+        assert np.array_equal(mine.received, theirs.received)
