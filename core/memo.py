@@ -3,11 +3,13 @@ when that digest is unchanged (no graph, ranking or rendering work is then done)
 
 from __future__ import annotations
 
+import array
 import functools
 import hashlib
 import json
 import logging
 import math
+import operator
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
@@ -110,9 +112,16 @@ def listing_key(
 
 
 def listing_digest(entries: Sequence[FileEntry]) -> str:
-    """Each listed file's path, mtime and size."""
-    text = "\0".join(f"{e.path}\0{e.mtime_ns}\0{e.size}" for e in entries)
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+    """Each listed file's path, mtime and size: taken a column at a time (a warm run of a
+    large tree asks it of every file, and a string per file cost more than the digest)."""
+    h = hashlib.sha256(b"%d\0" % len(entries))
+    h.update("\0".join(map(_PATH, entries)).encode("utf-8", "surrogateescape"))
+    h.update(array.array("q", map(_SIZE, entries)).tobytes())
+    h.update(array.array("q", map(_MTIME, entries)).tobytes())
+    return h.hexdigest()
+
+
+_PATH, _SIZE, _MTIME = (operator.itemgetter(i) for i in range(3))  # FileEntry's fields
 
 
 def listed_map(cache: TagCache, key: str, listing: str) -> str | None:

@@ -286,6 +286,10 @@ def test_a_stored_state_whose_arrays_disagree_is_a_miss(shop, tmp_path):
         ("role_weights", arrays["role_weights"][:-1]),
         ("role_weights", arrays["role_weights"] * np.nan),
         ("role_weights", arrays["role_weights"] + 1),
+        ("pair_raw", arrays["pair_raw"][:-1]),
+        ("pair_raw", arrays["pair_raw"] - 1),
+        ("pair_raw", arrays["pair_raw"] * np.inf),
+        ("pair_received", arrays["pair_received"].astype(np.int8)),
     ]:
         out = io.BytesIO()
         np.savez(out, **{**arrays, name: bad})
@@ -673,8 +677,9 @@ def test_a_new_process_keeps_the_stored_walk_and_roles_for_a_name_nothing_refere
 ):
     """A stored state keeps each file's role weight with its ranks: a new process whose edit
     adds a function nothing calls neither walks the graph nor asks the files' roles again,
-    and answers as from scratch (a test file and a generated one weigh below code)."""
-    from repomapper import graphstate
+    and answers as from scratch (a test file and a generated one weigh below code); with the
+    stored pairs' ranks, it ranks again only the edited file's pairs."""
+    from repomapper import graphstate, rank
 
     tree = {**GENERATED, "tests/test_cart.py": "from shop.cart import Cart\n\nCart().total()\n"}
     shop = write_tree(tmp_path / "shop", tree)
@@ -686,13 +691,17 @@ def test_a_new_process_keeps_the_stored_walk_and_roles_for_a_name_nothing_refere
     )
     asked: list[str] = []
     walk, roles = graphstate.pagerank, graphstate.role_weights
+    again = rank._pair_ranks_again
     monkeypatch.setattr(graphstate, "pagerank", lambda *a: asked.append("walk") or walk(*a))
     monkeypatch.setattr(graphstate, "role_weights", lambda *a: asked.append("roles") or roles(*a))
+    monkeypatch.setattr(rank, "_pair_ranks_again", lambda *a: asked.append("pairs") or again(*a))
     with RepoMap(shop, cache_dir=cache) as fresh:
         got = fresh.map()
         assert fresh.graph_state.how == "updated (1 changed)"
         assert fresh.graph_state.rankings.weights  # (read from the stored state)
-    assert asked == []
+    # the stored pair ranks: only the edited file's pairs were ranked again
+    assert asked == ["pairs"]
+    asked.clear()
     expected = scratch(shop, None)
     assert asked  # (from scratch: walked and asked)
     same(got, expected)

@@ -152,6 +152,12 @@ def _arrays(
     yield "di_kind", np.asarray(d.kind, dtype=np.float64)
     yield "di_unref", np.asarray(d.unreferenced, dtype=bool)
     yield "di_top_ids", np.asarray(d.top_ids, dtype=np.int64)
+    scores = state.ranking.pairs
+    if scores is not None and scores.arrays is d:  # each pair's rank before the order's
+        # rounding, over the index above: a new process whose edit leaves the walk ranks
+        # again only the edited files' pairs
+        yield "pair_raw", np.asarray(scores.ranked, dtype=np.float64)
+        yield "pair_received", np.asarray(scores.received, dtype=bool)
 
 
 def _head_arrays(summaries: Sequence[FileSymbols]) -> Iterator[tuple[str, Any]]:

@@ -15,7 +15,17 @@ from ..importrows import ImportRows
 from ..index import RepoIndex
 from ..layered import Layered
 from ..model import FileSymbols
-from ..rank import STORED, Coo, FactorBlocks, FactoredGraph, RankedPairs, Ranking, _Assembly, stable
+from ..rank import (
+    STORED,
+    Coo,
+    FactorBlocks,
+    FactoredGraph,
+    PairScores,
+    RankedPairs,
+    Ranking,
+    _Assembly,
+    stable,
+)
 from ..tablearrays import table_of
 from .stored import Stored, _indices
 
@@ -65,7 +75,8 @@ def _state(
         raise ValueError("a ranked pair names a file that is not mapped")
     names = s.table.name_objects
     pairs = RankedPairs(_names(files), at, names, ids, a["pair_rank"])
-    ranking = Ranking({f: stable(r) for f, r in prior.items()}, pairs)
+    file_scores = {f: stable(r) for f, r in prior.items()}
+    ranking = Ranking(file_scores, pairs, _pair_scores(s, definitions, file_scores))
     rankings = Rankings(values=(graph, prior, ranking))
     roles = a.get("role_weights")
     if roles is not None:  # (a file of weight 1 is code: left out, as role_weights leaves it)
@@ -82,6 +93,20 @@ def _state(
         how="stored",
         context=inputs.context,
     )
+
+
+def _pair_scores(
+    s: Stored, definitions: DefinitionIndex, file_scores: Mapping[str, float]
+) -> PairScores | None:
+    """The stored pairs' ranks as :func:`~repomapper.rank.rank_definitions` left them (with
+    the file ranks they came from), when the state holds them: checked by :class:`Stored`."""
+    np, a = s.np, s.a
+    raw, received = a.get("pair_raw"), a.get("pair_received")
+    if raw is None or received is None:
+        return None
+    by_file = np.array([file_scores.get(f, 0.0) for f in s.files], dtype=np.float64)
+    x = np.asarray(a["prior"], dtype=np.float64)
+    return PairScores(definitions.arrays, raw, received, x, dict(file_scores), by_file)
 
 
 def _definition_index(s: Stored) -> tuple[DefinitionIndex, Any]:

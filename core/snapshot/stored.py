@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 NEAR_TOP = 400
 #: the format's version; stored with the arrays as one number with the digest of the code that
 #: makes a state (see state_version), and a state of another is not read
-VERSION = 6
+VERSION = 7
 
 
 @functools.cache
@@ -85,6 +85,15 @@ class Stored:
             roles.shape != (n,) or not bool(((roles > 0) & (roles <= 1)).all())
         ):
             raise ValueError("role weights do not match the file list")
+        raw, received = a.get("pair_raw"), a.get("pair_received")
+        if (raw is None) != (received is None):
+            raise ValueError("a pair's rank without whether it was reached, or the reverse")
+        if raw is not None and received is not None:
+            pairs = int(a["di_counts"].sum())
+            if raw.shape != (pairs,) or received.shape != (pairs,) or received.dtype != bool:
+                raise ValueError("pair ranks do not match the definition index")
+            if not bool((np.isfinite(raw) & (raw >= 0)).all()):
+                raise ValueError("pair ranks are not finite and non-negative")
         names = split(a["names"])
         # looked up by bisection (comparing 3 million names costs a large tree's every
         # process seconds; a state it wrote itself is checked by its checksum instead)
