@@ -249,6 +249,8 @@ def map_items(ranked: RankedRepository) -> Iterator[Item]:
     firsts: set[str] = set()
     for _, rf in named:
         symbols = ranked.definitions_in(rf.path)
+        if symbols and symbols[0][2] <= 0:
+            continue  # named, but none of its definitions is: ranked by its score alone
         firsts.add(rf.path)
         yield _item(rf.path, symbols[0][:2], rf.score) if symbols else Item(rf.path, None, rf.score)
 

@@ -229,6 +229,25 @@ def test_the_best_files_strong_symbols_come_before_weaker_files_first_ones():
     assert items == [("a.py", "a1"), ("a.py", "a2"), ("b.py", "b1"), ("a.py", "a3")]
 
 
+def test_a_named_file_leads_with_a_symbol_only_when_the_task_gives_it_evidence():
+    """The files the task names come first with their best symbol when the task gives that
+    symbol evidence of its own; a named file none of whose definitions the task points at
+    (its path pasted in a command line) is ranked by its score alone, and its first symbol
+    does not push the function the task describes down."""
+    from dataclasses import replace
+
+    ranked = _task_ranked(
+        [("a.py", 1.0), ("n.py", 0.7), ("m.py", 0.6)],
+        {"a.py": ["a1", "a2"], "n.py": ["bad_args", "n2"], "m.py": ["m1", "m2"]},
+        {("a.py", "a1", 1): 0.5, ("m.py", "m2", 2): 0.4},
+        {},
+    )
+    ranked = replace(ranked, named=frozenset({"n.py", "m.py"}))
+    items = [(i.path, i.ident) for i in map_items(ranked)]
+    # m.py's best symbol has evidence: first; n.py's has none: by the file's score
+    assert items[:3] == [("m.py", "m2"), ("a.py", "a1"), ("n.py", "bad_args")]
+
+
 def test_a_symbols_share_of_its_file_is_by_the_whole_tasks_best_evidence():
     """Past a file's first symbol, a definition is wanted as the root of its evidence over the
     task's best: a tenth of the best named function's evidence still comes before a lower
