@@ -1391,7 +1391,8 @@ def rank_definitions(
         scores = _pair_ranks_again(g, a, before, spliced[1], mentioned_idents, weights, table)
     else:
         x = np.array([file_ranks.get(f, 0.0) for f in g.files], dtype=np.float64)
-        ranked, received = _pair_ranks(g, a, x, mentioned_idents, weights, table)
+        ranked, received = np.zeros(len(a.idents)), np.zeros(len(a.idents), dtype=bool)
+        _pair_ranks(g, a, x, mentioned_idents, weights, table, ranked, received)
         file_scores = {f: stable(r) for f, r in file_ranks.items()}
         by_file = np.array([file_scores.get(f, 0.0) for f in g.files], dtype=np.float64)
         scores = PairScores(a, ranked, received, x, file_scores, by_file)
@@ -1415,34 +1416,52 @@ def _pair_ranks(
     mentioned_idents: frozenset[str],
     weights: Mapping[str, float] | None,
     table: SymbolTable,
-) -> tuple[Any, Any]:
-    """Every pair's rank from the file ranks ``x``, and whether any rank reached it."""
+    ranked: Any,
+    received: Any,
+    only: Sequence[int] | None = None,
+) -> None:
+    """Add each pair's rank from the file ranks ``x`` to ``ranked`` (zero there) and mark in
+    ``received`` the pairs any rank reached: every pair's, or those of the files ``only``
+    (every other pair is left as it is: a pair of file f receives only from D entries of
+    column f, from f's top-level share and from f's own unreferenced share, and the others
+    gain exactly nothing here)."""
     import numpy as np
 
     n, pairs = len(g.files), len(a.idents)
-    ranked = np.zeros(pairs)
-    received = np.zeros(pairs, dtype=bool)
+    mine = None  # the files whose pairs are ranked, when not all
+    if only is not None:
+        mine = np.zeros(n, dtype=bool)
+        mine[list(only)] = True
     if n and pairs:
         w = np.divide(x, g.out_weight, out=np.zeros(n), where=g.out_weight > 0)
         per_column = g.R.tdot(w)
         d_rows, d_cols, d_vals, d_local = g.d_entries  # type: ignore[misc]
+        if mine is not None:
+            sel = np.flatnonzero(mine[d_cols])
+            d_rows, d_cols, d_vals, d_local = d_rows[sel], d_cols[sel], d_vals[sel], d_local[sel]
         ids = a.offsets[d_cols] + d_local
         ranked += np.bincount(ids, per_column[d_rows] * d_vals, minlength=pairs)
         received[ids] = True
         imported = g.I.tdot(w)[a.top_file]
         hit = imported != 0
+        if mine is not None:
+            hit &= mine[a.top_file]
         ranked += np.bincount(a.top_ids[hit], imported[hit] / a.top_count[hit], minlength=pairs)
         received[a.top_ids[hit]] = True
-        unref = a.unreferenced
+        unref = a.unreferenced if mine is None else a.unreferenced & mine[a.pair_file]
         owner = a.pair_file[unref]
         totals = np.bincount(owner, a.kind[unref], minlength=n)
         ranked[unref] += x[owner] * SELF_SHARE * a.kind[unref] / totals[owner]
         received |= unref
         if weights:
-            factor = np.array([weights.get(f, 1.0) for f in g.files], dtype=np.float64)
+            if only is None:
+                factor = np.array([weights.get(f, 1.0) for f in g.files], dtype=np.float64)
+            else:  # (the other files' pairs multiplied by 1: unchanged)
+                factor = np.ones(n)
+                for i in only:
+                    factor[i] = weights.get(g.files[i], 1.0)
             ranked *= factor[a.pair_file]
-    _boost_mentioned(g, a, ranked, received, mentioned_idents, table, None)
-    return ranked, received
+    _boost_mentioned(g, a, ranked, received, mentioned_idents, table, only)
 
 
 def _boost_mentioned(
@@ -1452,14 +1471,15 @@ def _boost_mentioned(
     received: Any,
     mentioned_idents: frozenset[str],
     table: SymbolTable,
-    only: frozenset[int] | None,
+    only: Sequence[int] | None,
 ) -> None:
     """Multiply the rank of each pair a mentioned name names (of the files ``only``, or all)."""
     position = _FileIds(g.files)
+    wanted = None if only is None else frozenset(only)
     for ident in mentioned_idents:
         for definer in table.defines.get(ident, ()):
             at = position.get(definer, -1)
-            if only is not None and at not in only:
+            if wanted is not None and at not in wanted:
                 continue
             pid = a.pair(at, ident)
             if pid is not None and received[pid]:
@@ -1475,11 +1495,10 @@ def _pair_ranks_again(
     weights: Mapping[str, float] | None,
     table: SymbolTable,
 ) -> PairScores:
-    """:func:`_pair_ranks` for arrays spliced from ``before.arrays`` with the files ``redo``
-    laid out again: the other files' pairs keep their values (moved to where their files'
-    pairs are now), and the pairs of ``redo`` are computed by the same operations, in the same
-    order, as the whole computation makes them (a pair of file f receives only from D entries
-    of column f, from f's top-level share and from f's own unreferenced share)."""
+    """The pair scores for arrays spliced from ``before.arrays`` with the files ``redo`` laid
+    out again: the other files' pairs keep their values (moved to where their files' pairs
+    are now), and the pairs of ``redo`` are ranked by :func:`_pair_ranks`, by the same
+    operations in the same order as when every pair is."""
     import numpy as np
 
     old, x = before.arrays, before.file_rank
@@ -1492,40 +1511,12 @@ def _pair_ranks_again(
             lo, hi, at = int(old.offsets[done]), int(old.offsets[i]), int(a.offsets[done])
             ranked[at : at + hi - lo] = before.ranked[lo:hi]
             received[at : at + hi - lo] = before.received[lo:hi]
+        if i < n:
+            lo, hi = int(a.offsets[i]), int(a.offsets[i + 1])
+            ranked[lo:hi] = 0.0
+            received[lo:hi] = False
         done = i + 1
-    spans = [(int(a.offsets[i]), int(a.offsets[i + 1])) for i in redo]
-    for lo, hi in spans:
-        ranked[lo:hi] = 0.0
-        received[lo:hi] = False
-    if n and pairs and spans:
-        in_redo = np.zeros(n, dtype=bool)
-        in_redo[list(redo)] = True
-        w = np.divide(x, g.out_weight, out=np.zeros(n), where=g.out_weight > 0)
-        per_column = g.R.tdot(w)
-        d_rows, d_cols, d_vals, d_local = g.d_entries  # type: ignore[misc]
-        sel = np.flatnonzero(in_redo[d_cols])
-        ids = a.offsets[d_cols[sel]] + d_local[sel]
-        mine = np.bincount(ids, per_column[d_rows[sel]] * d_vals[sel], minlength=pairs)
-        for lo, hi in spans:
-            ranked[lo:hi] += mine[lo:hi]
-        received[ids] = True
-        imported = g.I.tdot(w)[a.top_file]
-        hit = (imported != 0) & in_redo[a.top_file]
-        mine = np.bincount(a.top_ids[hit], imported[hit] / a.top_count[hit], minlength=pairs)
-        for lo, hi in spans:
-            ranked[lo:hi] += mine[lo:hi]
-        received[a.top_ids[hit]] = True
-        unref = np.zeros(pairs, dtype=bool)
-        for lo, hi in spans:
-            unref[lo:hi] = a.unreferenced[lo:hi]
-        owner = a.pair_file[unref]
-        totals = np.bincount(owner, a.kind[unref], minlength=n)
-        ranked[unref] += x[owner] * SELF_SHARE * a.kind[unref] / totals[owner]
-        received |= unref
-        if weights:
-            for i, (lo, hi) in zip(redo, spans, strict=True):
-                ranked[lo:hi] *= np.float64(weights.get(g.files[i], 1.0))
-    _boost_mentioned(g, a, ranked, received, mentioned_idents, table, frozenset(redo))
+    _pair_ranks(g, a, x, mentioned_idents, weights, table, ranked, received, redo)
     return PairScores(a, ranked, received, x, before.file_scores, before.by_file)
 
 

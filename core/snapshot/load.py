@@ -96,7 +96,7 @@ def _state(
 
 
 def _pair_scores(
-    s: Stored, definitions: DefinitionIndex, file_scores: Mapping[str, float]
+    s: Stored, definitions: DefinitionIndex, file_scores: dict[str, float]
 ) -> PairScores | None:
     """The stored pairs' ranks as :func:`~repomapper.rank.rank_definitions` left them (with
     the file ranks they came from), when the state holds them: checked by :class:`Stored`."""
@@ -106,7 +106,7 @@ def _pair_scores(
         return None
     by_file = np.array([file_scores.get(f, 0.0) for f in s.files], dtype=np.float64)
     x = np.asarray(a["prior"], dtype=np.float64)
-    return PairScores(definitions.arrays, raw, received, x, dict(file_scores), by_file)
+    return PairScores(definitions.arrays, raw, received, x, file_scores, by_file)
 
 
 def _definition_index(s: Stored) -> tuple[DefinitionIndex, Any]:
