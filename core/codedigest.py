@@ -88,6 +88,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "repomapper.isolation",
         "repomapper.layered",
         "repomapper.madeonread",
+        "repomapper.mappedpages",
         "repomapper.model",
         "repomapper.namecounts",
         "repomapper.rank",

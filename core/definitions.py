@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from .graph import DATA_DEFINITION_FACTOR, SymbolTable
 from .layered import Layered, copied_mapping
+from .mappedpages import give_back
 from .model import FileSymbols
 
 if TYPE_CHECKING:
@@ -271,7 +272,7 @@ class DefinitionIndex:
             return np.concatenate(chunks) if chunks else np.zeros(0, dtype=dtype)
 
         self._spliced_from = (old, tuple(redo))
-        return _arrays(
+        spliced = _arrays(
             RowsAt(self.files, self.rows),
             counts,
             tops,
@@ -281,6 +282,9 @@ class DefinitionIndex:
             joined(parts[2], bool),
             joined(parts[3], np.int64),
         )
+        # copied: the pages a stored index read them from are not needed (see mappedpages)
+        give_back(old.kind, old.unreferenced, old.top_ids)
+        return spliced
 
 
 def _starts(counts: Any) -> Any:

@@ -32,6 +32,7 @@ from .graph import (
 )
 from .layered import Layered, copied_mapping
 from .madeonread import MadeOnRead
+from .mappedpages import give_back
 from .tablearrays import element_chunks
 
 if TYPE_CHECKING:
@@ -836,7 +837,10 @@ class FactorBlocks:
 
         idx = _FileIds(names)
         starts = old.starts
-        pieces: list[list[Any]] = [[], [], [], [], [], [], []]
+        # each piece of the seven arrays is (values, shift): the old runs are read where they
+        # are and shifted while copied into the result (a shifted copy per run, then their
+        # concatenation, held a large tree's columns three times)
+        pieces: list[list[tuple[Any, int]]] = [[], [], [], [], [], [], []]
         counts: list[Any] = []
         columns: list[Any] = []
         order: list[Any] = []
@@ -847,18 +851,14 @@ class FactorBlocks:
             if p <= p0:
                 return
             (ra, ca, da), (rb, cb, db) = starts[p0], starts[p]
-            shift = base - ca
-            pieces[0].append(old.r_rows[ra:rb])
-            pieces[1].append(old.r_cols[ra:rb] + shift)
-            pieces[2].append(old.r_vals[ra:rb])
-            pieces[3].append(old.d_rows[da:db] + shift)
-            pieces[4].append(old.d_cols[da:db])
-            pieces[5].append(old.d_vals[da:db])
-            pieces[6].append(old.d_local[da:db])
+            shift = base - int(ca)
+            for k, (values, moved) in enumerate(_spliced_runs(old)):
+                lo, hi = (ra, rb) if k < 3 else (da, db)
+                pieces[k].append((values[lo:hi], shift if moved else 0))
             counts.append(old.counts[p0:p])
             columns.append(_objects(old.columns[ca:cb]))
             order.append(_objects(old.order[p0:p]))
-            base += cb - ca
+            base += int(cb - ca)
 
         done = 0  # old identifiers before this are in the pieces
         for ident in sorted(touched):
@@ -868,17 +868,12 @@ class FactorBlocks:
             block = self.blocks.get(ident)
             if block is None:
                 continue
-            r_rows, r_cols, r_vals, d_rows, d_cols, d_vals, d_local, ncols = _block_rows(
-                ident, block, idx, rows
-            )
-            pieces[0].append(np.array(r_rows, dtype=np.int64))
-            pieces[1].append(np.array(r_cols, dtype=np.int64) + base)
-            pieces[2].append(np.array(r_vals, dtype=np.float64))
-            pieces[3].append(np.array(d_rows, dtype=np.int64) + base)
-            pieces[4].append(np.array(d_cols, dtype=np.int64))
-            pieces[5].append(np.array(d_vals, dtype=np.float64))
-            pieces[6].append(np.array(d_local, dtype=np.int64))
-            counts.append(np.array([[len(r_rows), ncols, len(d_rows)]], dtype=np.int64))
+            laid = _block_rows(ident, block, idx, rows)
+            ncols = laid[7]
+            for k in range(7):
+                moved = k in (1, 3)  # R's columns and D's rows are columns: after ``base``
+                pieces[k].append((laid[k], base if moved else 0))
+            counts.append(np.array([[len(laid[0]), ncols, len(laid[3])]], dtype=np.int64))
             columns.append(_objects([ident] * ncols))
             order.append(_objects([ident]))
             base += ncols
@@ -887,23 +882,32 @@ class FactorBlocks:
         def joined(parts: list[Any], dtype: DTypeLike) -> Any:
             return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
-        return _Assembly(
+        # indices in 32 bits when every one fits (a stored layout's are; half the memory)
+        local = max((int(np.max(values)) for values, _ in pieces[6] if len(values)), default=0)
+        index = np.int32 if max(base, len(names), local) < 1 << 31 else np.int64
+        r_rows, r_cols, r_vals, d_rows, d_cols, d_vals, d_local = (
+            _filled(parts, np.float64 if k in (2, 5) else index) for k, parts in enumerate(pieces)
+        )
+        spliced = _Assembly(
             names,
             joined(order, object),
             joined(counts, np.int64).reshape(-1, 3),
-            joined(pieces[0], np.int64),
-            joined(pieces[1], np.int64),
-            joined(pieces[2], np.float64),
-            joined(pieces[3], np.int64),
-            joined(pieces[4], np.int64),
-            joined(pieces[5], np.float64),
-            joined(pieces[6], np.int64),
+            r_rows,
+            r_cols,
+            r_vals,
+            d_rows,
+            d_cols,
+            d_vals,
+            d_local,
             joined(columns, object),
             old.import_rows,
             old.import_base,
             import_of=old.import_of,
             import_chat=old.import_chat,
         )
+        # the old runs are copied: pages a stored layout read them from are not needed
+        give_back(*(values for values, _ in _spliced_runs(old)))
+        return spliced
 
     def _import_entries(
         self, a: _Assembly, import_edges: Mapping[str, Mapping[str, int]], idx: Mapping[str, int]
@@ -1142,6 +1146,36 @@ class _FileIds(Mapping[str, int]):
 
     def __len__(self) -> int:
         return len(self._files)
+
+
+def _spliced_runs(a: _Assembly) -> tuple[tuple[Any, bool], ...]:
+    """The layout's seven entry arrays, in :class:`_Assembly`'s order, each with whether its
+    values are columns (shifted when a splice moves the identifier's columns)."""
+    return (
+        (a.r_rows, False),
+        (a.r_cols, True),
+        (a.r_vals, False),
+        (a.d_rows, True),
+        (a.d_cols, False),
+        (a.d_vals, False),
+        (a.d_local, False),
+    )
+
+
+def _filled(parts: Sequence[tuple[Any, int]], dtype: DTypeLike) -> Any:
+    """One array of ``dtype`` holding each part's values plus its shift, in order."""
+    import numpy as np
+
+    out = np.empty(sum(len(values) for values, _ in parts), dtype=dtype)
+    at = 0
+    for values, shift in parts:
+        end = at + len(values)
+        if shift:
+            np.add(values, shift, out=out[at:end], casting="unsafe")
+        else:
+            out[at:end] = values
+        at = end
+    return out
 
 
 def _objects(items: Sequence[Any]) -> Any:

@@ -706,3 +706,39 @@ def test_a_new_process_keeps_the_stored_walk_and_roles_for_a_name_nothing_refere
     assert asked  # (from scratch: walked and asked)
     same(got, expected)
     assert any(s.name == "spare_helper" for s in got.ranked_symbols)
+
+
+def test_a_new_process_gives_back_the_stored_pages_it_has_read_or_copied(
+    shop, tmp_path, monkeypatch
+):
+    """The stored state's arrays are views of its file: once checked (the load), copied into a
+    spliced layout or definition index (an edit that adds a definition), their pages are
+    given back (see repomapper.mappedpages), and the map is the one from scratch."""
+    from repomapper import definitions, mappedpages, rank
+    from repomapper.snapshot import stored
+
+    cache = tmp_path / "cache"
+    with RepoMap(shop, cache_dir=cache) as first:
+        first.map()
+    given: dict[str, list[bool]] = {}
+
+    def spy(where: str):
+        def give_back(*arrays):
+            given.setdefault(where, []).extend(
+                mappedpages._mapping_of(a) is not None for a in arrays if a is not None
+            )
+            return mappedpages.give_back(*arrays)
+
+        return give_back
+
+    monkeypatch.setattr(stored, "give_back", spy("load"))
+    monkeypatch.setattr(rank, "give_back", spy("layout"))
+    monkeypatch.setattr(definitions, "give_back", spy("definitions"))
+    later(shop / "shop" / "catalog.py", VERSIONS["shop/catalog.py"][1])  # adds a method
+    with RepoMap(shop, cache_dir=cache) as fresh:
+        got = fresh.map()
+        assert fresh.graph_state.how == "updated (1 changed)"
+    same(got, scratch(shop, None))
+    assert set(given) == {"load", "layout", "definitions"}
+    # the load gives back every array of the file; the splices the stored arrays they copied
+    assert all(given["load"]) and any(given["layout"]) and any(given["definitions"])

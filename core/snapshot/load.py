@@ -81,6 +81,7 @@ def _state(
     roles = a.get("role_weights")
     if roles is not None:  # (a file of weight 1 is code: left out, as role_weights leaves it)
         rankings.weights = {f: w for f, w in zip(files, roles.tolist(), strict=True) if w != 1.0}
+    s.give_back()  # (every array is checked: the state reads again only what it uses)
     return GraphState(
         files=summaries,
         boosts=s.boosts,

@@ -13,6 +13,7 @@ from typing import Any, BinaryIO
 
 from ..cache import CacheKey
 from ..codedigest import made_by
+from ..mappedpages import give_back
 from ..stringarrays import split
 from ..tablearrays import TableArrays
 
@@ -110,6 +111,11 @@ class Stored:
         self.names = names
         self.np = np
         self._heads = _head_columns(a, n)
+
+    def give_back(self) -> None:
+        """Give back the pages of the file read so far (checked, or made into names): what
+        is read again is paged in again (see :mod:`repomapper.mappedpages`)."""
+        give_back(*self.a.values())
 
     def named(self, ids: Any, count: int | None = None) -> Any:
         """The names at positions ``ids`` (an object array sharing the names' strings)."""
