@@ -479,7 +479,7 @@ def ensure(name: str, *, rebuild: bool = False) -> Path:
     meta = {
         "key": key,
         "name": name,
-        "source": c.source,
+        "source": source_built(c, info.get("archive")),
         "description": c.description,
         "built": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         **info,
@@ -489,13 +489,24 @@ def ensure(name: str, *, rebuild: bool = False) -> Path:
     return root
 
 
+def source_built(c: Corpus, archive: str | None) -> str:
+    """Where the corpus came from: its pinned source, or the Debian package version apt had
+    when the pinned one was gone from the archive (``NAME_VERSION_ARCH.deb``)."""
+    if c.kind != "deb" or not archive or archive.count("_") != 2:
+        return c.source
+    version = archive.split("_")[1].replace("%3a", ":")
+    if version == c.version:
+        return c.source
+    return f"Debian package `{c.package}` {version} (the pinned {c.version} was not available)"
+
+
 def describe(name: str) -> dict:
     c = CORPUS_BY_NAME[name]
     meta = read_meta(name) or {}
     return {
         "name": name,
         "language": c.language,
-        "source": c.source,
+        "source": source_built(c, meta.get("archive")),
         "description": c.description,
         "files": meta.get("files"),
         "ready": (CORPORA / name).is_dir() and meta.get("key") == corpus_key(c),

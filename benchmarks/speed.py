@@ -940,6 +940,7 @@ def main(argv: list[str] | None = None) -> int:
             entry["error"] = f"{type(err).__name__}: {err}"
             log(f"corpus {name}: {entry['error']}")
             continue
+        entry["source"] = corpora.describe(name)["source"]  # the version that was fetched
         files = corpora.list_files(root)
         entry["files"] = len(files)
         file_set = set(files)
