@@ -300,3 +300,40 @@ def test_the_service_stores_an_answered_map_after_the_answer_and_on_close(
         assert state.last_stats.get("memoised") == 1
     finally:
         svc.close()
+
+
+def test_priming_the_import_tables_asks_few_files_for_their_imports(tmp_path, monkeypatch):
+    """Warming up resolves one file's imports per backend; a loaded summary reads its imports
+    from the cache when asked, so the files asked are the first with imports of each backend,
+    and at most PRIME_TRIES of a backend whose files import nothing (every file was asked)."""
+    from types import SimpleNamespace
+
+    from repomapper.state import repository
+
+    asked: list[str] = []
+
+    class Imports:
+        def __init__(self, path: str, some: bool):
+            self.path, self.some = path, some
+
+        def __len__(self) -> int:
+            asked.append(self.path)
+            return int(self.some)
+
+    files = {}
+    for i in range(200):  # a backend whose files import nothing
+        files[f"a/{i:03}.cfg"] = SimpleNamespace(
+            plugin="ctags", imports=Imports(f"a/{i:03}", False)
+        )
+    for i in range(200):  # one whose third file imports something
+        files[f"b/{i:03}.c"] = SimpleNamespace(plugin="c", imports=Imports(f"b/{i:03}", i >= 2))
+    files["c/x.txt"] = SimpleNamespace(plugin=None, imports=Imports("c/x", True))
+    resolved: list[str] = []
+    state = RepositoryState(tmp_path, StateOptions(use_cache=False))
+    monkeypatch.setattr(state, "file_imports", lambda path, fs, index: resolved.append(path))
+    state.prime_imports(SimpleNamespace(files=files, index=None))
+    state.close()
+    assert resolved == ["b/002.c"]
+    assert len([p for p in asked if p.startswith("a/")]) == repository.PRIME_TRIES
+    assert [p for p in asked if p.startswith("b/")] == ["b/000", "b/001", "b/002"]
+    assert "c/x" not in asked  # a file no backend maps is never asked

@@ -50,6 +50,8 @@ KEPT_WORKERS = 1
 KEPT_ANSWERS = 2
 #: rendered files' lines kept between calls (by content digest)
 MAX_SOURCE_FILES = 800
+#: files of a backend asked for their imports when priming its lookup tables
+PRIME_TRIES = 64
 
 
 @dataclass(frozen=True)
@@ -497,11 +499,20 @@ class RepositoryState:
         self.extractor().keep_worker(self.root, sample)
 
     def prime_imports(self, state: GraphState) -> None:
-        """Resolve one file's imports per backend: its lookup tables are built on first use."""
+        """Resolve one file's imports per backend: its lookup tables are built on first use.
+        A backend's files are asked for their imports only until one has some, and at most
+        :data:`PRIME_TRIES` of them (a summary loaded from a stored state reads its imports from
+        the cache when asked: asking every file read the whole cache, seconds on a large tree,
+        while the next call waited)."""
+        tried: Counter[str] = Counter()
         primed: set[str] = set()
         for path, fs in state.files.items():
-            if fs.imports and fs.plugin is not None and fs.plugin not in primed:
-                primed.add(fs.plugin)
+            plugin = fs.plugin
+            if plugin is None or plugin in primed or tried[plugin] >= PRIME_TRIES:
+                continue
+            tried[plugin] += 1
+            if fs.imports:
+                primed.add(plugin)
                 self.file_imports(path, fs, state.index)
 
     def rehearse_edit(self, selection: Selection) -> None:
