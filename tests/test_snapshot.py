@@ -742,3 +742,35 @@ def test_a_new_process_gives_back_the_stored_pages_it_has_read_or_copied(
     assert set(given) == {"load", "layout", "definitions"}
     # the load gives back every array of the file; the splices the stored arrays they copied
     assert all(given["load"]) and any(given["layout"]) and any(given["definitions"])
+
+
+def test_a_state_built_from_cached_summaries_reads_their_texts_when_it_parses_them(
+    shop, tmp_path, monkeypatch
+):
+    """Without a stored state (a new release of the graph code, more changed files than an
+    update takes), a new process builds the state from every file's cached summary: the
+    lookup reads the rows without their texts, which are read in chunks as the build parses
+    them and let go then (the kernel's texts read at once were a third of such a run's
+    memory), and the map is the one from scratch."""
+    from repomapper import cache as cache_module
+
+    cache = tmp_path / "cache"
+    with RepoMap(shop, cache_dir=cache) as first:
+        first.map()
+    for stored_state in cache.glob("*.state.npz"):
+        stored_state.unlink()
+    later(shop / "shop" / "catalog.py", REPO["shop/catalog.py"] + "\n# a comment\n")
+    looked_up: list[bool] = []
+    rows_of = cache_module.SqliteTagCache._rows_of
+
+    def spy(self, keys, full, light=False):
+        looked_up.append(light)
+        return rows_of(self, keys, full, light)
+
+    monkeypatch.setattr(cache_module.SqliteTagCache, "_rows_of", spy)
+    with RepoMap(shop, cache_dir=cache) as fresh:
+        got = fresh.map()
+        assert fresh.graph_state.how == "built"
+        assert fresh.last_stats.get("cached") == len(TREE) - 1
+    assert looked_up == [True]
+    same(got, scratch(shop, None))

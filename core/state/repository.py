@@ -395,8 +395,10 @@ class RepositoryState:
         """The stored state this call can update (read before extraction: a call that will
         update it reads only the summaries it needs) and every file's summary, brought up to
         date (the files the stored state was made from known from it, without their rows: see
-        :meth:`~repomapper.snapshot.Stored.heads`). ``misses_for(stored)`` may give the
-        callback told how many files are extracted."""
+        :meth:`~repomapper.snapshot.Stored.heads`). A cached summary's texts are read when
+        first parsed, in chunks, also when the state is built from every summary: read at once
+        with the rows, a large tree's texts waited in memory for the whole build.
+        ``misses_for(stored)`` may give the callback told how many files are extracted."""
         with self.timer.stage("graph"):
             stored = self.graphs.peek(selection, files.extractor, files.all_entries)
         misses = misses_for(stored) if misses_for is not None else None
@@ -404,7 +406,7 @@ class RepositoryState:
             self.summaries.forget(files.all_entries)  # files gone from the tree
         heads = stored.heads() if stored is not None and self.cache.keeps_state_rows() else None
         summaries = self.summarise(
-            files.extractor, files.all_entries, misses, deferred=stored is not None, heads=heads
+            files.extractor, files.all_entries, misses, deferred=True, heads=heads
         )
         return stored, summaries
 
