@@ -75,6 +75,10 @@ class CacheKey(NamedTuple):
         return (self.path, self.digest, self.fingerprint)
 
 
+#: makes a file's summary from its row's head (backend, language, ..., the diagnostics' text)
+#: and its parsed diagnostics
+HeadMaker = Callable[[str, tuple[Any, ...], tuple[Diagnostic, ...]], FileSymbols]
+
 #: The columns of a cached file after the key: who answered, then JSON payloads.
 EncodedRow = tuple[str | None, str | None, str, str, str, str, str]
 
@@ -137,12 +141,21 @@ def _common(
 def decode_symbols(path: str, row: EncodedRow, deferred: Deferred | None = None) -> FileSymbols:
     """A file's summary, each part parsed when first read (see :mod:`repomapper.rowtext`);
     with ``deferred``, its texts are read from the cache then too."""
-    plugin, language, defs, _refs, summary, imports, diags = row
-    for text in (defs, summary, imports, diags):
+    diags = row[6]
+    for text in (row[2], row[4], row[5], diags):
         if not isinstance(text, str):
             raise TypeError("a cached row's parts are text")
     found = json.loads(diags) if diags != "[]" else ()
-    diagnostics = tuple(Diagnostic(c, m, path, s) for c, m, s in found)
+    return _symbols(path, row, tuple(Diagnostic(c, m, path, s) for c, m, s in found), deferred)
+
+
+def _symbols(
+    path: str,
+    row: tuple[Any, ...],
+    diagnostics: tuple[Diagnostic, ...],
+    deferred: Deferred | None,
+) -> FileSymbols:
+    plugin, language, defs, _refs, summary, imports = row[:6]
     texts: tuple[Text, Text, Text] = (defs, summary, imports)
     if deferred is not None:  # each read from the cache when first needed
         texts = (deferred.definitions, deferred.summary, deferred.imports)
@@ -280,6 +293,33 @@ class TagCache:
             except (ValueError, TypeError, KeyError) as exc:  # a row we cannot read is a miss
                 log.debug("cache row for %s unreadable: %s", key.path, exc)
         return hits
+
+    def from_heads(
+        self, keys: Sequence[CacheKey], heads: RowHeads
+    ) -> tuple[dict[str, tuple[Any, ...]], HeadMaker, list[CacheKey]]:
+        """The heads of the ``keys`` that ``heads`` knows, by path, with what makes each such
+        file's summary (as :meth:`lookup` with ``deferred`` makes it: its texts read from the
+        cache when first read), and the keys it does not know."""
+        known: dict[str, tuple[Any, ...]] = {}
+        by_path: dict[str, CacheKey] = {}
+        rest: list[CacheKey] = []
+        for key in keys:
+            head = heads.get(key.content) if key.digest else None
+            if head is None:
+                rest.append(key)
+            else:
+                known[key.path] = head
+                by_path[key.path] = key
+        self.fingerprints.update(k.fingerprint for k in by_path.values())
+        batch = _DeferredTexts(self, list(by_path.values()))
+
+        def make(
+            path: str, head: tuple[Any, ...], diagnostics: tuple[Diagnostic, ...]
+        ) -> FileSymbols:
+            fetch = Deferred(path, functools.partial(batch.texts, by_path[path]))
+            return _symbols(path, head, diagnostics, fetch)
+
+        return known, make, rest
 
     def _rows_of(
         self, keys: list[CacheKey], full: bool, light: bool = False

@@ -62,6 +62,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "repomapper.registry",
         "repomapper.rowtext",
         "repomapper.stringarrays",
+        "repomapper.summaryview",
     ),
     # the stored ranking state (repomapper.snapshot): the symbol table, the graph, the resolved
     # imports and the rankings (the backends that resolve imports are in each file's content
@@ -98,6 +99,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "repomapper.snapshot",
         "repomapper.state.graphs",
         "repomapper.stringarrays",
+        "repomapper.summaryview",
         "repomapper.tablearrays",
     ),
     # a file's postings in the lexical index (its symbols come keyed by extraction already)
@@ -115,6 +117,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "repomapper.relevance.terms",
         "repomapper.rowtext",
         "repomapper.stringarrays",
+        "repomapper.summaryview",
     ),
 }
 

@@ -152,7 +152,7 @@ class DefinitionIndex:
             t.files,
             counts,
             np.bincount(tl_file, minlength=n),
-            t.name_objects[ident_ids],
+            t.names_at(ident_ids),
             np.where(t.def_data[order], DATA_DEFINITION_FACTOR, 1.0),
             t.def_unref[order],
             top_ids.astype(np.int64),

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .backfill import backfill_references, needs_backfill
-from .cache import RACY_NS, CacheKey, RowHeads, TagCache, content_digest, encode
+from .cache import RACY_NS, CacheKey, HeadMaker, RowHeads, TagCache, content_digest, encode
 from .codedigest import extraction_code
 from .fileentry import FileEntry
 from .isolation.limits import Limits
@@ -617,6 +617,22 @@ class Extractor:
         for path in [p for p in found if not os.access(base + p, os.R_OK)]:
             del found[path]
         return found
+
+    def from_heads(
+        self, root: Path, entries: Sequence[FileEntry], heads: RowHeads
+    ) -> tuple[dict[str, tuple[Any, ...]], HeadMaker, list[FileEntry]]:
+        """The heads of the ``entries`` that ``heads`` knows and what makes their summaries
+        (see :meth:`repomapper.cache.TagCache.from_heads`), and the other entries; a file made
+        unreadable since it was cached is among the others, as in :meth:`cached`."""
+        self.prepare(root, entries)
+        self.diagnostics = list(self.plugins.load_diagnostics())  # (as a run reports them)
+        known, make, unknown = self.cache.from_heads([self.key(e) for e in entries], heads)
+        base = os.path.join(root, "")
+        rest = {k.path for k in unknown}
+        for path in [p for p in known if not os.access(base + p, os.R_OK)]:
+            del known[path]
+            rest.add(path)
+        return known, make, [e for e in entries if e.path in rest]
 
     def run(
         self,

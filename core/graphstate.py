@@ -26,7 +26,7 @@ from .graph import SymbolTable, TargetResolver
 from .importrows import ImportsCollector
 from .index import RepoIndex
 from .layered import Layered, copied_mapping
-from .model import FileSymbols
+from .model import Diagnostic, FileSymbols
 from .rank import (
     FactorBlocks,
     FactoredGraph,
@@ -39,6 +39,7 @@ from .rank import (
     rank_definitions,
     role_weights,
 )
+from .summaryview import changed_files, diagnostics_of, same_files
 from .tablearrays import build_arrays, table_of
 
 log = logging.getLogger(__name__)
@@ -252,10 +253,10 @@ def update_state(
     identity: an unchanged file keeps its summary object) and by the chat files and mentions
     that changed, or built again when there is no usable state (files added or removed, or a
     file that is not mapped changed: resolution depends on both; or most files changed)."""
-    if state is None or state.files.keys() != files.keys() or state.context != inputs.context:
+    if state is None or not same_files(state.files, files) or state.context != inputs.context:
         return build_state(files, inputs)
     old = state.files
-    changed = [p for p, fs in files.items() if old[p] is not fs]
+    changed = changed_files(old, files)
     same_boosts = state.boosts == inputs.boosts() and state.asked == inputs.asked
     if not changed and same_boosts:
         return state
@@ -291,7 +292,7 @@ def update_state(
         not boosted
         and not redo
         and same_boosts
-        and all(_generated(old[p]) == _generated(files[p]) for p in changed)
+        and all(_generated(old[p].diagnostics) == _generated(files[p].diagnostics) for p in changed)
     )
     if (
         changed
@@ -327,10 +328,10 @@ def _same_walk(before: IdentBlock | None, after: IdentBlock | None) -> bool:
     )
 
 
-def _generated(fs: FileSymbols) -> bool:
+def _generated(diagnostics: Sequence[Diagnostic]) -> bool:
     """Whether extraction found a file marked as generated (its role then: see
-    :func:`~repomapper.rank.role_weights`)."""
-    return any(d.code == "generated" for d in fs.diagnostics)
+    :func:`~repomapper.rank.role_weights`), by its diagnostics."""
+    return any(d.code == "generated" for d in diagnostics)
 
 
 def _same_imports(old: FileSymbols, new: FileSymbols) -> bool:
@@ -379,7 +380,7 @@ def _ranked(
         graph = blocks.factored(files, ordered, definitions)
         roles = weights
         if roles is None:
-            marked = [p for p, fs in files.items() if _generated(fs)]
+            marked = [p for p in files if _generated(diagnostics_of(files, p))]
             roles = role_weights(files, chat, mentioned_f, mentioned_i, inputs.asked, marked)
         rankings.weights = roles
         walked = prior

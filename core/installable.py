@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 
 from .diagnostics import MAX_LISTED_PATHS
 from .model import BackendInfo, Diagnostic, FileSymbols, split_name
+from .summaryview import diagnostics_of, plugins_of
 
 #: the diagnostic's code
 CODE = "better_backend_installable"
@@ -28,10 +29,12 @@ def installable_diagnostics(
         return []
     fallbacks = frozenset(n for n, info in infos.items() if "*" in info.extensions)
     found: dict[tuple[str, str], list[str]] = {}
-    for path, fs in summaries.items():
-        if fs.plugin is not None and fs.plugin not in fallbacks:
+    for path, plugin in plugins_of(summaries):
+        if plugin is not None and plugin not in fallbacks:
             continue
-        if fs.plugin is None and not any(d.code == "no_backend" for d in fs.diagnostics):
+        if plugin is None and not any(
+            d.code == "no_backend" for d in diagnostics_of(summaries, path)
+        ):
             continue  # skipped for another reason (binary, too large, ...)
         hit = wanted.get(split_name(path)[1])
         if hit is not None:

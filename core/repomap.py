@@ -231,7 +231,7 @@ class RepoMap:
     ) -> dict[str, FileExtraction] | dict[str, FileSymbols]:
         """Extractions for ``entries``: every tag with ``full``, else each file's summary (the
         very objects the state's ranking holds for files whose key is unchanged)."""
-        return self.state.extract_full(entries) if full else self.state.extract(entries)
+        return self.state.extract_full(entries) if full else dict(self.state.extract(entries))
 
     def resolve_imports(
         self, extractions: Mapping[str, FileSymbols], index: RepoIndex | None = None

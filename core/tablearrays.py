@@ -54,6 +54,32 @@ def name_objects(names: Sequence[str]) -> Any:
     return out
 
 
+class NamesAt:
+    """The names at ``ids`` (positions in ``names``, a numpy object array of strings), read
+    as a numpy object array would be: one name by position, an array of them by slice or index
+    array. Gathered only where read: a large tree's definition index has four million pairs,
+    and gathering every pair's name up front cost each new process a third of a second."""
+
+    __slots__ = ("ids", "names", "shape")
+
+    def __init__(self, ids: Any, names: Any):
+        self.ids, self.names = ids, names
+        self.shape = ids.shape
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, at: Any) -> Any:
+        return self.names[self.ids[at]]
+
+    def tolist(self) -> list[str]:
+        return self.names[self.ids].tolist()  # type: ignore[no-any-return]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        gathered = self.names[self.ids]
+        return gathered if dtype is None else gathered.astype(dtype)
+
+
 class TableArrays:
     """A symbol table's rows per name, over ``files`` and ``names`` (both sorted; ids are
     positions). Every index is checked against what it indexes when the arrays are given:
@@ -132,6 +158,10 @@ class TableArrays:
     def named(self, ids: Any, count: int | None = None) -> Any:
         """The names at positions ``ids`` (an object array sharing the names' strings)."""
         return self.name_objects[self.checked_ids(ids, count)]
+
+    def names_at(self, ids: Any, count: int | None = None) -> NamesAt:
+        """:meth:`named`, gathered where read (see :class:`NamesAt`)."""
+        return NamesAt(self.checked_ids(ids, count), self.name_objects)
 
     def name_at(self, name: object) -> int | None:
         """The id of ``name`` (found by bisection: on a large tree a dict of every name costs

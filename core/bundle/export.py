@@ -30,6 +30,7 @@ from ..relevance.lexical import lexical_version
 from ..repomap import RepoMap
 from ..settings import ALL_FILES
 from ..snapshot.stored import state_version
+from ..summaryview import mapped_files
 from .format import COUNT, LEXICAL, MAP, ROW, STATE, STATE_CHUNK, Writer, header
 
 log = logging.getLogger(__name__)
@@ -85,7 +86,7 @@ def export_bundle(
         diags: list[Diagnostic] = []
         files = state.prepare(ALL_FILES, (), diags)
         summaries = state.summarise(files.extractor, files.all_entries)
-        mapped = {p: fs for p, fs in summaries.items() if fs.plugin is not None}
+        mapped = mapped_files(summaries)
         state.lexical_index(files.extractor, files.all_entries, mapped)
         keys = {k.path: k for k in (files.extractor.key(e) for e in files.all_entries)}
         root_path = state.root

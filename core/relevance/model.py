@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from ..graph import SymbolTable
 from ..model import FileSymbols, Reason
 from ..rank import ALPHA
+from ..summaryview import definitions_of
 from .explicit import Findings, PathIndex, distinctive, find_explicit
 from .lexical import FIELDS as LEXICAL_FIELDS
 from .lexical import LexicalIndex, expand_word
@@ -184,7 +185,7 @@ def _explicit(
     """The task's explicit references (empty when the signal is off), each a reason."""
     if "explicit" in disabled:
         return Findings()
-    found = find_explicit(query, index, table.defines, {p: files[p].definitions for p in files})
+    found = find_explicit(query, index, table.defines, definitions_of(files))
     for p in sorted(found.files):
         for signal, detail, w in found.files[p]:
             reasons[p].append(Reason(signal, detail, round(w, 4)))

@@ -26,6 +26,7 @@ from ..rank import (
     _Assembly,
     stable,
 )
+from ..summaryview import SummaryView
 from ..tablearrays import table_of
 from .stored import Stored, _indices
 
@@ -59,7 +60,11 @@ def _state(
     inputs: StateInputs,
 ) -> GraphState:
     a, files = s.a, s.files
-    summaries = {f: old.get(f) or mapped[f] for f in files}
+    summaries: Mapping[str, FileSymbols] = (
+        mapped.replacing(old, files)
+        if isinstance(mapped, SummaryView)
+        else {f: old.get(f) or mapped[f] for f in files}
+    )
     chat, _, mentioned_i = s.boosts
     table = table_of(s.table, summaries)
     definitions, offsets = _definition_index(s)
@@ -120,7 +125,7 @@ def _definition_index(s: Stored) -> tuple[DefinitionIndex, Any]:
         s.files,
         counts,
         a["di_tops"],
-        s.named(ids, int(counts.sum())),
+        s.table.names_at(ids, int(counts.sum())),
         a["di_kind"],
         a["di_unref"],
         a["di_top_ids"].astype(np.int64),

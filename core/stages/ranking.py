@@ -19,6 +19,7 @@ from ..rank import asked_by_include, pagerank
 from ..ranked import PageRankedFiles, RankedRepository
 from ..settings import MapSettings, Selection
 from ..state import Prepared, RepositoryState
+from ..summaryview import all_diagnostics, mapped_files
 
 if TYPE_CHECKING:
     from ..relevance.model import rank_task
@@ -57,10 +58,9 @@ def rank_prepared(
     the task-free ranking, or the relevance model's for the task."""
     diags.extend(state.cache.diagnostics)
     diags.extend(files.extractor.diagnostics or state.plugins.load_diagnostics())
-    for fs in summaries.values():
-        diags.extend(fs.diagnostics)
+    diags.extend(all_diagnostics(summaries))
     diags.extend(installable_diagnostics(summaries, state.plugins.infos))
-    mapped = {p: fs for p, fs in summaries.items() if fs.plugin is not None}
+    mapped = mapped_files(summaries)
     mentioned = _mentioned_files(settings, state, diags)
     graph = graph_state(
         state,

@@ -17,6 +17,7 @@ from ..relevance.symbols import definition_key
 from ..render import Item, MapRenderer, fill_budget, line_shape, repriced
 from ..settings import MapSettings
 from ..state import RepositoryState
+from ..summaryview import definitions_of
 
 MAX_RANKED_SYMBOLS = 200
 
@@ -35,7 +36,7 @@ def render(
     file_order = _positions(ranked)
     renderer = MapRenderer(
         ranked.table.definitions,
-        {p: fs.definitions for p, fs in ranked.mapped.items()},
+        definitions_of(ranked.mapped),
         state.source(entries),
     )
     prefix = settings.prefix or ""

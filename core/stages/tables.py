@@ -17,6 +17,7 @@ from ..model import Diagnostic, FileExtraction, FileSymbols, Tag
 from ..rank import asked_by_include
 from ..settings import ALL_FILES, Selection
 from ..state import RepositoryState
+from ..summaryview import mapped_files
 from .ranking import graph_state
 
 
@@ -42,8 +43,8 @@ class RepositoryTables:
         return self.extract_full([p for p in paths if p in self.entries])
 
     @cached_property
-    def mapped(self) -> dict[str, FileSymbols]:
-        return {p: fs for p, fs in self.files.items() if fs.plugin is not None}
+    def mapped(self) -> Mapping[str, FileSymbols]:
+        return mapped_files(self.files)
 
     def defined_names(self) -> Iterable[str]:
         return self.table.defines.keys()
@@ -74,7 +75,7 @@ def current_tables(state: RepositoryState, selection: Selection = ALL_FILES) -> 
     diags: list[Diagnostic] = []
     files = state.prepare(selection, (), diags)
     stored, summaries = state.summarised(files, selection)
-    mapped = {p: fs for p, fs in summaries.items() if fs.plugin is not None}
+    mapped = mapped_files(summaries)
     # the tables do not depend on the chat files and mentions a map ranked with: the graph
     # state keeps the ones it has (changing them would rank again for nothing)
     kept = state.graphs.get(selection)

@@ -35,6 +35,7 @@ from ..relevance import LexicalIndex
 from ..render import SourceLines
 from ..settings import ALL_FILES, Selection
 from ..snapshot import Stored
+from ..summaryview import plugin_of, plugins_of, with_summary
 from ..timings import StageTimer
 from ..tokens import MapCounter, as_counter
 from ..watch import Watcher
@@ -378,7 +379,7 @@ class RepositoryState:
         misses: Callable[[int], None] | None = None,
         deferred: bool = False,
         heads: RowHeads | None = None,
-    ) -> dict[str, FileSymbols]:
+    ) -> Mapping[str, FileSymbols]:
         """Each file's summary, brought up to date (only files whose key changed are looked up
         in the cache or extracted)."""
         with self.timer.stage("extract"):
@@ -391,7 +392,7 @@ class RepositoryState:
         files: Prepared,
         selection: Selection,
         misses_for: Callable[[Stored | None], Callable[[int], None] | None] | None = None,
-    ) -> tuple[Stored | None, dict[str, FileSymbols]]:
+    ) -> tuple[Stored | None, Mapping[str, FileSymbols]]:
         """The stored state this call can update (read before extraction: a call that will
         update it reads only the summaries it needs) and every file's summary, brought up to
         date (the files the stored state was made from known from it, without their rows: see
@@ -423,7 +424,7 @@ class RepositoryState:
         self.last_stats = dict(extractor.stats)
         return result
 
-    def extract(self, entries: Sequence[FileEntry]) -> dict[str, FileSymbols]:
+    def extract(self, entries: Sequence[FileEntry]) -> Mapping[str, FileSymbols]:
         """Each file's kept summary, brought up to date."""
         extractor = self.extractor()
         extractor.prepare(self.root, entries)
@@ -493,10 +494,10 @@ class RepositoryState:
 
     def start_worker(self, mapped: Mapping[str, FileSymbols], entries: Sequence[FileEntry]) -> None:
         """Start the kept extraction worker, warmed on a file of the backend that maps most."""
-        counts = Counter(fs.plugin for fs in mapped.values())
+        counts = Counter(plugin for _, plugin in plugins_of(mapped))
         common = min(counts, key=lambda p: (-counts[p], str(p)), default=None)
         sample = next(
-            (e for e in entries if e.path in mapped and mapped[e.path].plugin == common), None
+            (e for e in entries if e.path in mapped and plugin_of(mapped, e.path) == common), None
         )
         self.extractor().keep_worker(self.root, sample)
 
@@ -508,11 +509,11 @@ class RepositoryState:
         while the next call waited)."""
         tried: Counter[str] = Counter()
         primed: set[str] = set()
-        for path, fs in state.files.items():
-            plugin = fs.plugin
+        for path, plugin in plugins_of(state.files):
             if plugin is None or plugin in primed or tried[plugin] >= PRIME_TRIES:
                 continue
             tried[plugin] += 1
+            fs = state.files[path]
             if fs.imports:
                 primed.add(plugin)
                 self.file_imports(path, fs, state.index)
@@ -525,10 +526,10 @@ class RepositoryState:
         some = next((p for p, fs in state.files.items() if fs.definitions), None) if state else None
         if state is None or some is None or not self.summaries.settled:
             return
-        files = dict(state.files)
-        files[some] = replace(files[some])
+        copy = replace(state.files[some])
+        files = with_summary(state.files, some, copy)
         chat, mentioned_f, mentioned_i = state.boosts
         inputs = self.graphs.inputs(chat, mentioned_f, mentioned_i, state.context)
         self.graphs.put(selection, update_state(state, files, inputs))
         # the summary is what the next call compares against: the copy stands for the file
-        self.summaries.replace(some, files[some])
+        self.summaries.replace(some, copy)
