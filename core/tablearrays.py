@@ -57,26 +57,43 @@ def name_objects(names: Sequence[str]) -> Any:
 class NamesAt:
     """The names at ``ids`` (positions in ``names``, a numpy object array of strings), read
     as a numpy object array would be: one name by position, an array of them by slice or index
-    array. Gathered only where read: a large tree's definition index has four million pairs,
-    and gathering every pair's name up front cost each new process a third of a second."""
+    array. Gathered where read: a large tree's definition index has four million pairs, and
+    gathering every pair's name up front cost each new process a third of a second, while an
+    edit inside a body reads none of them. A read of a quarter of them or more (a splice's runs)
+    gathers them all once and keeps them."""
 
-    __slots__ = ("ids", "names", "shape")
+    __slots__ = ("ids", "names", "shape", "_all")
 
     def __init__(self, ids: Any, names: Any):
         self.ids, self.names = ids, names
         self.shape = ids.shape
+        self._all: Any = None
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def __getitem__(self, at: Any) -> Any:
+        found = self._all
+        if found is not None:
+            return found[at]
+        if isinstance(at, slice):
+            lo, hi, step = at.indices(len(self.ids))
+            if 4 * len(range(lo, hi, step)) >= len(self.ids):
+                return self.gathered()[at]
         return self.names[self.ids[at]]
 
+    def gathered(self) -> Any:
+        """Every name, as an object array (gathered on the first call)."""
+        found = self._all
+        if found is None:
+            found = self._all = self.names[self.ids]
+        return found
+
     def tolist(self) -> list[str]:
-        return self.names[self.ids].tolist()  # type: ignore[no-any-return]
+        return self.gathered().tolist()  # type: ignore[no-any-return]
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
-        gathered = self.names[self.ids]
+        gathered = self.gathered()
         return gathered if dtype is None else gathered.astype(dtype)
 
 

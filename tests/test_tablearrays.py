@@ -162,3 +162,22 @@ def test_strings_written_a_chunk_at_a_time_are_those_written_at_once(values, mon
     assert np.array_equal(np.lib.format.read_array(out), joined(values))
     with pytest.raises(ValueError):
         _Strings([*values, "x\0y"]).write(io.BytesIO())
+
+
+def test_names_at_ids_read_as_an_object_array_of_them_and_gather_once_when_read_wholesale():
+    from repomapper.tablearrays import NamesAt, name_objects
+
+    names = name_objects(["alpha", "beta", "gamma", "delta"])
+    ids = np.array([2, 0, 0, 3, 1, 2, 3, 1], dtype=np.int32)
+    at = NamesAt(ids, names)
+    expected = names[ids]
+    assert len(at) == 8 and at.shape == (8,)
+    assert at[3] == "delta"
+    assert at[0:1].tolist() == ["gamma"]  # a small read gathers only what it reads
+    assert at._all is None
+    assert at[np.array([7, 0])].tolist() == ["beta", "gamma"]
+    assert at[1:7].tolist() == expected[1:7].tolist()  # most of them: gathered and kept
+    assert at._all is not None
+    assert at.tolist() == expected.tolist()
+    assert np.concatenate([at[0:2], np.asarray(at)[2:]]).tolist() == expected.tolist()
+    assert np.asarray(at, dtype=object).tolist() == expected.tolist()
