@@ -43,10 +43,12 @@ def head_diagnostics(path: str, text: str) -> tuple[Diagnostic, ...]:
 class HeadMade:
     """The summaries of files known by their heads, each made when first read and kept."""
 
-    __slots__ = ("_heads", "_make", "_made", "_diagnostics")
+    __slots__ = ("_heads", "_make", "_made", "_diagnostics", "all_mapped")
 
     def __init__(self, heads: dict[str, Head], make: Maker):
         self._heads = heads
+        #: whether every head names a backend
+        self.all_mapped = all(h[0] is not None for h in heads.values())
         self._make = make
         self._made: dict[str, FileSymbols] = {}
         self._diagnostics: dict[str, tuple[Diagnostic, ...]] = {}
@@ -121,9 +123,16 @@ class SummaryView(Mapping[str, FileSymbols]):
             yield path, slot.plugin(path) if isinstance(slot, HeadMade) else slot.plugin
 
     def mapped(self) -> SummaryView:
-        """The files a backend answered for."""
-        slots = self._slots
-        return SummaryView({p: slots[p] for p, plugin in self.plugins() if plugin is not None})
+        """The files a backend answered for (every file of a head that names a backend: a
+        server asks on every call)."""
+        return SummaryView(
+            {
+                p: s
+                for p, s in self._slots.items()
+                if (s.all_mapped if isinstance(s, HeadMade) else s.plugin is not None)
+                or (isinstance(s, HeadMade) and s.plugin(p) is not None)
+            }
+        )
 
     def replacing(self, summaries: Mapping[str, FileSymbols], order: Iterable[str]) -> SummaryView:
         """A view over ``order`` (files of this view) with ``summaries`` standing in for theirs."""

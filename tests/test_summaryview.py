@@ -97,3 +97,12 @@ def test_a_replaced_summary_and_the_definitions_read_through_the_view():
     assert list(defs) == ["a.py", "b.py"] and made == ["a.py"]
     assert [t.name for t in defs["b.py"]] == ["b.py"]
     assert made == ["a.py", "b.py"]
+
+
+def test_a_head_without_a_backend_is_not_mapped():
+    heads = {**_heads("a.py"), "b.txt": (None, None, "", "", "", "", "[]")}
+    base = HeadMade(heads, _counting([]))
+    view = SummaryView({"a.py": base, "b.txt": base})
+    assert not base.all_mapped
+    assert list(mapped_files(view)) == ["a.py"]
+    assert list(view.plugins()) == [("a.py", "python"), ("b.txt", None)]
