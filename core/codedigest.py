@@ -62,7 +62,6 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "repomapper.registry",
         "repomapper.rowtext",
         "repomapper.stringarrays",
-        "repomapper.summaryview",
     ),
     # the stored ranking state (repomapper.snapshot): the symbol table, the graph, the resolved
     # imports and the rankings (the backends that resolve imports are in each file's content
@@ -117,7 +116,6 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "repomapper.relevance.terms",
         "repomapper.rowtext",
         "repomapper.stringarrays",
-        "repomapper.summaryview",
     ),
 }
 
