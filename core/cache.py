@@ -252,31 +252,16 @@ class TagCache:
         keys: Iterable[CacheKey],
         full: bool = False,
         deferred: bool = False,
-        heads: RowHeads | None = None,
     ) -> dict[str, FileExtraction | FileSymbols]:
         """Every cached entry among ``keys`` (same path, content and backends). ``full`` decodes
         every reference tag; otherwise the summary ranking needs, each part parsed when first
         read (see :mod:`repomapper.rowtext`), and with ``deferred`` its texts read from the
-        cache then too (a run that reads few files' summaries). ``heads`` (with ``deferred``)
-        stands in for the table for the rows it knows: a deferred row is read for its backend,
-        language and diagnostics only, which a stored state knows for every file it was made
-        from (trusted while :meth:`keeps_state_rows`: its texts are then in the table)."""
+        cache then too (a run that reads few files' summaries)."""
         hits: dict[str, FileExtraction | FileSymbols] = {}
         keys = [k for k in keys if k.digest]
         self.fingerprints.update(k.fingerprint for k in keys)
         light = deferred and not full
-        rows: dict[tuple[str, str, str], tuple[Any, ...]] = {}
-        rest = keys
-        if light and heads is not None:
-            rest = []
-            for key in keys:
-                head = heads.get(key.content)
-                if head is None:
-                    rest.append(key)
-                else:
-                    rows[key.content] = head
-        if rest:
-            rows.update(self._rows_of(rest, full, light))
+        rows = self._rows_of(keys, full, light) if keys else {}
         batch = _DeferredTexts(self, [k for k in keys if k.content in rows])
         for key in keys:
             row = rows.get(key.content)
@@ -299,7 +284,9 @@ class TagCache:
     ) -> tuple[dict[str, tuple[Any, ...]], HeadMaker, list[CacheKey]]:
         """The heads of the ``keys`` that ``heads`` knows, by path, with what makes each such
         file's summary (as :meth:`lookup` with ``deferred`` makes it: its texts read from the
-        cache when first read), and the keys it does not know."""
+        cache when first read), and the keys it does not know. A stored state knows the backend,
+        language and diagnostics of every file it was made from, and is trusted while
+        :meth:`keeps_state_rows` (its rows' texts are then in the table)."""
         known: dict[str, tuple[Any, ...]] = {}
         by_path: dict[str, CacheKey] = {}
         rest: list[CacheKey] = []

@@ -484,6 +484,14 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
+def _unreadable(root: Path, paths: Iterable[str]) -> list[str]:
+    """The ``paths`` the process cannot read now: a file made unreadable since it was cached (a
+    permission change keeps its mtime and size) is not served from the cache, as a miss would
+    not be."""
+    base = os.path.join(root, "")  # a string join: pathlib's cost per file was most of this
+    return [p for p in paths if not os.access(base + p, os.R_OK)]
+
+
 class Extractor:
     """Turns file entries into extractions, using and filling the cache.
 
@@ -605,16 +613,13 @@ class Extractor:
         entries: Sequence[FileEntry],
         full: bool = False,
         deferred: bool = False,
-        heads: RowHeads | None = None,
     ) -> dict[str, FileExtraction | FileSymbols]:
         """The cache's entries for ``entries`` (see :meth:`TagCache.lookup`) that pass the read
-        check a miss would: a file made unreadable since it was cached (a permission change
-        keeps its mtime and size) is not served from the cache."""
+        check a miss would (see :func:`_unreadable`)."""
         self.prepare(root, entries)
         keys = [self.key(e) for e in entries]
-        found = self.cache.lookup(keys, full=full, deferred=deferred, heads=heads)
-        base = os.path.join(root, "")  # a string join: pathlib's cost per file was most of this
-        for path in [p for p in found if not os.access(base + p, os.R_OK)]:
+        found = self.cache.lookup(keys, full=full, deferred=deferred)
+        for path in _unreadable(root, found):
             del found[path]
         return found
 
@@ -627,9 +632,8 @@ class Extractor:
         self.prepare(root, entries)
         self.diagnostics = list(self.plugins.load_diagnostics())  # (as a run reports them)
         known, make, unknown = self.cache.from_heads([self.key(e) for e in entries], heads)
-        base = os.path.join(root, "")
         rest = {k.path for k in unknown}
-        for path in [p for p in known if not os.access(base + p, os.R_OK)]:
+        for path in _unreadable(root, known):
             del known[path]
             rest.add(path)
         return known, make, [e for e in entries if e.path in rest]
@@ -641,17 +645,15 @@ class Extractor:
         full: bool = False,
         misses: Callable[[int], None] | None = None,
         deferred: bool = False,
-        heads: RowHeads | None = None,
     ) -> dict[str, FileExtraction | FileSymbols]:
         """Every entry's extraction: from the cache when it holds the file's content, else
         extracted (in workers). ``misses`` is told how many files are to be extracted, once the
-        cache has answered; ``deferred`` reads cached summaries' texts only when they are read,
-        and ``heads`` knows some rows without reading them (see
-        :meth:`repomapper.cache.TagCache.lookup`)."""
+        cache has answered; ``deferred`` reads cached summaries' texts only when they are read
+        (see :meth:`repomapper.cache.TagCache.lookup`)."""
         self.prepare(root, entries)
         keys = {e.path: self.key(e) for e in entries}
         self.diagnostics = list(self.plugins.load_diagnostics())
-        results = self.cached(root, entries, full=full, deferred=deferred, heads=heads)
+        results = self.cached(root, entries, full=full, deferred=deferred)
         todo = [e for e in entries if e.path not in results]
         if misses is not None:
             misses(len(todo))

@@ -59,9 +59,6 @@ class HeadMade:
     def __contains__(self, path: object) -> bool:
         return path in self._heads
 
-    def paths(self) -> Iterator[str]:
-        return iter(self._heads)
-
     def get(self, path: str) -> FileSymbols:
         """The summary of ``path``, made on the first read."""
         found = self._made.get(path)
@@ -82,6 +79,20 @@ class HeadMade:
 
 #: a file's entry in a view: its summary, or what makes it
 Slot = FileSymbols | HeadMade
+
+
+def _plugin(path: str, slot: Slot) -> str | None:
+    return slot.plugin(path) if isinstance(slot, HeadMade) else slot.plugin
+
+
+def _diagnostics(path: str, slot: Slot) -> tuple[Diagnostic, ...]:
+    return slot.diagnostics(path) if isinstance(slot, HeadMade) else slot.diagnostics
+
+
+def _mapped(path: str, slot: Slot) -> bool:
+    if isinstance(slot, HeadMade):  # (every head names a backend, as a rule: no call per file)
+        return slot.all_mapped or slot.plugin(path) is not None
+    return slot.plugin is not None
 
 
 class SummaryView(Mapping[str, FileSymbols]):
@@ -110,29 +121,26 @@ class SummaryView(Mapping[str, FileSymbols]):
         return self._slots[path]
 
     def plugin(self, path: str) -> str | None:
-        found = self._slots[path]
-        return found.plugin(path) if isinstance(found, HeadMade) else found.plugin
+        return _plugin(path, self._slots[path])
 
     def diagnostics_of(self, path: str) -> tuple[Diagnostic, ...]:
-        found = self._slots[path]
-        return found.diagnostics(path) if isinstance(found, HeadMade) else found.diagnostics
+        return _diagnostics(path, self._slots[path])
 
     def plugins(self) -> Iterator[tuple[str, str | None]]:
         """(path, backend) of every file, in order."""
         for path, slot in self._slots.items():
-            yield path, slot.plugin(path) if isinstance(slot, HeadMade) else slot.plugin
+            yield path, _plugin(path, slot)
+
+    def diagnostics(self) -> list[Diagnostic]:
+        """Every file's diagnostics, in order."""
+        out: list[Diagnostic] = []
+        for path, slot in self._slots.items():
+            out.extend(_diagnostics(path, slot))
+        return out
 
     def mapped(self) -> SummaryView:
-        """The files a backend answered for (every file of a head that names a backend: a
-        server asks on every call)."""
-        return SummaryView(
-            {
-                p: s
-                for p, s in self._slots.items()
-                if (s.all_mapped if isinstance(s, HeadMade) else s.plugin is not None)
-                or (isinstance(s, HeadMade) and s.plugin(p) is not None)
-            }
-        )
+        """The files a backend answered for (a server asks on every call)."""
+        return SummaryView({p: s for p, s in self._slots.items() if _mapped(p, s)})
 
     def replacing(self, summaries: Mapping[str, FileSymbols], order: Iterable[str]) -> SummaryView:
         """A view over ``order`` (files of this view) with ``summaries`` standing in for theirs."""
@@ -206,15 +214,11 @@ def mapped_files(summaries: Mapping[str, FileSymbols]) -> Mapping[str, FileSymbo
 
 def all_diagnostics(summaries: Mapping[str, FileSymbols]) -> list[Diagnostic]:
     """Every file's diagnostics, in the mapping's order."""
-    out: list[Diagnostic] = []
     if isinstance(summaries, SummaryView):
-        for path, slot in summaries._slots.items():
-            found = slot.diagnostics(path) if isinstance(slot, HeadMade) else slot.diagnostics
-            if found:
-                out.extend(found)
-    else:
-        for fs in summaries.values():
-            out.extend(fs.diagnostics)
+        return summaries.diagnostics()
+    out: list[Diagnostic] = []
+    for fs in summaries.values():
+        out.extend(fs.diagnostics)
     return out
 
 
