@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
@@ -102,7 +102,18 @@ class Tag:
         }
 
     def to_row(self) -> list[Any]:
-        """A compact positional form for the cache."""
+        """A compact positional form for the cache: a plain reference (one line, no scope,
+        signature, docstring or target: what nearly every reference is) as ``[line, name,
+        symbol_kind]``, anything else with every field."""
+        if (
+            self.kind == REF
+            and self.end_line == self.start_line
+            and not self.scope
+            and self.signature is None
+            and self.docstring is None
+            and self.target is None
+        ):
+            return [self.start_line, self.name, self.symbol_kind]
         return [
             self.start_line,
             self.end_line,
@@ -117,7 +128,34 @@ class Tag:
 
     @classmethod
     def from_row(cls, file_path: str, row: list[Any]) -> Tag:
+        if len(row) == 3:
+            line, name, symbol_kind = row
+            return reference_tag(file_path, line, name, symbol_kind)
         return cls(file_path, *row)
+
+
+_new_object = object.__new__
+#: the slots of a :class:`Tag`, set directly by :func:`reference_tag`
+_TAG_SLOTS = tuple(getattr(Tag, f.name).__set__ for f in fields(Tag))
+
+
+def reference_tag(file_path: str, line: int, name: str, symbol_kind: str) -> Tag:
+    """``Tag(file_path, line, line, name, REF, symbol_kind)``, made without the frozen dataclass's
+    ``__init__``: its ten ``object.__setattr__`` calls are most of the cost of making the
+    hundreds of references of every file, and a slot set directly holds the same value."""
+    tag = _new_object(Tag)
+    path_, start, end, name_, kind, symbol, scope, signature, docstring, target = _TAG_SLOTS
+    path_(tag, file_path)
+    start(tag, line)
+    end(tag, line)
+    name_(tag, name)
+    kind(tag, REF)
+    symbol(tag, symbol_kind)
+    scope(tag, "")
+    signature(tag, None)
+    docstring(tag, None)
+    target(tag, None)
+    return tag
 
 
 @dataclass(frozen=True, slots=True)

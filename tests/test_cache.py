@@ -13,7 +13,16 @@ from repomapper.cache import (
     encode,
     open_cache,
 )
-from repomapper.model import DEF, REF, Diagnostic, FileExtraction, FileSymbols, Import, Tag
+from repomapper.model import (
+    DEF,
+    REF,
+    Diagnostic,
+    FileExtraction,
+    FileSymbols,
+    Import,
+    Tag,
+    reference_tag,
+)
 
 
 def sample(path="a.py"):
@@ -57,6 +66,26 @@ def test_round_trip_and_validity_by_content_and_fingerprint(tmp_path):
     many = [CacheKey(f"m{i}.py", 1, 1, "x", f"d{i}") for i in range(FEW_KEYS + 5)]
     other.store([(k, encode(sample(k.path))) for k in many])
     assert other.lookup(many, full=True) == {k.path: sample(k.path) for k in many}
+
+
+def test_a_plain_reference_is_stored_as_its_line_name_and_kind(tmp_path):
+    plain = Tag("a.c", 7, 7, "kmalloc", REF, "call")
+    other = (
+        Tag("a.c", 7, 8, "kmalloc", REF, "call"),
+        Tag("a.c", 7, 7, "kmalloc", REF, "call", scope="f"),
+        Tag("a.c", 7, 7, "kmalloc", REF, "call", target="mm.kmalloc"),
+        Tag("a.c", 7, 7, "kmalloc", DEF, "function"),
+    )
+    assert plain.to_row() == [7, "kmalloc", "call"]
+    assert reference_tag("a.c", 7, "kmalloc", "call") == plain
+    for tag in (plain, *other):
+        assert Tag.from_row("a.c", tag.to_row()) == tag
+    assert all(len(t.to_row()) == 9 for t in other)
+    ex = FileExtraction("a.c", (other[3], plain, other[2]), (), "treesitter", "c", ())
+    cache = open_cache(tmp_path / "root", tmp_path / "cache")
+    key = CacheKey("a.c", 1, 1, "treesitter@1", "d1")
+    cache.store([(key, encode(ex))])
+    assert cache.lookup([key], full=True) == {"a.c": ex}
 
 
 def test_cache_is_plain_json_never_pickle(tmp_path):

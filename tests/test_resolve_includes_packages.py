@@ -8,10 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from repomapper.index import RepoIndex
 from repomapper.model import SourceFile
 from repomapper.plugins import treesitter as backend
+from repomapper.plugins.treesitter import includes
 from repomapper.plugins.treesitter.workspaces import split_specifier
 from tests.conftest import write_tree
 
@@ -310,3 +313,34 @@ def test_rust_crates_of_the_workspace_resolve_by_name(tmp_path):
     assert resolved(index, "crates/core-lib/tests/parse.rs") == {
         "core_lib": ["crates/core-lib/src/parser/mod.rs"]
     }
+
+
+_FOLDERS = st.sampled_from(["include", "src", "lib", "a", "b", "inc"])
+_HEADERS = st.sampled_from(["x.h", "y.h", "types.h", "x.hpp"])
+
+
+@given(
+    files=st.lists(
+        st.builds(lambda d, h: "/".join([*d, h]), st.lists(_FOLDERS, max_size=3), _HEADERS),
+        min_size=1,
+        max_size=25,
+        unique=True,
+    ),
+    data=st.data(),
+    quoted=st.booleans(),
+)
+@settings(max_examples=400, deadline=None)
+def test_an_include_found_from_the_files_named_like_it_is_the_first_of_the_search_order(
+    files, data, quoted
+):
+    # the search by candidates (what a large tree needs) against the search folder by folder,
+    # with the includer in a folder of the tree and the spec the end of one of its files
+    index = RepoIndex(Path("/nonexistent"), files)
+    parts = data.draw(st.sampled_from(files)).split("/")
+    here = "/".join(parts[: data.draw(st.integers(0, len(parts) - 1))])
+    named = data.draw(st.sampled_from(files)).split("/")
+    spec = "/".join(named[data.draw(st.integers(0, len(named) - 1)) :])
+    assert includes._plain(spec)
+    assert includes._first_found(spec, here, quoted, index) == includes._first_joined(
+        spec, here, quoted, index
+    )

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from repomapper.isolation.validate import validate_tags
 from repomapper.model import Capability, Import, SourceFile
 from repomapper.plugins import treesitter as backend
-from repomapper.plugins.treesitter import languages, parsing
+from repomapper.plugins.treesitter import captures, languages, parsing
 from repomapper.registry import PluginConfig, PluginSet
 
 FIXTURES = Path(__file__).parent / "fixtures" / "treesitter"
@@ -214,7 +214,7 @@ def test_every_shipped_query_compiles_for_installed_grammars(caplog):
             grammar = languages.load_grammar(spec)
             assert grammar is not None, spec.name
             has_imports = (languages.QUERY_DIR / f"{spec.imports}-imports.scm").is_file()
-            assert (grammar.imports_query is not None) == has_imports, spec.name
+            assert (grammar.has_imports) == has_imports, spec.name
     assert not [r for r in caplog.records if getattr(r, "code", None) == "query_error"]
 
 
@@ -224,7 +224,7 @@ def test_queries_are_compiled_once_per_language():
     backend.extract_tags(text("a.ts", "export const a = 1;\n"))
     backend.extract_tags(text("b.ts", "export const b = 2;\n"))
     assert languages.load_grammar(spec) is first
-    assert languages.load_grammar(spec).tags_query is first.tags_query
+    assert languages.load_grammar(spec).query is first.query
 
 
 def test_pattern_splitting_keeps_captures_and_predicates_with_their_pattern():
@@ -275,6 +275,41 @@ def test_file_is_parsed_once_for_tags_and_imports(monkeypatch):
     src.drop_memo()
     assert backend.extract_imports(src) == imps
     assert calls == ["typescript"] * 4
+
+
+def test_one_walk_of_the_tree_finds_both_tags_and_imports(monkeypatch):
+    calls = []
+    real = captures._capture
+
+    def counting(parsed):
+        calls.append(parsed.path)
+        return real(parsed)
+
+    monkeypatch.setattr(captures, "_capture", counting)
+    src = load("ts_project/src/index.ts")
+    assert backend.extract_tags(src) and backend.extract_imports(src)
+    assert calls == [src.path]
+
+
+def test_imports_patterns_a_grammar_rejects_leave_its_tags(monkeypatch, caplog):
+    spec = languages.spec_for_path("a.go")
+    real = languages._read_query
+
+    def reading(name):
+        return "(no_such_node) @import.go\n" if name.endswith("-imports.scm") else real(name)
+
+    monkeypatch.setattr(languages, "_read_query", reading)
+    languages._grammars.pop(spec.name, None)
+    try:
+        with caplog.at_level(logging.WARNING):
+            grammar = languages.load_grammar(spec)
+            src = text("a.go", 'package a\n\nimport "fmt"\n\nfunc F() { fmt.Println() }\n')
+            assert grammar is not None and not grammar.has_imports
+            assert "F" in [name for name, *_ in defs(src)]
+            assert backend.extract_imports(src) == []
+        assert any(getattr(r, "code", None) == "query_error" for r in caplog.records)
+    finally:
+        languages._grammars.pop(spec.name, None)
 
 
 # -- TypeScript ------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Definitions and references from a parsed file, driven by the language's tags query.
+"""Definitions and references from a parsed file, from its query's matches (one walk of the
+tree for tags and imports: :mod:`.captures`).
 
 Capture conventions in ``queries/*-tags.scm``:
 
@@ -14,12 +15,14 @@ Scopes come from nesting, computed with a stack over the sorted node ranges (no 
 
 from __future__ import annotations
 
+import operator
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from repomapper.model import DEF, REF, Tag, tag_sort_key
+from repomapper.model import DEF, Tag, reference_tag, tag_sort_key
 
+from .captures import Captured, captured
 from .parsing import PLACEHOLDER, Parsed
 from .snippets import declaration_wrapper, docstring, effective_end_row, node_text, signature
 
@@ -47,13 +50,10 @@ FUNCTION_KINDS = frozenset({"function", "method"})
 #: Grammars where a function's body is the signature's next sibling, not its child (Dart).
 DETACHED_BODIES = frozenset({"function_body"})
 SIGNATURE_WRAPPERS = frozenset({"method_signature"})
-_REF_PRIORITY = {"call": 0, "type": 1, "attribute": 2, "name": 3}
+_START_LINE = operator.attrgetter("start_line")
 _MAX_NAME = 200
 _SCOPE_CUT = re.compile(r"[<\[( ]")
 _SPACE = re.compile(r"\s")
-#: Patterns start no deeper than this: query matching costs grow with depth times size, and
-#: nothing that deep (a 1000-operand expression) holds definitions worth mapping.
-MAX_START_DEPTH = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,38 +89,26 @@ def _valid_name(name: str) -> bool:
 
 def collect_tags(parsed: Parsed) -> list[Tag]:
     """Definitions and references of ``parsed``, sorted and without duplicates."""
-    from tree_sitter import QueryCursor
+    found = captured(parsed)
+    definitions = _definition_tags(found, parsed)
+    references = _reference_tags(found, parsed)
+    # both are in the canonical order and a line's definitions sort before its references
+    # (``"def" < "ref"``), so a stable sort by line alone merges them into it
+    tags = definitions + references
+    tags.sort(key=_START_LINE)
+    return tags
 
+
+def _definition_tags(found: Captured, parsed: Parsed) -> list[Tag]:
+    """The definitions, each with the scope path of the named scopes around it, in the
+    canonical order."""
     data, path = parsed.data, parsed.path
-    cursor = QueryCursor(parsed.grammar.tags_query)
-    cursor.set_max_start_depth(MAX_START_DEPTH)
-    # name node range -> (pattern index, kind, definition node, name node, receiver node)
-    defs: dict[tuple[int, int], tuple[int, str, Any, Any, Any]] = {}
-    scopes: list[tuple[str, Any, Any]] = []
-    ref_nodes: list[tuple[Any, str]] = []
-    for pattern_index, caps in cursor.matches(parsed.tree.root_node):
-        for cap, nodes in caps.items():
-            if cap.startswith("definition."):
-                kind = cap[len("definition.") :]
-                receiver = caps.get("receiver", [None])[0]
-                for name_node in caps.get("name", ()):
-                    key = (name_node.start_byte, name_node.end_byte)
-                    seen = defs.get(key)
-                    if seen is None or seen[0] > pattern_index:
-                        defs[key] = (pattern_index, kind, nodes[0], name_node, receiver)
-            elif cap.startswith("scope."):
-                names = caps.get("name")
-                scopes.append((cap[len("scope.") :], nodes[0], names[0] if names else None))
-            elif cap.startswith("reference."):
-                kind = cap[len("reference.") :]
-                ref_nodes.extend((n, kind) for n in nodes)
-
     entries: list[_Entry] = []
-    for _, kind, def_node, name_node, receiver in defs.values():
+    for _, kind, def_node, name_node, receiver in found.defs.values():
         entry = _definition_entry(kind, def_node, name_node, receiver, data)
         if entry is not None:
             entries.append(entry)
-    for kind, node, name_node in scopes:
+    for kind, node, name_node in found.scopes:
         name = node_text(name_node, data, _MAX_NAME * 2).strip() if name_node is not None else ""
         if "::" in name:
             parts = [clean_scope(p) for p in name.split("::") if p.strip()]
@@ -141,33 +129,37 @@ def collect_tags(parsed: Parsed) -> list[Tag]:
                 tags.add(tag)
         if entry.kind in CONTAINER_KINDS:
             stack.append(entry)
-
-    # names of definitions and of named scopes are not references (a Rust ``impl`` type is)
-    not_refs = set(defs)
-    not_refs.update(
-        (n.start_byte, n.end_byte) for k, _, n in scopes if n is not None and k != "impl"
-    )
-    refs: dict[tuple[int, str], str] = {}
-    valid: dict[str, bool] = {}  # a file names the same identifiers over and over
-    for node, kind in ref_nodes:
-        start, end = node.start_byte, node.end_byte
-        if (start, end) in not_refs:
-            continue
-        name = data[start : min(end, start + _MAX_NAME + 1)].decode("utf-8", "replace").strip()
-        ok = valid.get(name)
-        if ok is None:
-            ok = valid[name] = _valid_name(name)
-        if not ok:
-            continue
-        at = (node.start_point[0] + 1, name)
-        known = refs.get(at)
-        if known is None or _REF_PRIORITY.get(kind, 9) < _REF_PRIORITY.get(known, 9):
-            refs[at] = kind
-    tags.update(
-        Tag(path, line, line, name, REF, kind, "", None, None)
-        for (line, name), kind in refs.items()
-    )
     return sorted(tags, key=tag_sort_key)
+
+
+def _reference_tags(found: Captured, parsed: Parsed) -> list[Tag]:
+    """One reference per (line, name), of its kind of highest priority (the first matched of a
+    kind), sorted by line and name: their canonical order, since a file's references differ in
+    nothing else. The names of definitions and of named scopes are not references (a Rust
+    ``impl`` type is)."""
+    data, path = parsed.data, parsed.path
+    not_refs = set(found.defs)
+    not_refs.update(
+        (n.start_byte, n.end_byte) for k, _, n in found.scopes if n is not None and k != "impl"
+    )
+    not_ref_starts = {start for start, _ in not_refs}
+    refs: dict[tuple[int, str], str] = {}
+    names: dict[bytes, str] = {}  # a file names the same identifiers over and over ("": invalid)
+    longest = _MAX_NAME + 1
+    for kind, matched in found.references():
+        for nodes in matched:
+            for node in nodes:
+                start, end = node.start_byte, node.end_byte
+                if start in not_ref_starts and (start, end) in not_refs:
+                    continue
+                raw = data[start : end if end - start <= longest else start + longest]
+                name = names.get(raw)
+                if name is None:
+                    name = raw.decode("utf-8", "replace").strip()
+                    name = names[raw] = name if _valid_name(name) else ""
+                if name:  # kinds come highest priority first: the first one seen stays
+                    refs.setdefault((node.start_point[0] + 1, name), kind)
+    return [reference_tag(path, line, name, kind) for (line, name), kind in sorted(refs.items())]
 
 
 def _definition_entry(

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from repomapper.model import Import, import_sort_key
 
-from .extract import MAX_START_DEPTH
+from .captures import captured
 from .parsing import PLACEHOLDER, Parsed
 from .snippets import node_text, string_value
 
@@ -447,19 +447,11 @@ HANDLERS: dict[str, Handler] = {
 
 def collect_imports(parsed: Parsed) -> list[Import]:
     """The imports of ``parsed`` as written, sorted by line, without duplicates."""
-    query = parsed.grammar.imports_query
-    if query is None:
-        return []
-    from tree_sitter import QueryCursor
-
     found: set[Import] = set()
-    cursor = QueryCursor(query)
-    cursor.set_max_start_depth(MAX_START_DEPTH)
-    for _, caps in cursor.matches(parsed.tree.root_node):
-        for cap, nodes in caps.items():
-            handler = HANDLERS.get(cap[len("import.") :]) if cap.startswith("import.") else None
-            if handler is None:
-                continue
-            for node in nodes:
-                found.update(handler(node, parsed.data, parsed.path))
+    for kind, nodes in captured(parsed).imports:
+        handler = HANDLERS.get(kind)
+        if handler is None:
+            continue
+        for node in nodes:
+            found.update(handler(node, parsed.data, parsed.path))
     return sorted(found, key=import_sort_key)

@@ -106,10 +106,60 @@ def resolve_include(imp: Import, index: RepoIndex) -> list[str]:
     quoted = imp.is_relative
     if not quoted and spec in SYSTEM_HEADERS:
         return []
+    if _plain(spec):
+        found = _first_found(spec, here, quoted, index)
+    else:
+        found = _first_joined(spec, here, quoted, index)
+    if found is not None:
+        return [found]
+    if spec in SYSTEM_HEADERS or (not quoted and "." not in posixpath.basename(spec)):
+        return []  # the compiler's own headers come next (``<vector>``: a C++ standard one)
+    name = posixpath.basename(spec)
+    suffix = "/" + spec.lstrip("./")
+    candidates = [f for f in _named(index, name) if ("/" + f).endswith(suffix)]
+    if not candidates:
+        return []
+    best = max(_shared_depth(posixpath.dirname(f), here) for f in candidates)
+    return sorted(f for f in candidates if _shared_depth(posixpath.dirname(f), here) == best)
+
+
+def _plain(spec: str) -> bool:
+    """No ``.`` or ``..`` folder and nothing to normalize: ``folder/spec`` is a file's path
+    exactly when that file's path is ``spec`` under ``folder``."""
+    return posixpath.normpath(spec) == spec and not {".", ".."} & set(spec.split("/"))
+
+
+def _first_found(spec: str, here: str, quoted: bool, index: RepoIndex) -> str | None:
+    """The first file of the search order (:func:`_first_joined`), found from the files whose
+    path ends with ``spec`` rather than by trying each folder of the order: a large tree has
+    hundreds of include roots and a file includes dozens of headers."""
+    roots = index.derived(("treesitter", "c_include_root_set"), _include_root_set)
+    best: tuple[tuple[int, int, str], str] | None = None
+    for f in _named(index, posixpath.basename(spec)):
+        if f == spec:
+            folder = ""
+        elif f.endswith(spec) and f[-len(spec) - 1] == "/":
+            folder = f[: -len(spec) - 1]
+        else:
+            continue
+        if quoted and (not folder or here == folder or here.startswith(folder + "/")):
+            key = (0, -len(folder), "")  # the includer's folder, then its ancestors
+        elif folder in roots:
+            key = (1, -_shared_depth(folder, here), folder)  # the roots, nearest first
+        else:
+            continue
+        if best is None or key < best[0]:
+            best = (key, f)
+    return None if best is None else best[1]
+
+
+def _first_joined(spec: str, here: str, quoted: bool, index: RepoIndex) -> str | None:
+    """The first file the search order finds: for a quoted include the includer's folder and
+    its ancestors, then the include roots, nearest to the includer first."""
     searched: list[str] = []
     if quoted:
         d: str | None = here
-        while d is not None:  # the includer's folder, then its ancestors
+        while d is not None:
             searched.append(d)
             d = posixpath.dirname(d) if d else None
     roots = sorted(include_roots(index), key=lambda r: (-_shared_depth(r, here), r))
@@ -117,17 +167,14 @@ def resolve_include(imp: Import, index: RepoIndex) -> list[str]:
     for directory in searched:
         path = _joined(directory, spec)
         if path is not None and path in index.files:
-            return [path]
-    if spec in SYSTEM_HEADERS or (not quoted and "." not in posixpath.basename(spec)):
-        return []  # the compiler's own headers come next (``<vector>``: a C++ standard one)
-    name = posixpath.basename(spec)
-    suffix = "/" + spec.lstrip("./")
-    candidates = [
-        f
-        for f in index.derived(("treesitter", "by_basename"), _by_basename).get(name, ())
-        if ("/" + f).endswith(suffix)
-    ]
-    if not candidates:
-        return []
-    best = max(_shared_depth(posixpath.dirname(f), here) for f in candidates)
-    return sorted(f for f in candidates if _shared_depth(posixpath.dirname(f), here) == best)
+            return path
+    return None
+
+
+def _named(index: RepoIndex, name: str) -> tuple[str, ...]:
+    """The repository's files called ``name``."""
+    return index.derived(("treesitter", "by_basename"), _by_basename).get(name, ())
+
+
+def _include_root_set(index: RepoIndex) -> frozenset[str]:
+    return frozenset(include_roots(index))

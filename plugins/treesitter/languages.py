@@ -595,8 +595,9 @@ class Grammar:
 
     spec: LanguageSpec
     language: Language
-    tags_query: Query
-    imports_query: Query | None
+    #: the tags patterns, then the imports patterns: one walk of a tree finds both
+    query: Query
+    has_imports: bool
 
 
 _lock = threading.Lock()
@@ -646,14 +647,21 @@ def _load(spec: LanguageSpec) -> Grammar | None:
         )
         return None
     tags_text = "\n".join(_read_query(f"{frag}-tags.scm") for frag in spec.tags)
-    tags_query = compile_query(ts, language, tags_text, f"{spec.name} tags")
-    if tags_query is None:
-        return None
     imports_text = _read_query(f"{spec.imports}-imports.scm")
-    imports_query = (
-        compile_query(ts, language, imports_text, f"{spec.name} imports") if imports_text else None
+    try:
+        return Grammar(
+            spec, language, ts.Query(language, f"{tags_text}\n{imports_text}"), bool(imports_text)
+        )
+    except Exception:  # some patterns do not fit this grammar: each part keeps what does
+        pass
+    tags = kept_patterns(ts, language, tags_text, f"{spec.name} tags")
+    if tags is None:
+        return None
+    imports = (
+        kept_patterns(ts, language, imports_text, f"{spec.name} imports") if imports_text else None
     )
-    return Grammar(spec, language, tags_query, imports_query)
+    query = ts.Query(language, tags if imports is None else f"{tags}\n{imports}")
+    return Grammar(spec, language, query, imports is not None)
 
 
 def _read_query(name: str) -> str:
@@ -667,9 +675,20 @@ def _read_query(name: str) -> str:
 def compile_query(ts: ModuleType, language: Language, text: str, label: str) -> Query | None:
     """Compile ``text``; if the grammar rejects some patterns (a grammar version whose node names
     differ), drop just those with a warning and keep the rest in their original order."""
+    kept = kept_patterns(ts, language, text, label)
+    try:
+        return None if kept is None else ts.Query(language, kept)
+    except Exception:
+        return None
+
+
+def kept_patterns(ts: ModuleType, language: Language, text: str, label: str) -> str | None:
+    """``text``, or the patterns of it the grammar accepts (a warning says some were dropped);
+    ``None`` when it accepts none."""
     query: type[Query] = ts.Query
     try:
-        return query(language, text)
+        query(language, text)
+        return text
     except Exception as exc:
         first_error = exc
     kept: list[str] = []
@@ -686,12 +705,7 @@ def compile_query(ts: ModuleType, language: Language, text: str, label: str) -> 
         first_error,
         extra={"code": "query_error", "path": None},
     )
-    if not kept:
-        return None
-    try:
-        return query(language, "\n".join(kept))
-    except Exception:
-        return None
+    return "\n".join(kept) if kept else None
 
 
 def split_patterns(text: str) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import codecs
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from repomapper.model import SourceFile
@@ -30,6 +30,8 @@ class Parsed:
     data: bytes
     grammar: Grammar
     tree: Any  # tree_sitter.Tree
+    #: what is made once from the tree for both hooks (the query's matches, :mod:`.captures`)
+    scratch: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 #: stands in for each byte of invalid UTF-8 (DEL: one byte, in no language's identifiers); names
