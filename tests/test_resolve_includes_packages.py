@@ -100,6 +100,33 @@ def test_angle_includes_never_name_a_standard_headers_namesake(c_index):
     }
 
 
+def test_an_include_folder_of_folders_is_an_include_root(tmp_path):
+    # the kernel's layout: include/ and arch/x86/include/ hold folders of headers, and tools/
+    # has copies of some of them for its own programs
+    pytest.importorskip("tree_sitter_c")
+    index = index_of(
+        tmp_path,
+        {
+            "include/linux/kernel.h": "int printk(void);\n",
+            "include/uapi/linux/kernel.h": "/* the user-space part */\n",
+            "tools/include/linux/kernel.h": "int printf_like(void);\n",
+            "arch/x86/include/asm/io.h": "void outb(void);\n",
+            "arch/arm/include/asm/io.h": "void writeb(void);\n",
+            "drivers/net/dummy.c": "#include <linux/kernel.h>\n",
+            "arch/x86/kernel/setup.c": "#include <linux/kernel.h>\n#include <asm/io.h>\n",
+            "tools/perf/builtin.c": "#include <linux/kernel.h>\n",
+        },
+    )
+    assert resolved(index, "drivers/net/dummy.c") == {"linux/kernel.h": ["include/linux/kernel.h"]}
+    assert resolved(index, "arch/x86/kernel/setup.c") == {
+        "linux/kernel.h": ["include/linux/kernel.h"],
+        "asm/io.h": ["arch/x86/include/asm/io.h"],  # the nearest root: the includer's arch
+    }
+    assert resolved(index, "tools/perf/builtin.c") == {
+        "linux/kernel.h": ["tools/include/linux/kernel.h"]
+    }
+
+
 def test_a_dependencys_source_folder_is_an_include_root(c_index):
     assert resolved(c_index, "deps/lua/src/lapi.c") == {"lua.h": ["deps/lua/src/lua.h"]}
     assert resolved(c_index, "src/script.c") == {

@@ -62,13 +62,26 @@ def _include_roots(index: RepoIndex) -> tuple[str, ...]:
     roots = {""}
     for directory, files in index.by_dir.items():
         name = posixpath.basename(directory)
-        if name in INCLUDE_DIR_NAMES or (
-            name in SOURCE_DIR_NAMES and any(f.endswith(HEADER_SUFFIXES) for f in files)
-        ):
+        if name in SOURCE_DIR_NAMES and any(f.endswith(HEADER_SUFFIXES) for f in files):
+            roots.add(directory)
+    # an ``include`` folder counts whether it holds headers itself or only folders of them
+    # (the kernel's ``include/linux/``, ``arch/x86/include/asm/``; ``include/fmt/``)
+    for directory in _folders(index):
+        if posixpath.basename(directory) in INCLUDE_DIR_NAMES:
             roots.add(directory)
     # a folder under an include root is reached through it (``include/fmt/core.h`` is
     # ``<fmt/core.h>``): it is a root of its own only when it is named like one
     return tuple(sorted(roots))
+
+
+def _folders(index: RepoIndex) -> set[str]:
+    """Every folder of the repository that holds a mapped file, directly or below."""
+    folders: set[str] = set()
+    for directory in index.by_dir:
+        while directory and directory not in folders:
+            folders.add(directory)
+            directory = posixpath.dirname(directory)
+    return folders
 
 
 def _by_basename(index: RepoIndex) -> dict[str, tuple[str, ...]]:
