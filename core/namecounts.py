@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import overload
 
 from .madeonread import MadeOnRead
@@ -52,5 +52,17 @@ class NameCounts(MadeOnRead[tuple[str, int]]):
     def __iter__(self) -> Iterator[tuple[str, int]]:
         return zip(self.names, self.counts, strict=True)
 
-    def __reduce__(self) -> tuple[type[NameCounts], tuple[tuple[tuple[str, int], ...]]]:
-        return NameCounts, (tuple(self),)
+    def __reduce__(self) -> tuple[Callable[..., NameCounts], tuple[tuple[str, ...], array[int]]]:
+        # as its two columns: a worker's every summary is pickled to the parent, and pairs
+        # made to be taken apart again cost the parent more than the names' interning
+        return _from_columns, (self.names, self.counts)
+
+
+def _from_columns(names: tuple[str, ...], counts: array[int]) -> NameCounts:
+    """The :class:`NameCounts` of these columns (the names interned, as ``__init__`` does)."""
+    if len(names) != len(counts) or counts.typecode not in "iq":
+        raise ValueError("name counts: the columns do not match")
+    made = NameCounts.__new__(NameCounts)
+    made.names = tuple(map(sys.intern, names))
+    made.counts = counts
+    return made

@@ -37,3 +37,9 @@ def test_an_extracted_summary_is_compact_and_still_encodes_as_json():
     assert isinstance(fs.references, NameCounts)
     assert fs.references == (("g", 2), ("h", 1))
     assert json.loads(_dumps({"c": fs.references})) == {"c": [["g", 2], ["h", 1]]}
+
+
+def test_name_counts_travel_as_their_columns_and_keep_large_counts():
+    counts = NameCounts([("a", 1), ("b", 1 << 40)])
+    assert list(pickle.loads(pickle.dumps(counts))) == [("a", 1), ("b", 1 << 40)]
+    assert pickle.loads(pickle.dumps(NameCounts([]))) == NameCounts([])
