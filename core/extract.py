@@ -48,6 +48,8 @@ from .model import (
     SourceFile,
     Tag,
     import_sort_key,
+    name_facts,
+    tag_facts,
     tag_sort_key,
 )
 from .registry import PluginSet
@@ -441,8 +443,10 @@ def extract_encoded(
         # a file that could not be read is not cached: permissions change without its mtime or
         # size, so the next run must try again
         row = None if any(d.code == "unreadable" for d in ex.diagnostics) else encode(ex, summary)
-        if row is not None and not full:  # the definitions travel and stay as their row's text
-            summary = replace(summary, definitions=RowTags(ex.path, row[2]))
+        if row is not None and not full:  # the definitions travel and stay as their row's text,
+            # with what the symbol table reads of them (the parent would parse the text for it)
+            facts = name_facts(tag_facts(summary.definitions))
+            summary = replace(summary, definitions=RowTags(ex.path, row[2], names=facts))
         out.append((ex.path, row, ex if full else summary))
     return out
 

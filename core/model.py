@@ -7,6 +7,7 @@ Field names follow ``SymbolInfo``/``ImportInfo`` of the context-pack design wher
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -430,6 +431,15 @@ class NameFacts:
     names: tuple[str, ...]
     data: bytes
     top: bytes
+
+    def __reduce__(self) -> tuple[Callable[..., NameFacts], tuple[tuple[str, ...], bytes, bytes]]:
+        # a worker sends every file's facts to the parent, where the names are interned as the
+        # facts read from a row are (one string per name across the repository)
+        return _interned_facts, (self.names, self.data, self.top)
+
+
+def _interned_facts(names: tuple[str, ...], data: bytes, top: bytes) -> NameFacts:
+    return NameFacts(tuple(map(sys.intern, names)), data, top)
 
 
 def name_facts(facts: Iterable[tuple[str, str, str]]) -> NameFacts:

@@ -95,12 +95,19 @@ class RowTags(_Lazy[Tag, Text]):
 
     __slots__ = ("_refetch", "_names")
 
-    def __init__(self, path: str, text: Text, refetch: Callable[[], str] | None = None):
+    def __init__(
+        self,
+        path: str,
+        text: Text,
+        refetch: Callable[[], str] | None = None,
+        names: NameFacts | None = None,
+    ):
         super().__init__(path, text)
         #: reads the text from the cache again, for a row whose text was read for the table
         #: and let go (see :meth:`facts`)
         self._refetch = refetch
-        self._names: NameFacts | None = None
+        #: the name facts, when whoever made the text had its tags (a worker sends both)
+        self._names: NameFacts | None = names
 
     def name_facts(self) -> NameFacts:
         """What the symbol table reads of the definitions (see :class:`NameFacts`), kept once
@@ -114,8 +121,14 @@ class RowTags(_Lazy[Tag, Text]):
     def refetch_with(self, refetch: Callable[[], str]) -> None:
         """Let :meth:`facts` drop the text once it has read it: ``refetch`` reads it again
         from the cache if a map shows the file (a large tree's definitions held as text were
-        a fifth of a cold run's memory, and a map shows a few dozen files)."""
+        a fifth of a cold run's memory, and a map shows a few dozen files). A row whose name
+        facts came with it lets its text go now: the table needs nothing else of it."""
         self._refetch = refetch
+        if self._names is not None and self._made is None and isinstance(self._text, str):
+            if self._names.names:
+                self._text = refetch
+            else:  # no definitions: nothing to read again
+                self._made, self._text = (), None
 
     def _make(self, source: Text) -> tuple[Tag, ...]:
         rows = _parsed(self._path, "definitions", source) or ()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import pickle
+import sys
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repomapper.definitions import FileRows, RowsAt
-from repomapper.model import Tag, name_facts
+from repomapper.model import NameFacts, Tag, name_facts
 from repomapper.rowtext import Deferred, RowTags, Text
 
 
@@ -91,6 +93,28 @@ def test_a_text_that_can_be_read_again_is_let_go_once_its_facts_are_read() -> No
     assert rows.facts() == [("f", "function", "")]
     assert rows._text is again and reads == []  # the text is gone, nothing read yet
     assert [t.name for t in rows] == ["f"] and reads == [1]  # a map shows the file
+
+
+def test_a_row_that_came_with_its_name_facts_lets_its_text_go_unread() -> None:
+    reads: list[int] = []
+
+    def again() -> str:
+        reads.append(1)
+        return _rows_text()
+
+    facts = RowTags("a.py", _rows_text()).name_facts()
+    # a worker sends the facts with the text; pickled, the names arrive interned
+    sent = pickle.loads(pickle.dumps(RowTags("a.py", _rows_text(), names=facts)))
+    assert sent.name_facts() == facts
+    made = NameFacts(("".join(["inter", "ned_name"]),), b"\x00", b"\x01")
+    assert pickle.loads(pickle.dumps(made)).names[0] is sys.intern("interned_name")
+    sent.refetch_with(again)
+    assert sent._text is again and reads == []  # let go without parsing it
+    assert sent.name_facts() == facts and reads == []
+    assert [t.name for t in sent] == ["f"] and reads == [1]  # a map shows the file
+    empty = RowTags("b.py", "[]", names=RowTags("b.py", "[]").name_facts())
+    empty.refetch_with(again)
+    assert list(empty) == [] and reads == [1]  # no definitions: nothing to read again
 
 
 def test_a_deferred_rows_parts_are_handed_out_once_and_read_again_when_asked_again() -> None:
