@@ -811,3 +811,24 @@ def test_a_new_process_makes_only_the_summaries_it_reads(tmp_path):
         assert _made_of(ranked.mapped) == (0, len(tree) - 1)
         got = fresh.map()
     same(got, scratch(shop, None))
+
+
+def test_a_large_trees_stored_state_is_updated_by_a_share_of_its_files():
+    assert snapshot.max_changed(10) == snapshot.MAX_CHANGED
+    assert snapshot.max_changed(2_800) == snapshot.MAX_CHANGED
+    assert snapshot.max_changed(66_750) == 667  # the kernel's mapped files
+
+
+def test_more_changed_files_than_the_least_limit_update_a_large_enough_state(
+    shop, tmp_path, monkeypatch
+):
+    cache = tmp_path / "cache"
+    with RepoMap(shop, cache_dir=cache) as first:
+        first.map()
+    monkeypatch.setattr(snapshot, "MAX_CHANGED", 1)
+    monkeypatch.setattr(snapshot, "MAX_CHANGED_SHARE", 0.5)  # half of the shop's files
+    later(shop / "shop" / "catalog.py", VERSIONS["shop/catalog.py"][1])
+    later(shop / "shop" / "cart.py", VERSIONS["shop/cart.py"][1])
+    with RepoMap(shop, cache_dir=cache) as fresh:
+        same(fresh.map(), scratch(shop, None))
+        assert fresh.graph_state.how == "updated (2 changed)"

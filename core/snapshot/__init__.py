@@ -24,9 +24,29 @@ from .encode import encode, write
 from .load import load
 from .stored import VERSION, Stored, changed_files, decode
 
-__all__ = ["MAX_CHANGED", "VERSION", "Stored", "changed_files", "decode", "encode", "load", "write"]
+__all__ = [
+    "MAX_CHANGED",
+    "MAX_CHANGED_SHARE",
+    "VERSION",
+    "Stored",
+    "changed_files",
+    "decode",
+    "encode",
+    "load",
+    "max_changed",
+    "write",
+]
 
-#: a stored state is updated by at most this many changed files; more build it again (each
-#: changed file's old summary is read and its rows replaced, and a state that drifted far from
-#: the stored one is better built and stored again)
+#: a stored state is updated by at most this many changed files, or :data:`MAX_CHANGED_SHARE`
+#: of its files if that is more; more build it again (each changed file's old summary is read
+#: and its rows replaced, and a state that drifted far from the stored one is better built and
+#: stored again)
 MAX_CHANGED = 64
+#: an update costs about each changed file's old and new rows, a build every file's: in a large
+#: tree a branch switch of hundreds of files is still an update
+MAX_CHANGED_SHARE = 0.01
+
+
+def max_changed(files: int) -> int:
+    """How many changed files a stored state of ``files`` files is updated by."""
+    return max(MAX_CHANGED, int(files * MAX_CHANGED_SHARE))

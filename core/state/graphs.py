@@ -122,7 +122,7 @@ class GraphStates:
     ) -> snapshot.Stored | None:
         """The repository's stored state when this selection has none in memory and the stored
         one can be updated to these files: the same files with the same backends, at most
-        ``snapshot.MAX_CHANGED`` of them changed, the files that are not mapped unchanged. Read
+        ``snapshot.max_changed`` of them changed, the files that are not mapped unchanged. Read
         before extraction: a call that will update it reads only the summaries it needs."""
         if selection in self._states or not self._use_cache or self.rebuild:
             return None
@@ -140,7 +140,7 @@ class GraphStates:
         if frozenset(k.content for p, k in keys.items() if p not in mapped) != stored.context:
             return None
         changed = snapshot.changed_files(stored, {f: keys[f] for f in stored.files})
-        if changed is None or len(changed) > snapshot.MAX_CHANGED:
+        if changed is None or len(changed) > snapshot.max_changed(len(stored.files)):
             return None
         return stored
 
@@ -156,7 +156,7 @@ class GraphStates:
         entering by their old summaries (read from the cache by their old content keys); None
         when it cannot be used."""
         changed = snapshot.changed_files(stored, {p: keys[p] for p in mapped})
-        if changed is None or len(changed) > snapshot.MAX_CHANGED:
+        if changed is None or len(changed) > snapshot.max_changed(len(stored.files)):
             return None
         wanted = []
         for path in changed:
