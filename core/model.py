@@ -131,6 +131,8 @@ class Tag:
     def from_row(cls, file_path: str, row: list[Any]) -> Tag:
         if len(row) == 3:
             line, name, symbol_kind = row
+            if type(line) is not int or type(name) is not str or type(symbol_kind) is not str:
+                raise TypeError(f"not a reference's row: {row!r:.80}")
             return reference_tag(file_path, line, name, symbol_kind)
         return cls(file_path, *row)
 

@@ -81,6 +81,8 @@ def test_a_plain_reference_is_stored_as_its_line_name_and_kind(tmp_path):
     for tag in (plain, *other):
         assert Tag.from_row("a.c", tag.to_row()) == tag
     assert all(len(t.to_row()) == 9 for t in other)
+    with pytest.raises(TypeError):  # a damaged row is not read as a reference
+        Tag.from_row("a.c", ["7", "kmalloc", "call"])
     ex = FileExtraction("a.c", (other[3], plain, other[2]), (), "treesitter", "c", ())
     cache = open_cache(tmp_path / "root", tmp_path / "cache")
     key = CacheKey("a.c", 1, 1, "treesitter@1", "d1")

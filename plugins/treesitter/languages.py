@@ -660,7 +660,16 @@ def _load(spec: LanguageSpec) -> Grammar | None:
     imports = (
         kept_patterns(ts, language, imports_text, f"{spec.name} imports") if imports_text else None
     )
-    query = ts.Query(language, tags if imports is None else f"{tags}\n{imports}")
+    try:
+        query = ts.Query(language, tags if imports is None else f"{tags}\n{imports}")
+    except Exception as exc:  # each pattern compiled alone, not all together
+        log.warning(
+            "tree-sitter queries of %s cannot be compiled together: %s",
+            spec.name,
+            exc,
+            extra={"code": "query_error", "path": None},
+        )
+        return None
     return Grammar(spec, language, query, imports is not None)
 
 
@@ -672,19 +681,10 @@ def _read_query(name: str) -> str:
         return ""
 
 
-def compile_query(ts: ModuleType, language: Language, text: str, label: str) -> Query | None:
-    """Compile ``text``; if the grammar rejects some patterns (a grammar version whose node names
-    differ), drop just those with a warning and keep the rest in their original order."""
-    kept = kept_patterns(ts, language, text, label)
-    try:
-        return None if kept is None else ts.Query(language, kept)
-    except Exception:
-        return None
-
-
 def kept_patterns(ts: ModuleType, language: Language, text: str, label: str) -> str | None:
-    """``text``, or the patterns of it the grammar accepts (a warning says some were dropped);
-    ``None`` when it accepts none."""
+    """``text``, or the patterns of it the grammar accepts, in their original order (a grammar
+    version whose node names differ: a warning says some were dropped); ``None`` when it
+    accepts none."""
     query: type[Query] = ts.Query
     try:
         query(language, text)
