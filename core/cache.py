@@ -128,13 +128,21 @@ def _tag(path: str, row: list[Any]) -> Tag:
     return Tag.from_row(path, row)
 
 
+def row_diagnostics(path: str, text: str) -> tuple[Diagnostic, ...]:
+    """A row's diagnostics from their JSON text (most rows have none: ``"[]"`` is not parsed);
+    a text of another shape raises ``ValueError`` or ``TypeError``."""
+    if text == "[]":
+        return ()
+    return tuple(Diagnostic(c, m, path, s) for c, m, s in json.loads(text))
+
+
 def _common(
     path: str, defs: str, imports: str, diags: str
 ) -> tuple[tuple[Tag, ...], tuple[Import, ...], tuple[Diagnostic, ...]]:
     return (
         tuple(_tag(path, r) for r in json.loads(defs)),
         tuple(Import.from_row(path, r) for r in json.loads(imports)),
-        tuple(Diagnostic(c, m, path, s) for c, m, s in json.loads(diags)),
+        row_diagnostics(path, diags),
     )
 
 
@@ -145,8 +153,7 @@ def decode_symbols(path: str, row: EncodedRow, deferred: Deferred | None = None)
     for text in (row[2], row[4], row[5], diags):
         if not isinstance(text, str):
             raise TypeError("a cached row's parts are text")
-    found = json.loads(diags) if diags != "[]" else ()
-    return _symbols(path, row, tuple(Diagnostic(c, m, path, s) for c, m, s in found), deferred)
+    return _symbols(path, row, row_diagnostics(path, diags), deferred)
 
 
 def _symbols(

@@ -13,11 +13,11 @@ file (its backend, its diagnostics) is answered from the heads without making th
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from .cache import row_diagnostics
 from .model import Diagnostic, FileSymbols, Tag
 
 log = logging.getLogger(__name__)
@@ -31,10 +31,8 @@ Maker = Callable[[str, Head, tuple[Diagnostic, ...]], FileSymbols]
 def head_diagnostics(path: str, text: str) -> tuple[Diagnostic, ...]:
     """A head's diagnostics; a text that cannot be read is logged and read as none (it costs
     that file's diagnostics, never the run)."""
-    if text == "[]":
-        return ()
     try:
-        return tuple(Diagnostic(c, m, path, s) for c, m, s in json.loads(text))
+        return row_diagnostics(path, text)
     except (ValueError, TypeError) as exc:
         log.warning("%s: the stored diagnostics cannot be read (%s); read as none", path, exc)
         return ()
@@ -242,12 +240,13 @@ def definitions_of(summaries: Mapping[str, FileSymbols]) -> Mapping[str, Sequenc
     return {p: fs.definitions for p, fs in summaries.items()}
 
 
-def with_summary(
-    files: Mapping[str, FileSymbols], path: str, summary: FileSymbols
+def with_summaries(
+    files: Mapping[str, FileSymbols],
+    summaries: Mapping[str, FileSymbols],
+    order: Iterable[str],
 ) -> Mapping[str, FileSymbols]:
-    """``files`` with ``summary`` standing in for the summary of ``path``."""
+    """The files of ``order`` (files of ``files``) with ``summaries`` standing in for theirs, the
+    others unmade if a view holds them unmade."""
     if isinstance(files, SummaryView):
-        return files.replacing({path: summary}, files)
-    out = dict(files)
-    out[path] = summary
-    return out
+        return files.replacing(summaries, order)
+    return {p: summaries.get(p) or files[p] for p in order}

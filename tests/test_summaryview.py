@@ -16,7 +16,7 @@ from repomapper.summaryview import (
     definitions_of,
     mapped_files,
     same_files,
-    with_summary,
+    with_summaries,
 )
 
 
@@ -90,9 +90,10 @@ def test_a_replaced_summary_and_the_definitions_read_through_the_view():
     base = HeadMade(_heads("a.py", "b.py"), _counting(made))
     view = SummaryView({"a.py": base, "b.py": base})
     copy = FileSymbols("a.py", plugin="python")
-    replaced = with_summary(view, "a.py", copy)
+    replaced = with_summaries(view, {"a.py": copy}, view)
     assert replaced["a.py"] is copy and list(replaced) == ["a.py", "b.py"]
-    assert with_summary({"a.py": view["a.py"]}, "a.py", copy) == {"a.py": copy}
+    plain = {"a.py": view["a.py"]}
+    assert with_summaries(plain, {"a.py": copy}, plain) == {"a.py": copy}
     defs = definitions_of(view)
     assert list(defs) == ["a.py", "b.py"] and made == ["a.py"]
     assert [t.name for t in defs["b.py"]] == ["b.py"]

@@ -26,7 +26,7 @@ from ..rank import (
     _Assembly,
     stable,
 )
-from ..summaryview import SummaryView
+from ..summaryview import with_summaries
 from ..tablearrays import table_of
 from .stored import Stored, _indices
 
@@ -60,11 +60,7 @@ def _state(
     inputs: StateInputs,
 ) -> GraphState:
     a, files = s.a, s.files
-    summaries: Mapping[str, FileSymbols] = (
-        mapped.replacing(old, files)
-        if isinstance(mapped, SummaryView)
-        else {f: old.get(f) or mapped[f] for f in files}
-    )
+    summaries = with_summaries(mapped, old, files)
     chat, _, mentioned_i = s.boosts
     table = table_of(s.table, summaries)
     definitions, offsets = _definition_index(s)

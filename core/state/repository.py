@@ -35,7 +35,7 @@ from ..relevance import LexicalIndex
 from ..render import SourceLines
 from ..settings import ALL_FILES, Selection
 from ..snapshot import Stored
-from ..summaryview import plugin_of, plugins_of, with_summary
+from ..summaryview import plugin_of, plugins_of, with_summaries
 from ..timings import StageTimer
 from ..tokens import MapCounter, as_counter
 from ..watch import Watcher
@@ -527,7 +527,7 @@ class RepositoryState:
         if state is None or some is None or not self.summaries.settled:
             return
         copy = replace(state.files[some])
-        files = with_summary(state.files, some, copy)
+        files = with_summaries(state.files, {some: copy}, state.files)
         chat, mentioned_f, mentioned_i = state.boosts
         inputs = self.graphs.inputs(chat, mentioned_f, mentioned_i, state.context)
         self.graphs.put(selection, update_state(state, files, inputs))
