@@ -86,6 +86,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "repomapper.importrows",
         "repomapper.index",
         "repomapper.isolation",
+        "repomapper.joinedstrings",
         "repomapper.layered",
         "repomapper.madeonread",
         "repomapper.mappedpages",

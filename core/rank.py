@@ -522,9 +522,9 @@ class FactoredGraph:  # numpy is imported lazily: a replayed map does not need i
     """The weight matrix ``R @ D + I`` and what is needed to read ranks back per identifier."""
 
     files: list[str]
-    #: the identifier of each column of R / row of D (a list, or a numpy object array: made
-    #: into a list only by a reader that wants one)
-    columns: Sequence[str]
+    #: the identifier of each column of R / row of D (a list, a numpy object array, or a
+    #: stored state's :class:`~repomapper.tablearrays.NamesAt`, read as an object array)
+    columns: Any
     R: Coo  # files x columns
     D: Coo  # columns x files
     I: Coo  # noqa: E741 - files x files: import edges

@@ -18,9 +18,11 @@ from array import array
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
+from functools import cached_property
 from typing import Any
 
 from .graph import DefinitionsByName, SymbolTable, TargetResolver, definitions_by_name
+from .joinedstrings import JoinedStrings
 from .layered import Layered, LayeredSet
 from .model import FileSymbols
 from .namecounts import NameCounts
@@ -148,11 +150,23 @@ class TableArrays:
         self.tg_files: Sequence[str] = arrays["tg_files"]
         if len(self.tg_files) != int(self.tg_files_at[-1]):
             raise ValueError("tg_files does not match its counts")
-        self.name_objects = name_objects(names)
-        tl_ids = arrays["tl_names"]
-        self.tl_ids = self.checked_ids(tl_ids, int(self.tl_at[-1]))
-        self.tl_names = self.name_objects[tl_ids]
+        self.tl_ids = self.checked_ids(arrays["tl_names"], int(self.tl_at[-1]))
+        self.tl_names = NamesAt(self.tl_ids, self.name_column)
         self.np = np
+
+    @cached_property
+    def name_column(self) -> Any:
+        """The names as one column read by position, slice or index array: the stored names
+        (each decoded when read, see :class:`~repomapper.stringarrays.JoinedStrings`), or the
+        names as a numpy object array."""
+        names = self.names
+        return names if isinstance(names, JoinedStrings) else name_objects(names)
+
+    @property
+    def name_objects(self) -> Any:
+        """Every name as a numpy object array (a stored state's names are then all made)."""
+        column = self.name_column
+        return column.objects() if isinstance(column, JoinedStrings) else column
 
     @property
     def def_n(self) -> Any:
@@ -173,12 +187,12 @@ class TableArrays:
         return ids
 
     def named(self, ids: Any, count: int | None = None) -> Any:
-        """The names at positions ``ids`` (an object array sharing the names' strings)."""
-        return self.name_objects[self.checked_ids(ids, count)]
+        """The names at positions ``ids`` (an object array)."""
+        return self.name_column[self.checked_ids(ids, count)]
 
     def names_at(self, ids: Any, count: int | None = None) -> NamesAt:
         """:meth:`named`, gathered where read (see :class:`NamesAt`)."""
-        return NamesAt(self.checked_ids(ids, count), self.name_objects)
+        return NamesAt(self.checked_ids(ids, count), self.name_column)
 
     def name_at(self, name: object) -> int | None:
         """The id of ``name`` (found by bisection: on a large tree a dict of every name costs

@@ -283,6 +283,9 @@ def test_a_stored_state_whose_arrays_disagree_is_a_miss(shop, tmp_path):
         ("imp_target", arrays["imp_target"] + 1000),
         ("tl_names", arrays["tl_names"] + 100000),
         ("names", arrays["names"][::-1]),  # reversed: not sorted any more
+        ("name_ends", arrays["name_ends"][:-1]),
+        ("name_ends", arrays["name_ends"] - 1),  # not where the separators are
+        ("name_ends", arrays["name_ends"][::-1]),
         ("role_weights", arrays["role_weights"][:-1]),
         ("role_weights", arrays["role_weights"] * np.nan),
         ("role_weights", arrays["role_weights"] + 1),

@@ -15,6 +15,7 @@ from ..cache import CacheKey
 from ..graph import SymbolTable
 from ..graphstate import GraphState
 from ..importrows import ImportRows
+from ..joinedstrings import JoinedStrings, separators
 from ..layered import Layered
 from ..model import Diagnostic, FileSymbols
 from ..rank import RankedPairs
@@ -71,6 +72,9 @@ class _Strings:
 
     def __init__(self, values: Sequence[str]):
         self.values = values
+        #: where each string ends in the bytes written (see
+        #: :class:`~repomapper.stringarrays.JoinedStrings`), known once written
+        self.ends: Any = None
 
     def _parts(self) -> Iterator[bytes]:
         values, n = self.values, len(self.values)
@@ -85,7 +89,11 @@ class _Strings:
     def write(self, member: IO[bytes]) -> None:
         import numpy as np
 
-        size = sum(len(part) for part in self._parts())
+        ends, size = [], 0
+        for part in self._parts():
+            ends.append(separators(part) + size)
+            size += len(part)
+        self.ends = _ends(ends, len(self.values), size)
         header = {"descr": "|u1", "fortran_order": False, "shape": (size,)}
         np.lib.format.write_array_header_2_0(member, header)
         for part in self._parts():
@@ -219,7 +227,7 @@ def _held_table_arrays(t: TableArrays) -> Iterator[tuple[str, Any]]:
     """A table held as arrays, as the archive holds it."""
     import numpy as np
 
-    yield "names", _Strings(t.names)
+    yield from _names(t.names)
     for name in ("def_n", "ref_n"):
         yield name, np.asarray(getattr(t, name), dtype=np.int64)
     yield "def_file", np.asarray(t.def_file, dtype=np.int32)
@@ -233,6 +241,31 @@ def _held_table_arrays(t: TableArrays) -> Iterator[tuple[str, Any]]:
     yield "tg_files", joined(t.tg_files)
     yield "tl_names", np.asarray(t.tl_ids, dtype=np.int32)
     yield "tl_n", np.diff(t.tl_at)
+
+
+def _names(names: Sequence[str]) -> Iterator[tuple[str, Any]]:
+    """The table's names, and where each ends (a stored state's names as they were read)."""
+    if isinstance(names, JoinedStrings):
+        yield "names", names.data
+        yield "name_ends", names.ends
+        return
+    strings = _Strings(names)
+    yield "names", strings
+    yield "name_ends", strings.ends  # (written by then: the archive writes each when given)
+
+
+def _ends(parts: list[Any], count: int, size: int) -> Any:
+    """Where each of ``count`` strings ends, from each written part's separators (every
+    part's last entry is where it ended: the next part's first string goes on from there);
+    32 bits when the bytes are fewer than 2**31."""
+    import numpy as np
+
+    if not count:
+        return np.zeros(0, dtype=np.int32)
+    found = np.concatenate([p[:-1] for p in parts] + [np.array([size], dtype=np.int64)])
+    if len(found) != count:
+        raise ValueError("a name holds a NUL character")
+    return found.astype(np.int32 if size < 1 << 31 else np.int64)
 
 
 def _searched_ids(t: TableArrays) -> Callable[[Any], Any]:
@@ -294,7 +327,7 @@ def _table_arrays(
     names = sorted(set(table.defines) | set(table.references) | set(targets))
     name_at.update((name, i) for i, name in enumerate(names))
     k, m = name_at, len(names)
-    yield "names", _Strings(names)
+    yield from _names(names)
     del names
     ints = np.int64
 

@@ -74,7 +74,7 @@ def _state(
         raise ValueError("pair arrays differ in length")
     if len(at) and (int(at.min()) < 0 or int(at.max()) >= len(files)):
         raise ValueError("a ranked pair names a file that is not mapped")
-    names = s.table.name_objects
+    names = s.table.name_column
     pairs = RankedPairs(_names(files), at, names, ids, a["pair_rank"])
     file_scores = {f: stable(r) for f, r in prior.items()}
     ranking = Ranking(file_scores, pairs, _pair_scores(s, definitions, file_scores))
@@ -137,13 +137,14 @@ def _layout(
     graph over it, every index checked against the shapes it indexes."""
     np, a, files = s.np, s.a, s.files
     n = len(files)
-    order = s.named(a["order"])
-    if len(order) > 1 and bool((a["order"][1:] <= a["order"][:-1]).any()):
+    order_ids = a["order"]
+    order = s.table.names_at(order_ids)  # (each name made when read: an update reads a few)
+    if len(order) > 1 and bool((order_ids[1:] <= order_ids[:-1]).any()):
         raise ValueError("the layout's identifiers are not sorted")
     block_counts = a["counts"].astype(np.int64)
     if block_counts.shape != (len(order), 3):
         raise ValueError("block counts do not match the identifiers")
-    columns = np.repeat(order, block_counts[:, 1])
+    columns = s.table.names_at(np.repeat(order_ids, block_counts[:, 1]))
     assembly = _Assembly(
         tuple(files),
         order,

@@ -13,6 +13,7 @@ from typing import Any, BinaryIO
 
 from ..cache import CacheKey
 from ..codedigest import made_by
+from ..joinedstrings import JoinedStrings, separators
 from ..mappedpages import give_back
 from ..stringarrays import split
 from ..tablearrays import TableArrays
@@ -23,7 +24,7 @@ log = logging.getLogger(__name__)
 NEAR_TOP = 400
 #: the format's version; stored with the arrays as one number with the digest of the code that
 #: makes a state (see state_version), and a state of another is not read
-VERSION = 7
+VERSION = 8
 
 
 @functools.cache
@@ -95,11 +96,16 @@ class Stored:
                 raise ValueError("pair ranks do not match the definition index")
             if not bool((np.isfinite(raw) & (raw >= 0)).all()):
                 raise ValueError("pair ranks are not finite and non-negative")
-        names = split(a["names"])
+        names = JoinedStrings(a["names"], a["name_ends"])
         # looked up by bisection (comparing 3 million names costs a large tree's every
-        # process seconds; a state it wrote itself is checked by its checksum instead)
-        if not names_checked and not all(map(operator.lt, names, names[1:])):
-            raise ValueError("names are not sorted and distinct")
+        # process seconds; a state it wrote itself is checked by its checksum instead, and
+        # its names are decoded as they are read)
+        if not names_checked:
+            if not np.array_equal(separators(a["names"])[:-1], a["name_ends"][:-1]):
+                raise ValueError("name ends are not where the names end")
+            listed = names.strings()
+            if not all(map(operator.lt, listed, listed[1:])):
+                raise ValueError("names are not sorted and distinct")
         self.table = TableArrays(
             self.files,
             names,
@@ -200,7 +206,7 @@ def decode(data: bytes | memoryview | BinaryIO, own: bool = False) -> Stored | N
             data = io.BytesIO(data)
         elif not hasattr(data, "read") or not hasattr(data, "seek"):
             raise TypeError("a stored state is bytes or a binary file")
-        mapped = _mapped(data, checked=("names",) if own else ())
+        mapped = _mapped(data, checked=("names", "name_ends") if own else ())
         if mapped is not None:
             return Stored(mapped, names_checked=own)
         data.seek(0)

@@ -1,0 +1,121 @@
+"""The strings of a :func:`~repomapper.stringarrays.joined` array read one at a time: a stored
+state's names, of which a new process reads a few thousand out of millions."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+
+def separators(data: bytes | Any) -> Any:
+    """Where each string of a :func:`joined` array ends (an int64 array, one per string; the
+    last is the array's length), found in the bytes of one chunk of it."""
+    import numpy as np
+
+    found = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 0)
+    return np.append(found, len(data)).astype(np.int64)
+
+
+class JoinedStrings(Sequence[str]):
+    """The strings of a :func:`joined` array with where each ends, each decoded when read:
+    a large tree's three million names split into strings cost every new process a third of a
+    second and a few hundred megabytes, while an edit reads a few thousand of them. Read in
+    bulk (an index array of more than :data:`BULK_SHARE` of them, or every one) they are
+    split once and kept, and every later read is of those.
+
+    ``ends``: per string, where it ends in ``data`` (exclusive; the next starts one byte
+    after, past its separator); checked to increase and end where the data does, so that
+    every read lies inside it. What the bytes between say is not checked: any bytes decode
+    (``surrogateescape``), and whether the strings are sorted is the reader's to check."""
+
+    __slots__ = ("_data", "_ends", "_all", "_objects")
+
+    #: the share of the strings an index array reads past which all are split (decoding one
+    #: string at a time costs about four times its share of splitting them all)
+    BULK_SHARE = 1 / 16
+
+    def __init__(self, data: Any, ends: Any):
+        import numpy as np
+
+        if data.dtype != "uint8" or data.ndim != 1:
+            raise ValueError("strings are a byte array")
+        if ends.dtype.kind != "i" or ends.ndim != 1:
+            raise ValueError("string ends are not one-dimensional integers")
+        if len(data) and not len(ends):
+            raise ValueError("string ends do not match the strings")
+        if len(ends):
+            if int(ends[-1]) != len(data) or int(ends[0]) < 0:
+                raise ValueError("string ends do not match the strings")
+            if len(ends) > 1 and not bool((np.diff(ends) > 0).all()):
+                raise ValueError("string ends do not increase")
+        self._data, self._ends = data, ends
+        self._all: list[str] | None = None
+        self._objects: Any = None
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def _one(self, i: int) -> str:
+        ends = self._ends
+        lo = int(ends[i - 1]) + 1 if i else 0
+        return bytes(self._data[lo : int(ends[i])]).decode("utf-8", "surrogateescape")
+
+    def __getitem__(self, at: Any) -> Any:
+        found = self._all
+        if isinstance(at, slice):
+            if found is not None:
+                return found[at]
+            return [self._one(i) for i in range(*at.indices(len(self._ends)))]
+        if isinstance(at, int) or getattr(at, "ndim", None) == 0:
+            i, n = operator.index(at), len(self._ends)
+            if not -n <= i < n:
+                raise IndexError("string index out of range")
+            return found[i] if found is not None else self._one(i % n)
+        return self.take(at)
+
+    def take(self, ids: Any) -> Any:
+        """The strings at ``ids`` (an index or boolean array) as a numpy object array."""
+        import numpy as np
+
+        ids = np.asarray(ids)
+        if ids.dtype == bool:
+            ids = np.flatnonzero(ids)
+        if self._objects is not None or len(ids) > len(self._ends) * self.BULK_SHARE:
+            return self.objects()[ids]
+        out = np.empty(len(ids), dtype=object)
+        out[:] = [self._one(i) for i in ids.tolist()]
+        return out
+
+    def strings(self) -> list[str]:
+        """Every string (split on the first call, then kept)."""
+        found = self._all
+        if found is None:
+            # (not stringarrays.split: the ends tell one empty string from none)
+            text = self._data.tobytes().decode("utf-8", "surrogateescape")
+            found = self._all = text.split("\0") if len(self._ends) else []
+            if len(found) != len(self._ends):
+                raise ValueError("string ends do not match the strings")
+        return found
+
+    def objects(self) -> Any:
+        """Every string as a numpy object array (made on the first call, then kept)."""
+        if self._objects is None:
+            import numpy as np
+
+            out = np.empty(len(self._ends), dtype=object)
+            out[:] = self.strings()
+            self._objects = out
+        return self._objects
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.strings())
+
+    @property
+    def data(self) -> Any:
+        """The joined bytes (as :func:`joined` made them)."""
+        return self._data
+
+    @property
+    def ends(self) -> Any:
+        return self._ends
