@@ -19,6 +19,7 @@ from .graph import DATA_DEFINITION_FACTOR, SymbolTable
 from .layered import Layered, copied_mapping
 from .mappedpages import give_back
 from .model import FileSymbols
+from .tablearrays import NameRuns
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
@@ -245,7 +246,8 @@ class DefinitionIndex:
             counts[i] = len(self.rows[self.files[i]].idents)
             tops[i] = len(self.rows[self.files[i]].top)
         offsets = _starts(counts)
-        parts: tuple[list[Any], ...] = ([], [], [], [])  # names, kind, unreferenced, top pair ids
+        idents = NameRuns(old.idents)
+        parts: tuple[list[Any], ...] = ([], [], [])  # kind, unreferenced, top pair ids
         done = 0  # files before this are in parts
 
         def keep(upto: int) -> None:  # files done:upto are the parent's, shifted
@@ -253,18 +255,18 @@ class DefinitionIndex:
                 return
             a, b = int(old.offsets[done]), int(old.offsets[upto])
             ta, tb = int(old.top_offsets[done]), int(old.top_offsets[upto])
-            parts[0].append(old.idents[a:b])
-            parts[1].append(old.kind[a:b])
-            parts[2].append(old.unreferenced[a:b])
-            parts[3].append(old.top_ids[ta:tb] + (int(offsets[done]) - a))
+            idents.keep(old.idents, a, b)
+            parts[0].append(old.kind[a:b])
+            parts[1].append(old.unreferenced[a:b])
+            parts[2].append(old.top_ids[ta:tb] + (int(offsets[done]) - a))
 
         for i in redo:
             keep(i)
             r = self.rows[self.files[i]]
-            parts[0].append(_names(r.idents))
-            parts[1].append(np.array(r.kind, dtype=np.float64))
-            parts[2].append(np.array(r.unreferenced, dtype=bool))
-            parts[3].append(np.array(r.top, dtype=np.int64) + int(offsets[i]))
+            idents.add(r.idents)
+            parts[0].append(np.array(r.kind, dtype=np.float64))
+            parts[1].append(np.array(r.unreferenced, dtype=bool))
+            parts[2].append(np.array(r.top, dtype=np.int64) + int(offsets[i]))
             done = i + 1
         keep(len(self.files))
 
@@ -276,11 +278,11 @@ class DefinitionIndex:
             RowsAt(self.files, self.rows),
             counts,
             tops,
-            joined(parts[0], object),
+            idents.joined(),
             old.file_names,
-            joined(parts[1], np.float64),
-            joined(parts[2], bool),
-            joined(parts[3], np.int64),
+            joined(parts[0], np.float64),
+            joined(parts[1], bool),
+            joined(parts[2], np.int64),
         )
         # copied: the pages a stored index read them from are not needed (see mappedpages)
         give_back(old.kind, old.unreferenced, old.top_ids)

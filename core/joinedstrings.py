@@ -4,6 +4,7 @@ state's names, of which a new process reads a few thousand out of millions."""
 from __future__ import annotations
 
 import operator
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -29,11 +30,15 @@ class JoinedStrings(Sequence[str]):
     every read lies inside it. What the bytes between say is not checked: any bytes decode
     (``surrogateescape``), and whether the strings are sorted is the reader's to check."""
 
-    __slots__ = ("_data", "_ends", "_all", "_objects")
+    __slots__ = ("_data", "_ends", "_all", "_objects", "_lookups")
 
     #: the share of the strings an index array reads past which all are split (decoding one
     #: string at a time costs about four times its share of splitting them all)
     BULK_SHARE = 1 / 16
+    #: lookups by value, as a share of the strings' count, past which they are all split (a
+    #: lookup decodes about 22 of three million, each costing about a tenth of the split's
+    #: share per string)
+    SPLIT_LOOKUPS = 1 / 512
 
     def __init__(self, data: Any, ends: Any):
         import numpy as np
@@ -52,6 +57,7 @@ class JoinedStrings(Sequence[str]):
         self._data, self._ends = data, ends
         self._all: list[str] | None = None
         self._objects: Any = None
+        self._lookups = 0
 
     def __len__(self) -> int:
         return len(self._ends)
@@ -73,6 +79,21 @@ class JoinedStrings(Sequence[str]):
                 raise IndexError("string index out of range")
             return found[i] if found is not None else self._one(i % n)
         return self.take(at)
+
+    def index_of(self, value: object) -> int | None:
+        """The position of ``value`` among the strings, which must be sorted (by bisection,
+        each probe decoding one; past :data:`SPLIT_LOOKUPS` of the strings' count in lookups,
+        an update reading many names, they are split once and searched as a list)."""
+        if not isinstance(value, str):
+            return None
+        found = self._all
+        if found is None:
+            self._lookups += 1
+            if self._lookups > len(self._ends) * self.SPLIT_LOOKUPS:
+                found = self.strings()
+        seq: Sequence[str] = self if found is None else found
+        i = bisect_left(seq, value)
+        return i if i < len(seq) and seq[i] == value else None
 
     def take(self, ids: Any) -> Any:
         """The strings at ``ids`` (an index or boolean array) as a numpy object array."""
@@ -119,3 +140,57 @@ class JoinedStrings(Sequence[str]):
     @property
     def ends(self) -> Any:
         return self._ends
+
+
+class InternedNames:
+    """Names by id: a sorted column's (ids ``0`` to ``m - 1``: a stored state's
+    :class:`JoinedStrings`, or an object array) and after them the names an update met that
+    the column lacks, in the order met. An update of a stored state splices its layout and
+    its definition index as runs of these ids (:class:`~repomapper.tablearrays.NamesAt` over
+    them), so the runs it keeps make no name: the splice of a large tree's millions of
+    identifiers made every one of them into a string for the few a changed file added."""
+
+    __slots__ = ("column", "_extra", "_extra_ids")
+
+    def __init__(self, column: Any):
+        self.column = column
+        self._extra: list[str] = []
+        self._extra_ids: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.column) + len(self._extra)
+
+    def id_of(self, name: str) -> int:
+        """The id of ``name``, given it now when it has none."""
+        column = self.column
+        if isinstance(column, JoinedStrings):
+            found = column.index_of(name)
+        else:
+            i = bisect_left(column, name)
+            found = i if i < len(column) and column[i] == name else None
+        if found is not None:
+            return found
+        found = self._extra_ids.get(name)
+        if found is None:
+            found = self._extra_ids[name] = len(self.column) + len(self._extra)
+            self._extra.append(name)
+        return found
+
+    def __getitem__(self, at: Any) -> Any:
+        """The name of one id, or those of an index array as an object array."""
+        import numpy as np
+
+        m = len(self.column)
+        if isinstance(at, int) or getattr(at, "ndim", None) == 0:
+            i = operator.index(at)
+            return self.column[i] if 0 <= i < m else self._extra[i - m]
+        ids = np.asarray(at)
+        if not len(self._extra) or not len(ids) or int(ids.max()) < m:
+            return self.column[ids]
+        out = np.empty(len(ids), dtype=object)
+        base = ids < m
+        out[base] = self.column[ids[base]]
+        extra = np.empty(len(self._extra), dtype=object)
+        extra[:] = self._extra
+        out[~base] = extra[ids[~base] - m]
+        return out

@@ -33,7 +33,7 @@ from .graph import (
 from .layered import Layered, copied_mapping
 from .madeonread import MadeOnRead
 from .mappedpages import give_back
-from .tablearrays import element_chunks
+from .tablearrays import NameRuns, element_chunks
 
 if TYPE_CHECKING:
     import numpy as np
@@ -842,8 +842,7 @@ class FactorBlocks:
         # concatenation, held a large tree's columns three times)
         pieces: list[list[tuple[Any, int]]] = [[], [], [], [], [], [], []]
         counts: list[Any] = []
-        columns: list[Any] = []
-        order: list[Any] = []
+        columns, order = NameRuns(old.columns), NameRuns(old.order)
         base = 0
 
         def keep(p0: int, p: int) -> None:  # old identifiers p0:p, as they were, shifted
@@ -856,8 +855,8 @@ class FactorBlocks:
                 lo, hi = (ra, rb) if k < 3 else (da, db)
                 pieces[k].append((values[lo:hi], shift if moved else 0))
             counts.append(old.counts[p0:p])
-            columns.append(_objects(old.columns[ca:cb]))
-            order.append(_objects(old.order[p0:p]))
+            columns.keep(old.columns, int(ca), int(cb))
+            order.keep(old.order, p0, p)
             base += int(cb - ca)
 
         done = 0  # old identifiers before this are in the pieces
@@ -874,8 +873,8 @@ class FactorBlocks:
                 moved = k in (1, 3)  # R's columns and D's rows are columns: after ``base``
                 pieces[k].append((laid[k], base if moved else 0))
             counts.append(np.array([[len(laid[0]), ncols, len(laid[3])]], dtype=np.int64))
-            columns.append(_objects([ident] * ncols))
-            order.append(_objects([ident]))
+            columns.add([ident] * ncols)
+            order.add([ident])
             base += ncols
         keep(done, len(old.order))
 
@@ -890,7 +889,7 @@ class FactorBlocks:
         )
         spliced = _Assembly(
             names,
-            joined(order, object),
+            order.joined(),
             joined(counts, np.int64).reshape(-1, 3),
             r_rows,
             r_cols,
@@ -899,7 +898,7 @@ class FactorBlocks:
             d_cols,
             d_vals,
             d_local,
-            joined(columns, object),
+            columns.joined(),
             old.import_rows,
             old.import_base,
             import_of=old.import_of,

@@ -22,7 +22,7 @@ from functools import cached_property
 from typing import Any
 
 from .graph import DefinitionsByName, SymbolTable, TargetResolver, definitions_by_name
-from .joinedstrings import JoinedStrings
+from .joinedstrings import InternedNames, JoinedStrings
 from .layered import Layered, LayeredSet
 from .model import FileSymbols
 from .namecounts import NameCounts
@@ -97,6 +97,46 @@ class NamesAt:
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         gathered = self.gathered()
         return gathered if dtype is None else gathered.astype(dtype)
+
+
+class NameRuns:
+    """A names column spliced from runs of another (:meth:`keep`) and names laid out again
+    (:meth:`add`). When the other is a :class:`NamesAt` over
+    :class:`~repomapper.joinedstrings.InternedNames` (a stored state's), the runs are its ids
+    copied and the result is one too, so no kept name is made; otherwise an object array."""
+
+    __slots__ = ("_interned", "_parts")
+
+    def __init__(self, old: Any):
+        names = old.names if isinstance(old, NamesAt) else None
+        self._interned = names if isinstance(names, InternedNames) else None
+        self._parts: list[Any] = []
+
+    def keep(self, old: Any, lo: int, hi: int) -> None:
+        """The names ``lo:hi`` of ``old`` (the column this splices), as they are."""
+        if self._interned is not None:
+            self._parts.append(old.ids[lo:hi])
+        else:
+            self._parts.append(name_objects(old[lo:hi]))
+
+    def add(self, names: Sequence[str]) -> None:
+        """``names``, in this order."""
+        import numpy as np
+
+        if self._interned is not None:
+            ids = self._interned.id_of
+            self._parts.append(np.fromiter(map(ids, names), np.int64, len(names)))
+        else:
+            self._parts.append(name_objects(names))
+
+    def joined(self) -> Any:
+        import numpy as np
+
+        parts = self._parts
+        if self._interned is None:
+            return np.concatenate(parts) if parts else np.zeros(0, dtype=object)
+        ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        return NamesAt(ids, self._interned)
 
 
 class TableArrays:
@@ -199,6 +239,8 @@ class TableArrays:
         far more than the few lookups an update makes)."""
         if not isinstance(name, str):
             return None
+        if isinstance(self.names, JoinedStrings):
+            return self.names.index_of(name)
         i = bisect_left(self.names, name)
         return i if i < len(self.names) and self.names[i] == name else None
 

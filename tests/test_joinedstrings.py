@@ -112,3 +112,59 @@ def test_an_index_out_of_range_is_an_index_error():
         strings[2]
     with pytest.raises(IndexError):
         strings[-3]
+
+
+def _column(values):
+    data, ends = _written(values)
+    return JoinedStrings(data, ends)
+
+
+def test_interned_names_give_the_column_s_ids_and_new_ids_after_them():
+    from repomapper.joinedstrings import InternedNames
+
+    names = InternedNames(_column(["alpha", "beta", "gamma"]))
+    assert [names.id_of(n) for n in ("alpha", "gamma", "beta")] == [0, 2, 1]
+    assert names.id_of("delta") == 3 and names.id_of("aaa") == 4
+    assert names.id_of("delta") == 3 and len(names) == 5
+    assert names[1] == "beta" and names[np.int64(4)] == "aaa"
+    assert names[np.array([4, 0, 3, 2])].tolist() == ["aaa", "alpha", "delta", "gamma"]
+    assert names[np.array([2, 0])].tolist() == ["gamma", "alpha"]
+
+
+def test_many_lookups_split_the_names_once_and_find_the_same():
+    values = [f"n{i:05d}" for i in range(2048)]
+    strings = _column(values)
+    assert len(values) * JoinedStrings.SPLIT_LOOKUPS == 4
+    for i in (0, 1000, 2047):
+        assert strings.index_of(values[i]) == i
+    assert strings.index_of("n00000x") is None and strings.index_of(3) is None
+    assert strings._all is None  # (a lookup of what is not a string reads nothing)
+    for i in range(2048):  # past SPLIT_LOOKUPS of them: split, then searched as a list
+        assert strings.index_of(values[i]) == i
+    assert strings._all is not None
+    assert strings.index_of("zzz") is None
+
+
+@pytest.mark.parametrize("interned", [True, False])
+def test_a_splice_by_ids_reads_as_the_splice_of_the_names(interned):
+    from repomapper.joinedstrings import InternedNames
+    from repomapper.tablearrays import NameRuns, NamesAt, name_objects
+
+    values = ["a", "b", "c", "d", "e", "f"]
+    ids = np.array([0, 0, 1, 3, 4, 4, 5], dtype=np.int32)
+    old = (
+        NamesAt(ids, InternedNames(_column(values)))
+        if interned
+        else name_objects([values[i] for i in ids])
+    )
+    runs = NameRuns(old)
+    runs.keep(old, 0, 3)
+    runs.add(["c", "c"])  # a name the column has
+    runs.add(["cc"])  # one it lacks
+    runs.keep(old, 4, 7)
+    got = runs.joined()
+    assert isinstance(got, NamesAt) == interned
+    assert list(np.asarray(got)) == ["a", "a", "b", "c", "c", "cc", "e", "e", "f"]
+    assert [got[i] for i in range(9)] == ["a", "a", "b", "c", "c", "cc", "e", "e", "f"]
+    if interned:
+        assert got.ids.tolist() == [0, 0, 1, 2, 2, 6, 4, 4, 5]

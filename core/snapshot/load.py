@@ -13,6 +13,7 @@ from ..definitions import DefinitionIndex, _names, _starts
 from ..graphstate import GraphState, Rankings, StateInputs
 from ..importrows import ImportRows
 from ..index import RepoIndex
+from ..joinedstrings import InternedNames
 from ..layered import Layered
 from ..model import FileSymbols
 from ..rank import (
@@ -27,7 +28,7 @@ from ..rank import (
     stable,
 )
 from ..summaryview import with_summaries
-from ..tablearrays import table_of
+from ..tablearrays import NamesAt, table_of
 from .stored import Stored, _indices
 
 log = logging.getLogger(__name__)
@@ -63,8 +64,11 @@ def _state(
     summaries = with_summaries(mapped, old, files)
     chat, _, mentioned_i = s.boosts
     table = table_of(s.table, summaries)
-    definitions, offsets = _definition_index(s)
-    assembly, graph = _layout(s, definitions, offsets)
+    # the names by id, as the layout and the definition index read them (and an update
+    # splices them: see InternedNames)
+    names = InternedNames(s.table.name_column)
+    definitions, offsets = _definition_index(s, names)
+    assembly, graph = _layout(s, names, definitions, offsets)
     blocks = FactorBlocks.over(table, assembly, chat, mentioned_i)
     imports = _imports(s, assembly, graph.I, chat)
     # the task-free ranking
@@ -74,7 +78,6 @@ def _state(
         raise ValueError("pair arrays differ in length")
     if len(at) and (int(at.min()) < 0 or int(at.max()) >= len(files)):
         raise ValueError("a ranked pair names a file that is not mapped")
-    names = s.table.name_column
     pairs = RankedPairs(_names(files), at, names, ids, a["pair_rank"])
     file_scores = {f: stable(r) for f, r in prior.items()}
     ranking = Ranking(file_scores, pairs, _pair_scores(s, definitions, file_scores))
@@ -111,7 +114,7 @@ def _pair_scores(
     return PairScores(definitions.arrays, raw, received, x, file_scores, by_file)
 
 
-def _definition_index(s: Stored) -> tuple[DefinitionIndex, Any]:
+def _definition_index(s: Stored, names: InternedNames) -> tuple[DefinitionIndex, Any]:
     """The stored definition index, its arrays as stored and each file's row made when read;
     with the offsets of each file's pairs."""
     np, a = s.np, s.a
@@ -121,7 +124,7 @@ def _definition_index(s: Stored) -> tuple[DefinitionIndex, Any]:
         s.files,
         counts,
         a["di_tops"],
-        s.table.names_at(ids, int(counts.sum())),
+        NamesAt(s.table.checked_ids(ids, int(counts.sum())), names),
         a["di_kind"],
         a["di_unref"],
         a["di_top_ids"].astype(np.int64),
@@ -131,20 +134,20 @@ def _definition_index(s: Stored) -> tuple[DefinitionIndex, Any]:
 
 
 def _layout(
-    s: Stored, definitions: DefinitionIndex, offsets: Any
+    s: Stored, names: InternedNames, definitions: DefinitionIndex, offsets: Any
 ) -> tuple[_Assembly, FactoredGraph]:
     """The factored graph's stored layout (its blocks are made again only when read) and the
     graph over it, every index checked against the shapes it indexes."""
     np, a, files = s.np, s.a, s.files
     n = len(files)
-    order_ids = a["order"]
-    order = s.table.names_at(order_ids)  # (each name made when read: an update reads a few)
+    order_ids = s.table.checked_ids(a["order"])
+    order = NamesAt(order_ids, names)  # (each name made when read: an update reads a few)
     if len(order) > 1 and bool((order_ids[1:] <= order_ids[:-1]).any()):
         raise ValueError("the layout's identifiers are not sorted")
     block_counts = a["counts"].astype(np.int64)
     if block_counts.shape != (len(order), 3):
         raise ValueError("block counts do not match the identifiers")
-    columns = s.table.names_at(np.repeat(order_ids, block_counts[:, 1]))
+    columns = NamesAt(np.repeat(order_ids, block_counts[:, 1]), names)
     assembly = _Assembly(
         tuple(files),
         order,
