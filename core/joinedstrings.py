@@ -21,24 +21,23 @@ def separators(data: bytes | Any) -> Any:
 class JoinedStrings(Sequence[str]):
     """The strings of a :func:`joined` array with where each ends, each decoded when read:
     a large tree's three million names split into strings cost every new process a third of a
-    second and a few hundred megabytes, while an edit reads a few thousand of them. Read in
-    bulk (an index array of more than :data:`BULK_SHARE` of them, or every one) they are
-    split once and kept, and every later read is of those.
+    second and a few hundred megabytes, while an edit reads a few thousand of them. Once the
+    strings decoded one at a time (read, or compared by a lookup) pass :data:`DECODE_SHARE`
+    of them, or a read asks for more than that at once, they are split once and kept, and
+    every later read is of those (the same string objects each time: strings decoded one at a
+    time are new objects per read, and a large update held millions of such copies).
 
     ``ends``: per string, where it ends in ``data`` (exclusive; the next starts one byte
     after, past its separator); checked to increase and end where the data does, so that
     every read lies inside it. What the bytes between say is not checked: any bytes decode
     (``surrogateescape``), and whether the strings are sorted is the reader's to check."""
 
-    __slots__ = ("_data", "_ends", "_all", "_objects", "_lookups")
+    __slots__ = ("_data", "_ends", "_all", "_objects", "_decoded")
 
-    #: the share of the strings an index array reads past which all are split (decoding one
-    #: string at a time costs about four times its share of splitting them all)
-    BULK_SHARE = 1 / 16
-    #: lookups by value, as a share of the strings' count, past which they are all split (a
-    #: lookup decodes about 22 of three million, each costing about a tenth of the split's
-    #: share per string)
-    SPLIT_LOOKUPS = 1 / 512
+    #: the share of the strings decoded one at a time past which all are split (decoding one
+    #: costs about four times its share of splitting them all: at most a quarter more than
+    #: splitting at once, for a run that reads many)
+    DECODE_SHARE = 1 / 16
 
     def __init__(self, data: Any, ends: Any):
         import numpy as np
@@ -57,10 +56,20 @@ class JoinedStrings(Sequence[str]):
         self._data, self._ends = data, ends
         self._all: list[str] | None = None
         self._objects: Any = None
-        self._lookups = 0
+        self._decoded = 0
 
     def __len__(self) -> int:
         return len(self._ends)
+
+    def _split_for(self, count: int) -> list[str] | None:
+        """Every string when they are split or ``count`` more decoded one at a time would pass
+        the share (then they are split now), else None (and ``count`` more are counted)."""
+        found = self._all
+        if found is None:
+            self._decoded += count
+            if self._decoded > len(self._ends) * self.DECODE_SHARE:
+                found = self.strings()
+        return found
 
     def _one(self, i: int) -> str:
         ends = self._ends
@@ -68,29 +77,24 @@ class JoinedStrings(Sequence[str]):
         return bytes(self._data[lo : int(ends[i])]).decode("utf-8", "surrogateescape")
 
     def __getitem__(self, at: Any) -> Any:
-        found = self._all
         if isinstance(at, slice):
-            if found is not None:
-                return found[at]
-            return [self._one(i) for i in range(*at.indices(len(self._ends)))]
+            positions = range(*at.indices(len(self._ends)))
+            found = self._split_for(len(positions))
+            return found[at] if found is not None else [self._one(i) for i in positions]
         if isinstance(at, int) or getattr(at, "ndim", None) == 0:
             i, n = operator.index(at), len(self._ends)
             if not -n <= i < n:
                 raise IndexError("string index out of range")
+            found = self._split_for(1)
             return found[i] if found is not None else self._one(i % n)
         return self.take(at)
 
     def index_of(self, value: object) -> int | None:
         """The position of ``value`` among the strings, which must be sorted (by bisection,
-        each probe decoding one; past :data:`SPLIT_LOOKUPS` of the strings' count in lookups,
-        an update reading many names, they are split once and searched as a list)."""
+        each probe decoding one until they are split: then searched as a list)."""
         if not isinstance(value, str):
             return None
         found = self._all
-        if found is None:
-            self._lookups += 1
-            if self._lookups > len(self._ends) * self.SPLIT_LOOKUPS:
-                found = self.strings()
         seq: Sequence[str] = self if found is None else found
         i = bisect_left(seq, value)
         return i if i < len(seq) and seq[i] == value else None
@@ -102,7 +106,7 @@ class JoinedStrings(Sequence[str]):
         ids = np.asarray(ids)
         if ids.dtype == bool:
             ids = np.flatnonzero(ids)
-        if self._objects is not None or len(ids) > len(self._ends) * self.BULK_SHARE:
+        if self._split_for(len(ids)) is not None:
             return self.objects()[ids]
         out = np.empty(len(ids), dtype=object)
         out[:] = [self._one(i) for i in ids.tolist()]

@@ -72,13 +72,9 @@ def test_the_ends_of_names_written_in_several_chunks(monkeypatch):
 
 def test_a_large_read_splits_every_name_once():
     values = [f"n{i:04d}" for i in range(1000)]
-    data, ends = _written(values)
-    strings = JoinedStrings(data, ends)
-    few = strings.take(np.array([5, 7]))
-    assert few.tolist() == ["n0005", "n0007"] and strings._all is None
+    strings = _column(values)
     many = strings.take(np.arange(0, 1000, 2))
     assert many.tolist() == values[::2] and strings._all is not None
-    assert strings.take(np.arange(1000) % 2 == 0).tolist() == values[::2]
 
 
 @pytest.mark.parametrize(
@@ -134,15 +130,31 @@ def test_interned_names_give_the_column_s_ids_and_new_ids_after_them():
 def test_many_lookups_split_the_names_once_and_find_the_same():
     values = [f"n{i:05d}" for i in range(2048)]
     strings = _column(values)
-    assert len(values) * JoinedStrings.SPLIT_LOOKUPS == 4
+    assert len(values) * JoinedStrings.DECODE_SHARE == 128  # about 11 lookups' probes
     for i in (0, 1000, 2047):
         assert strings.index_of(values[i]) == i
     assert strings.index_of("n00000x") is None and strings.index_of(3) is None
-    assert strings._all is None  # (a lookup of what is not a string reads nothing)
-    for i in range(2048):  # past SPLIT_LOOKUPS of them: split, then searched as a list
+    assert strings._all is None
+    for i in range(2048):  # past the share: split, then searched as a list
         assert strings.index_of(values[i]) == i
     assert strings._all is not None
     assert strings.index_of("zzz") is None
+
+
+def test_reads_one_at_a_time_are_counted_until_the_names_are_split():
+    values = [f"n{i:04d}" for i in range(1000)]  # a share of 62
+    strings = _column(values)
+    assert strings.take(np.array([5, 7])).tolist() == ["n0005", "n0007"]
+    assert strings[3:8] == values[3:8] and strings[9] == "n0009"
+    assert strings._all is None
+    for i in range(0, 1000, 20):  # 50 more: 58 read
+        assert strings[i] == values[i]
+    assert strings._all is None
+    assert strings.take(np.arange(10)).tolist() == values[:10]  # 68: split
+    assert strings._all is not None
+    first, again = strings.take(np.array([4])), strings.take(np.array([4]))
+    assert first[0] is again[0]  # (the split's strings, not new ones per read)
+    assert strings.take(np.arange(1000) % 2 == 0).tolist() == values[::2]
 
 
 @pytest.mark.parametrize("interned", [True, False])
