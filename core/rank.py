@@ -499,6 +499,30 @@ class Coo:
             return transposed @ np.asarray(w, dtype=np.float64)
         return np.bincount(self.cols, self.vals * w[self.rows], minlength=self.shape[1])
 
+    def tdot_at(self, w: Any, columns: Any) -> Any:
+        """``(M.T @ w)[columns]``. When the entries are sorted by column, only the entries of
+        those columns are read (an update ranks again the pairs of a few files: a few
+        columns of a large tree's millions), each column's added in their order, as the whole
+        product adds them: the same sums to the last bit."""
+        import numpy as np
+
+        if not self._by_column:
+            return self.tdot(w)[columns]
+        wanted, back = np.unique(columns, return_inverse=True)
+        cols = self.cols
+        lo = np.searchsorted(cols, wanted, "left")
+        n = np.searchsorted(cols, wanted, "right") - lo
+        # each wanted column's entries, in order: lo, lo + 1, ... for each column in turn
+        at = np.arange(int(n.sum()), dtype=np.int64) + np.repeat(lo - (np.cumsum(n) - n), n)
+        into = np.repeat(np.arange(len(wanted)), n)
+        sums = np.bincount(into, self.vals[at] * w[self.rows[at]], minlength=len(wanted))
+        return sums[back]
+
+    @cached_property
+    def _by_column(self) -> bool:
+        cols = self.cols
+        return bool((cols[1:] >= cols[:-1]).all())
+
     def row_sums(self) -> Any:
         import numpy as np
 
@@ -1467,13 +1491,15 @@ def _pair_ranks(
         mine[list(only)] = True
     if n and pairs:
         w = np.divide(x, g.out_weight, out=np.zeros(n), where=g.out_weight > 0)
-        per_column = g.R.tdot(w)
         d_rows, d_cols, d_vals, d_local = g.d_entries  # type: ignore[misc]
         if mine is not None:
             sel = np.flatnonzero(mine[d_cols])
             d_rows, d_cols, d_vals, d_local = d_rows[sel], d_cols[sel], d_vals[sel], d_local[sel]
+            per_entry = g.R.tdot_at(w, d_rows)  # (the columns of these files' D entries only)
+        else:
+            per_entry = g.R.tdot(w)[d_rows]
         ids = a.offsets[d_cols] + d_local
-        ranked += np.bincount(ids, per_column[d_rows] * d_vals, minlength=pairs)
+        ranked += np.bincount(ids, per_entry * d_vals, minlength=pairs)
         received[ids] = True
         imported = g.I.tdot(w)[a.top_file]
         hit = imported != 0
@@ -1489,11 +1515,11 @@ def _pair_ranks(
         if weights:
             if only is None:
                 factor = np.array([weights.get(f, 1.0) for f in g.files], dtype=np.float64)
-            else:  # (the other files' pairs multiplied by 1: unchanged)
-                factor = np.ones(n)
+                ranked *= factor[a.pair_file]
+            else:  # (the other files' pairs would be multiplied by 1: left as they are)
                 for i in only:
-                    factor[i] = weights.get(g.files[i], 1.0)
-            ranked *= factor[a.pair_file]
+                    lo, hi = int(a.offsets[i]), int(a.offsets[i + 1])
+                    ranked[lo:hi] *= weights.get(g.files[i], 1.0)
     _boost_mentioned(g, a, ranked, received, mentioned_idents, table, only)
 
 

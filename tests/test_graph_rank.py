@@ -527,3 +527,33 @@ def test_a_large_sparse_matrix_multiplies_through_scipy_to_the_same_bits(entries
     finally:
         rank.CSR_ENTRIES = old
     assert got.tolist() == expected.tolist()
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 6), st.integers(0, 9), st.floats(0.001, 50.0)),
+        min_size=1,
+        max_size=80,
+    ),
+    st.lists(st.integers(0, 9), max_size=12),
+    st.booleans(),
+)
+def test_some_columns_of_a_product_are_the_whole_product_s_to_the_same_bits(
+    entries, columns, by_column
+):
+    """``tdot_at`` reads only the asked columns' entries when the entries are sorted by
+    column (else it takes them from the whole product): the same sums, to the last bit."""
+    import numpy as np
+
+    from repomapper import rank
+
+    if by_column:
+        entries = sorted(entries, key=lambda e: e[1])
+    rows = np.array([r for r, _, _ in entries], dtype=np.int32)
+    cols = np.array([c for _, c, _ in entries], dtype=np.int32)
+    vals = np.array([v for _, _, v in entries], dtype=np.float64)
+    w = np.array([0.1, 1 / 3, 2.5, 1e-7, 0.7, 3.0, 0.2])
+    asked = np.array(columns, dtype=np.int32)
+    m = rank.Coo(rows, cols, vals, (7, 10))
+    whole = np.bincount(cols, vals * w[rows], minlength=10)
+    assert m.tdot_at(w, asked).tolist() == whole[asked].tolist()
