@@ -11,7 +11,9 @@ them), and the chat files and mentions. A repository keeps its newest one.
 A later process over the same files loads it as a :class:`~repomapper.graphstate.GraphState`
 whose rows are made only when read (:mod:`repomapper.layered`): the symbol table answers a
 name from its arrays, a block of the factored graph is computed again only when an update
-reads it, a file's definitions are parsed only when a map shows them. The files whose content
+reads it, a file's definitions are parsed only when a map shows them, and a name is decoded
+from the archive's bytes only when read (see :mod:`repomapper.joinedstrings`: an update splices
+the layout's identifiers and the definition index's names as ids). The files whose content
 changed since enter with their old summaries (read from the cache by their old content keys),
 so :func:`~repomapper.graphstate.update_state` replaces their rows as it would in a long-lived
 process. The result equals a state built from scratch (tests compare the maps byte for byte);
