@@ -475,8 +475,10 @@ def _file_keys(
 
 def _state_rows(path: Path) -> list[tuple[str, str, str]]:
     """The content key (path, digest, backends) of each file a stored ranking state was made
-    from, none when it cannot be read. A file changed since the state was stored is updated in
-    it from its old row: that row goes with the state, not with the file's current content."""
+    from, and of each file that is not mapped (the state holds what their rows say besides
+    their texts), none when it cannot be read. A file changed since the state was stored is
+    updated in it from its old row: that row goes with the state, not with the file's current
+    content."""
     import numpy as np
 
     from .stringarrays import split
@@ -487,7 +489,12 @@ def _state_rows(path: Path) -> list[tuple[str, str, str]]:
             files = split(arrays["files"])
             digests = split(arrays["digests"], len(files))
             fingerprints = split(arrays["fingerprints"], len(files))
-            return list(zip(files, digests, fingerprints, strict=True))
+            context = split(arrays["context"])
+            if len(context) % 3:
+                raise ValueError("context keys are triples")
+            return list(zip(files, digests, fingerprints, strict=True)) + list(
+                zip(context[0::3], context[1::3], context[2::3], strict=True)
+            )
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
         log.debug("stored state %s unreadable: %s", path, exc)  # the next map rebuilds it
         return []

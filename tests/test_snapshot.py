@@ -608,6 +608,46 @@ def test_a_new_process_reads_the_rows_of_the_changed_files_only(tmp_path, monkey
     same(got, scratch(shop, TASKS[1]))
 
 
+UNMAPPED = {
+    **TREE,
+    "notes/todo.unmappedext": "nothing answers for this\n",
+    "data/blob.bin": "a\x00b\n",
+}
+
+
+def test_a_new_process_reads_no_row_of_the_files_no_backend_answers(tmp_path, monkeypatch):
+    """The stored state also holds what the rows of the files no backend answered say (their
+    language and diagnostics): a new process reads none of their rows (the kernel's 11,500),
+    and their summaries and diagnostics are those from scratch."""
+    shop = write_tree(tmp_path / "shop", UNMAPPED)
+    cache = tmp_path / "cache"
+    with RepoMap(shop, cache_dir=cache) as first:
+        first.map()
+    later(shop / "shop" / "cart.py", VERSIONS["shop/cart.py"][1])
+    asked = _rows_read(monkeypatch)
+    with RepoMap(shop, cache_dir=cache) as fresh:
+        got = fresh.map()
+        found = fresh.rank().diagnostics
+        assert fresh.graph_state.how == "updated (1 changed)"
+    assert set(asked) == {"shop/cart.py"}
+    same(got, scratch(shop, None))
+    assert found == RepoMap(shop, use_cache=False).rank().diagnostics
+    assert ("no_backend", "notes/todo.unmappedext") in {(d.code, d.path) for d in found}
+
+
+def test_the_rows_of_files_no_backend_answers_go_with_the_stored_state(tmp_path):
+    """Their rows are among those the stored state was made from: an eviction that reaches
+    one stops the state vouching for the rows (see keeps_state_rows)."""
+    from repomapper.cachedir import _state_rows
+
+    shop = write_tree(tmp_path / "shop", UNMAPPED)
+    cache = tmp_path / "cache"
+    with RepoMap(shop, cache_dir=cache) as first:
+        first.map()
+    (state,) = cache.glob("*.state.npz")
+    assert {p for p, _, _ in _state_rows(state)} >= {"notes/todo.unmappedext", "shop/cart.py"}
+
+
 def test_an_eviction_of_rows_no_stored_state_was_made_from_keeps_it_vouching(
     shop, tmp_path, monkeypatch
 ):

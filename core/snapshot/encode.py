@@ -28,20 +28,29 @@ if TYPE_CHECKING:
 
 
 def encode(
-    state: GraphState, keys: Mapping[str, CacheKey], context: frozenset[CacheKey]
+    state: GraphState,
+    keys: Mapping[str, CacheKey],
+    context: frozenset[CacheKey],
+    summaries: Mapping[str, FileSymbols] | None = None,
 ) -> memoryview:
     """The state's arrays as an ``.npz`` archive in memory (see :func:`write`)."""
     out = io.BytesIO()
-    write(out, state, keys, context)
+    write(out, state, keys, context, summaries)
     return out.getbuffer()
 
 
 def write(
-    out: BinaryIO, state: GraphState, keys: Mapping[str, CacheKey], context: frozenset[CacheKey]
+    out: BinaryIO,
+    state: GraphState,
+    keys: Mapping[str, CacheKey],
+    context: frozenset[CacheKey],
+    summaries: Mapping[str, FileSymbols] | None = None,
 ) -> None:
     """Write the state's arrays (an ``.npz`` archive) to ``out``, with the content keys of its
     files (``keys``, every mapped file's) and of the files that are not mapped (``context``),
-    and what each file's cache row says besides its texts.
+    and what each file's cache row says besides its texts; ``summaries``: every file's
+    summary, of which those of the files of ``context`` are written as their rows' heads too
+    when it holds every one of them (a new process then reads none of their rows).
     Each array is written as soon as it is made, so the lists it is gathered from are gone
     before the next is made (on a large tree they were most of a cold run's peak). ValueError
     when a name holds a NUL character (the format's separator): what was written is then
@@ -55,7 +64,7 @@ def write(
         raise ValueError("the state's graph is not over its files")
     # what numpy.savez writes: one uncompressed .npy member per array
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
-        for name, array in _arrays(state, keys, context, files):
+        for name, array in _arrays(state, keys, context, files, summaries):
             with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
                 if isinstance(array, _Strings):
                     array.write(member)
@@ -101,7 +110,11 @@ class _Strings:
 
 
 def _arrays(
-    state: GraphState, keys: Mapping[str, CacheKey], context: frozenset[CacheKey], files: list[str]
+    state: GraphState,
+    keys: Mapping[str, CacheKey],
+    context: frozenset[CacheKey],
+    files: list[str],
+    summaries: Mapping[str, FileSymbols] | None,
 ) -> Iterator[tuple[str, Any]]:
     """The state's arrays by name, one at a time."""
     import numpy as np
@@ -135,6 +148,7 @@ def _arrays(
 
     ctx = sorted(k.content for k in context)
     yield "context", joined([part for c in ctx for part in c])
+    yield from _context_heads(ctx, summaries)
     # the factored graph's layout
     a = state.blocks._assembly(tuple(files), state.definitions)
     held = t is not None and a.order_ids is not None
@@ -191,6 +205,26 @@ def _head_arrays(summaries: Sequence[FileSymbols]) -> Iterator[tuple[str, Any]]:
     noted = [i for i in range(n) if summaries[i].diagnostics]
     yield "diag_files", np.asarray(noted, dtype=np.int32)
     yield "diag_texts", joined([_diagnostics_text(summaries[i].diagnostics) for i in noted])
+
+
+def _context_heads(
+    ctx: list[tuple[str, str, str]], summaries: Mapping[str, FileSymbols] | None
+) -> Iterator[tuple[str, Any]]:
+    """What the cache row of each file that is not mapped says besides its texts (no backend
+    answered: its language, if any, and its diagnostics' text), in the order of ``ctx``;
+    nothing when a summary of one is missing or a backend answered it."""
+    if summaries is None:
+        return
+    found = [summaries.get(path) for path, _, _ in ctx]
+    if any(fs is None or fs.plugin is not None for fs in found):
+        return
+    yield "ctx_languages", joined([fs.language or "" for fs in found])  # type: ignore[union-attr]
+    yield (
+        "ctx_diagnostics",
+        joined(
+            [_diagnostics_text(fs.diagnostics) for fs in found]  # type: ignore[union-attr]
+        ),
+    )
 
 
 def _diagnostics_text(diagnostics: Sequence[Diagnostic]) -> str:

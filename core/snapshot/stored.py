@@ -74,7 +74,10 @@ class Stored:
         ctx = split(a["context"])
         if len(ctx) % 3:
             raise ValueError("context keys are triples")
-        self.context = frozenset((ctx[i], ctx[i + 1], ctx[i + 2]) for i in range(0, len(ctx), 3))
+        #: the content keys of the files that are not mapped, in the order of the heads below
+        self.context_keys = [(ctx[i], ctx[i + 1], ctx[i + 2]) for i in range(0, len(ctx), 3)]
+        self.context = frozenset(self.context_keys)
+        self._context_heads = _context_columns(a, len(self.context_keys))
         chat, mentioned_files, mentioned_idents = (
             frozenset(split(a[k])) for k in ("chat", "mentioned_files", "mentioned_idents")
         )
@@ -144,10 +147,11 @@ class Stored:
         return (self.files[i], self.digests[i], self.fingerprints[i])
 
     def heads(self) -> StoredHeads:
-        """What each file's cache row says besides its texts, by content key: a lookup trusts
-        them only while the cache holds every row the state was made from (see
+        """What each file's cache row says besides its texts, by content key (the files that
+        are not mapped too, when the state holds theirs): a lookup trusts them only while the
+        cache holds every row the state was made from (see
         :meth:`repomapper.cache.TagCache.keeps_state_rows`)."""
-        return StoredHeads(self, *self._heads)
+        return StoredHeads(self, *self._heads, self._context_heads)
 
 
 #: a row's texts, left out of a head (read when first needed: see repomapper.rowtext)
@@ -171,26 +175,63 @@ def _head_columns(a: Mapping[str, Any], n: int) -> tuple[list[Any], list[Any], d
     return columns[0], columns[1], dict(zip(noted, texts, strict=True))
 
 
+def _context_columns(a: Mapping[str, Any], n: int) -> tuple[list[str], list[str]] | None:
+    """Each file that is not mapped: its language ("" for none) and its diagnostics' text, as
+    the state holds them (None when it does not: written without every such file's summary)."""
+    languages, texts = a.get("ctx_languages"), a.get("ctx_diagnostics")
+    if languages is None or texts is None:
+        return None
+    return _strings(languages, n), split(texts, n)
+
+
+def _strings(array: Any, n: int) -> list[str]:
+    """:func:`~repomapper.stringarrays.split` of ``n`` strings, where one empty string is an
+    empty array too."""
+    return [""] if n == 1 and not len(array) else split(array, n)
+
+
 class StoredHeads:
     """A stored state's files' cache rows without their texts, by content key (see
     :meth:`Stored.heads`)."""
 
     def __init__(
-        self, stored: Stored, plugins: list[Any], languages: list[Any], texts: dict[int, str]
+        self,
+        stored: Stored,
+        plugins: list[Any],
+        languages: list[Any],
+        texts: dict[int, str],
+        context: tuple[list[str], list[str]] | None = None,
     ):
         self._stored = stored
         self._plugins, self._languages, self._texts = plugins, languages, texts
+        self._context = context
+        self._context_at: dict[Content, int] | None = None
 
     def get(self, content: Content, /) -> tuple[Any, ...] | None:
         path, digest, fingerprint = content
         s = self._stored
         i = s.position.get(path)
-        if i is None or s.digests[i] != digest or s.fingerprints[i] != fingerprint:
+        if i is None:
+            return self._unmapped(content)
+        if s.digests[i] != digest or s.fingerprints[i] != fingerprint:
             return None
         plugin = self._plugins[i]
         if plugin is None:
             return None
         return (plugin, self._languages[i], *_NO_TEXTS, self._texts.get(i, "[]"))
+
+    def _unmapped(self, content: Content) -> tuple[Any, ...] | None:
+        """The head of a file no backend answered, when the state holds it for this content."""
+        if self._context is None:
+            return None
+        at = self._context_at
+        if at is None:
+            at = self._context_at = {c: i for i, c in enumerate(self._stored.context_keys)}
+        i = at.get(content)
+        if i is None:
+            return None
+        languages, texts = self._context
+        return (None, languages[i] or None, *_NO_TEXTS, texts[i])
 
 
 def decode(data: bytes | memoryview | BinaryIO, own: bool = False) -> Stored | None:

@@ -71,6 +71,7 @@ def rank_prepared(
         settings.selection,
         stored,
         asked_by_include(settings.selection.include, mapped),
+        summaries,
     )
     query = _task_query(settings.task, diags)
     task_free = RankedRepository(
@@ -164,9 +165,11 @@ def graph_state(
     selection: Selection,
     stored: snapshot.Stored | None,
     asked: frozenset[str] = frozenset(),
+    summaries: Mapping[str, FileSymbols] | None = None,
 ) -> GraphState:
     """The selection's graph state for these boosts, loaded, updated or built; ``asked``: the
-    files the include globs ask for whatever their role (see :func:`~repomapper.rank.role_weights`)."""
+    files the include globs ask for whatever their role (see :func:`~repomapper.rank.role_weights`);
+    ``summaries``: every file's (a stored state keeps what those not mapped say)."""
     # what resolution may read besides the mapped files (tsconfig.json, go.mod, ...): the
     # versions of every other file, so that a change to one builds the state again
     keys = {e.path: files.extractor.key(e) for e in files.all_entries}
@@ -184,6 +187,7 @@ def graph_state(
             stored=stored,
             keep=state.summaries.settled,
             later=state.memo_later,
+            summaries=summaries,
         )
     if loaded:
         state.last_stats = {**state.last_stats, "stored_state": 1}

@@ -91,6 +91,7 @@ def current_tables(state: RepositoryState, selection: Selection = ALL_FILES) -> 
         stored,
         # the same files asked for as the map of this selection, or the tools would rank again
         kept.asked if kept is not None else asked_by_include(selection.include, mapped),
+        summaries,
     )
     entries = {e.path: e for e in files.entries}
     return RepositoryTables(

@@ -47,7 +47,16 @@ class GraphStates:
         #: set by ``force_refresh``: the next state is built, not loaded from the stored one
         self.rebuild = False
         #: a built state not stored yet (an owner that stores later): stored by :meth:`save`
-        self._unsaved: tuple[GraphState, dict[str, CacheKey], frozenset[CacheKey]] | None = None
+        #: a built state not stored yet: its keys, context and every file's summary
+        self._unsaved: (
+            tuple[
+                GraphState,
+                dict[str, CacheKey],
+                frozenset[CacheKey],
+                Mapping[str, FileSymbols] | None,
+            ]
+            | None
+        ) = None
 
     def get(self, selection: Hashable) -> GraphState | None:
         return self._states.get(selection)
@@ -95,10 +104,13 @@ class GraphStates:
         stored: snapshot.Stored | None,
         keep: bool,
         later: bool,
+        summaries: Mapping[str, FileSymbols] | None = None,
     ) -> tuple[GraphState, bool]:
         """The selection's state over ``mapped``: its kept state updated, or the stored state
         loaded and updated (on a selection's first call), or built (and stored when ``keep``:
-        the extraction was settled). Returns the state and whether it came from the stored one."""
+        the extraction was settled; ``summaries``: every file's, which it stores the heads of
+        the files that are not mapped from). Returns the state and whether it came from the
+        stored one."""
         state = self._states.get(selection)
         if state is None and stored is not None and isinstance(inputs.context, frozenset):
             state = self._loaded(stored, mapped, inputs, keys, inputs.context)
@@ -109,9 +121,9 @@ class GraphStates:
         context = inputs.context
         if state.how == "built" and keep and self._use_cache and isinstance(context, frozenset):
             if later:
-                self._unsaved = (state, dict(keys), context)
+                self._unsaved = (state, dict(keys), context, summaries)
             else:
-                self._store(state, keys, context)
+                self._store(state, keys, context, summaries)
         return state, loaded and state.how != "built"
 
     def peek(
@@ -170,12 +182,16 @@ class GraphStates:
     def save(self) -> None:
         """Store the state kept for later (see ``later`` in :meth:`current`)."""
         if self._unsaved is not None:
-            state, keys, context = self._unsaved
+            state, keys, context, summaries = self._unsaved
             self._unsaved = None
-            self._store(state, keys, context)
+            self._store(state, keys, context, summaries)
 
     def _store(
-        self, state: GraphState, keys: Mapping[str, CacheKey], context: frozenset[CacheKey]
+        self,
+        state: GraphState,
+        keys: Mapping[str, CacheKey],
+        context: frozenset[CacheKey],
+        summaries: Mapping[str, FileSymbols] | None = None,
     ) -> None:
         if any(not keys[p].digest for p in state.files):
             return  # a file whose content could not be read: no content key to check it by
@@ -184,7 +200,8 @@ class GraphStates:
         cache = self._cache()
         try:
             cache.write_state(
-                lambda out: snapshot.write(out, state, keys, context), cache.generation
+                lambda out: snapshot.write(out, state, keys, context, summaries),
+                cache.generation,
             )
         except ValueError as exc:  # a name the format cannot hold: later processes rebuild
             log.debug("ranking state not stored: %s", exc)
