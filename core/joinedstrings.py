@@ -187,7 +187,9 @@ class InternedNames:
         m = len(self.column)
         if isinstance(at, int) or getattr(at, "ndim", None) == 0:
             i = operator.index(at)
-            return self.column[i] if 0 <= i < m else self._extra[i - m]
+            if i < 0:
+                raise IndexError("a name id is not negative")
+            return self.column[i] if i < m else self._extra[i - m]
         ids = np.asarray(at)
         if not len(self._extra) or not len(ids) or int(ids.max()) < m:
             return self.column[ids]

@@ -1201,17 +1201,6 @@ def _filled(parts: Sequence[tuple[Any, int]], dtype: DTypeLike) -> Any:
     return out
 
 
-def _objects(items: Sequence[Any]) -> Any:
-    """A numpy object array of ``items`` (a slice of one is itself)."""
-    import numpy as np
-
-    if isinstance(items, np.ndarray):
-        return items
-    out = np.empty(len(items), dtype=object)
-    out[:] = items
-    return out
-
-
 def _import_entries(
     importer: str,
     edges: Mapping[str, int],

@@ -116,8 +116,9 @@ class NameRuns:
         """The names ``lo:hi`` of ``old`` (the column this splices), as they are."""
         if self._interned is not None:
             self._parts.append(old.ids[lo:hi])
-        else:
-            self._parts.append(name_objects(old[lo:hi]))
+            return
+        part = old[lo:hi]
+        self._parts.append(part if hasattr(part, "dtype") else name_objects(part))
 
     def add(self, names: Sequence[str]) -> None:
         """``names``, in this order."""
