@@ -481,7 +481,7 @@ def _state_rows(path: Path) -> list[tuple[str, str, str]]:
     content."""
     import numpy as np
 
-    from .stringarrays import split
+    from .stringarrays import split, triples
 
     try:
         with open(path, "rb") as f:
@@ -489,12 +489,7 @@ def _state_rows(path: Path) -> list[tuple[str, str, str]]:
             files = split(arrays["files"])
             digests = split(arrays["digests"], len(files))
             fingerprints = split(arrays["fingerprints"], len(files))
-            context = split(arrays["context"])
-            if len(context) % 3:
-                raise ValueError("context keys are triples")
-            return list(zip(files, digests, fingerprints, strict=True)) + list(
-                zip(context[0::3], context[1::3], context[2::3], strict=True)
-            )
+            return [*zip(files, digests, fingerprints, strict=True), *triples(arrays["context"])]
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
         log.debug("stored state %s unreadable: %s", path, exc)  # the next map rebuilds it
         return []

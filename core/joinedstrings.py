@@ -8,6 +8,8 @@ from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from .stringarrays import split
+
 
 def separators(data: bytes | Any) -> Any:
     """Where each string of a :func:`joined` array ends (an int64 array, one per string; the
@@ -116,11 +118,7 @@ class JoinedStrings(Sequence[str]):
         """Every string (split on the first call, then kept)."""
         found = self._all
         if found is None:
-            # (not stringarrays.split: the ends tell one empty string from none)
-            text = self._data.tobytes().decode("utf-8", "surrogateescape")
-            found = self._all = text.split("\0") if len(self._ends) else []
-            if len(found) != len(self._ends):
-                raise ValueError("string ends do not match the strings")
+            found = self._all = split(self._data, len(self._ends))
         return found
 
     def objects(self) -> Any:
@@ -146,6 +144,17 @@ class JoinedStrings(Sequence[str]):
         return self._ends
 
 
+def position_of(names: Sequence[str], name: object) -> int | None:
+    """The position of ``name`` among sorted ``names`` (a list, an object array or
+    :class:`JoinedStrings`), found by bisection; None when it is not there."""
+    if isinstance(names, JoinedStrings):
+        return names.index_of(name)
+    if not isinstance(name, str):
+        return None
+    i = bisect_left(names, name)
+    return i if i < len(names) and names[i] == name else None
+
+
 class InternedNames:
     """Names by id: a sorted column's (ids ``0`` to ``m - 1``: a stored state's
     :class:`JoinedStrings`, or an object array) and after them the names an update met that
@@ -166,12 +175,7 @@ class InternedNames:
 
     def id_of(self, name: str) -> int:
         """The id of ``name``, given it now when it has none."""
-        column = self.column
-        if isinstance(column, JoinedStrings):
-            found = column.index_of(name)
-        else:
-            i = bisect_left(column, name)
-            found = i if i < len(column) and column[i] == name else None
+        found = position_of(self.column, name)
         if found is not None:
             return found
         found = self._extra_ids.get(name)

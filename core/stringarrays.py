@@ -20,10 +20,22 @@ def joined(values: Sequence[str]) -> Any:
 
 
 def split(array: Any, count: int | None = None) -> list[str]:
-    """The strings of an array made by :func:`joined`; ``count``: how many there must be."""
+    """The strings of an array made by :func:`joined`; ``count``: how many there must be (then
+    an empty array of one string is that one empty string, which :func:`joined` writes as no
+    bytes, the same as no strings)."""
     if array.dtype != "uint8" or array.ndim != 1:
         raise ValueError("strings are a byte array")
-    out = array.tobytes().decode("utf-8", "surrogateescape").split("\0") if len(array) else []
+    whole = len(array) or count == 1
+    out = array.tobytes().decode("utf-8", "surrogateescape").split("\0") if whole else []
     if count is not None and len(out) != count:
         raise ValueError("a string array does not match its counts")
     return out
+
+
+def triples(array: Any) -> list[tuple[str, str, str]]:
+    """The strings of an array made by :func:`joined` taken three at a time (content keys:
+    path, digest, backends)."""
+    values = split(array)
+    if len(values) % 3:
+        raise ValueError("a string array of triples holds a partial one")
+    return list(zip(values[0::3], values[1::3], values[2::3], strict=True))

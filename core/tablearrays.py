@@ -22,7 +22,7 @@ from functools import cached_property
 from typing import Any
 
 from .graph import DefinitionsByName, SymbolTable, TargetResolver, definitions_by_name
-from .joinedstrings import InternedNames, JoinedStrings
+from .joinedstrings import InternedNames, JoinedStrings, position_of
 from .layered import Layered, LayeredSet
 from .model import FileSymbols
 from .namecounts import NameCounts
@@ -198,7 +198,7 @@ class TableArrays:
     @cached_property
     def name_column(self) -> Any:
         """The names as one column read by position, slice or index array: the stored names
-        (each decoded when read, see :class:`~repomapper.stringarrays.JoinedStrings`), or the
+        (each decoded when read, see :class:`~repomapper.joinedstrings.JoinedStrings`), or the
         names as a numpy object array."""
         names = self.names
         return names if isinstance(names, JoinedStrings) else name_objects(names)
@@ -227,23 +227,14 @@ class TableArrays:
             raise ValueError("a name position is out of the names")
         return ids
 
-    def named(self, ids: Any, count: int | None = None) -> Any:
-        """The names at positions ``ids`` (an object array)."""
-        return self.name_column[self.checked_ids(ids, count)]
-
     def names_at(self, ids: Any, count: int | None = None) -> NamesAt:
-        """:meth:`named`, gathered where read (see :class:`NamesAt`)."""
+        """The names at positions ``ids``, gathered where read (see :class:`NamesAt`)."""
         return NamesAt(self.checked_ids(ids, count), self.name_column)
 
     def name_at(self, name: object) -> int | None:
         """The id of ``name`` (found by bisection: on a large tree a dict of every name costs
         far more than the few lookups an update makes)."""
-        if not isinstance(name, str):
-            return None
-        if isinstance(self.names, JoinedStrings):
-            return self.names.index_of(name)
-        i = bisect_left(self.names, name)
-        return i if i < len(self.names) and self.names[i] == name else None
+        return position_of(self.names, name)
 
     def def_names(self) -> Any:
         """The name id of each definer entry (entries grouped by name)."""

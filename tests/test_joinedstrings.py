@@ -180,3 +180,21 @@ def test_a_splice_by_ids_reads_as_the_splice_of_the_names(interned):
     assert [got[i] for i in range(9)] == ["a", "a", "b", "c", "c", "cc", "e", "e", "f"]
     if interned:
         assert got.ids.tolist() == [0, 0, 1, 2, 2, 6, 4, 4, 5]
+
+
+@pytest.mark.parametrize("values", [[], [""], ["", ""], ["a"], ["", "b"], ["path", "", "fp"]])
+def test_split_with_a_count_tells_one_empty_string_from_none(values):
+    from repomapper.stringarrays import split
+
+    assert split(joined(values), len(values)) == values
+    if values != [""]:
+        assert split(joined(values)) == values
+
+
+def test_triples_are_read_three_at_a_time_and_a_partial_one_refused():
+    from repomapper.stringarrays import triples
+
+    assert triples(joined(["a", "", "f", "b", "d", "g"])) == [("a", "", "f"), ("b", "d", "g")]
+    assert triples(joined([])) == []
+    with pytest.raises(ValueError):
+        triples(joined(["a", "b"]))

@@ -82,7 +82,7 @@ class _Strings:
     def __init__(self, values: Sequence[str]):
         self.values = values
         #: where each string ends in the bytes written (see
-        #: :class:`~repomapper.stringarrays.JoinedStrings`), known once written
+        #: :class:`~repomapper.joinedstrings.JoinedStrings`), known once written
         self.ends: Any = None
 
     def _parts(self) -> Iterator[bytes]:

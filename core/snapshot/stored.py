@@ -15,7 +15,7 @@ from ..cache import CacheKey
 from ..codedigest import made_by
 from ..joinedstrings import JoinedStrings, separators
 from ..mappedpages import give_back
-from ..stringarrays import split
+from ..stringarrays import split, triples
 from ..tablearrays import TableArrays
 
 log = logging.getLogger(__name__)
@@ -71,11 +71,8 @@ class Stored:
         n = len(self.files)
         self.digests = split(a["digests"], n)
         self.fingerprints = split(a["fingerprints"], n)
-        ctx = split(a["context"])
-        if len(ctx) % 3:
-            raise ValueError("context keys are triples")
         #: the content keys of the files that are not mapped, in the order of the heads below
-        self.context_keys = [(ctx[i], ctx[i + 1], ctx[i + 2]) for i in range(0, len(ctx), 3)]
+        self.context_keys = triples(a["context"])
         self.context = frozenset(self.context_keys)
         self._context_heads = _context_columns(a, len(self.context_keys))
         chat, mentioned_files, mentioned_idents = (
@@ -125,10 +122,6 @@ class Stored:
         """Give back the pages of the file read so far (checked, or made into names): what
         is read again is paged in again (see :mod:`repomapper.mappedpages`)."""
         give_back(*self.a.values())
-
-    def named(self, ids: Any, count: int | None = None) -> Any:
-        """The names at positions ``ids`` (an object array sharing the names' strings)."""
-        return self.table.named(ids, count)
 
     def near_top(self, paths: set[str]) -> bool:
         """Whether any of ``paths`` defines one of the first ``NEAR_TOP`` ranked definitions
@@ -181,13 +174,7 @@ def _context_columns(a: Mapping[str, Any], n: int) -> tuple[list[str], list[str]
     languages, texts = a.get("ctx_languages"), a.get("ctx_diagnostics")
     if languages is None or texts is None:
         return None
-    return _strings(languages, n), split(texts, n)
-
-
-def _strings(array: Any, n: int) -> list[str]:
-    """:func:`~repomapper.stringarrays.split` of ``n`` strings, where one empty string is an
-    empty array too."""
-    return [""] if n == 1 and not len(array) else split(array, n)
+    return split(languages, n), split(texts, n)
 
 
 class StoredHeads:
