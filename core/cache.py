@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 #: the tables' layout (their columns); what the rows hold is keyed by the code that made it
 #: (content rows by the extraction's, memoised maps by the map's: repomapper.codedigest)
-SCHEMA_VERSION = "7"
+SCHEMA_VERSION = "8"
 #: Memoised results kept per repository (the most recent ones), and in the shared database.
 MAX_MAPS = 16
 #: token counts of rendered texts kept per repository (see TagCache.count_of)
@@ -211,8 +211,11 @@ CONTENT_DB = "content.sqlite3"
 #: the content database's layout, as SCHEMA_VERSION is the repository database's
 CONTENT_SCHEMA = "1"
 
-#: path -> (mtime_ns, size, digest, when the digest was taken in ns)
-StatRows = dict[str, tuple[int, int, str, int]]
+#: path -> (mtime_ns, size, digest, when the digest was taken in ns, the file's ctime_ns then),
+#: as one reader took them (see :func:`repomapper.extract.reader`)
+StatRows = dict[str, tuple[int, int, str, int, int]]
+#: a stat row as it is recorded: the path, the columns of :data:`StatRows`, the reader
+StatRow = tuple[str, int, int, str, int, int, str]
 
 
 def content_digest(path: str | Path) -> str:
@@ -232,7 +235,8 @@ class TagCache:
 
     def __init__(self) -> None:
         self.rows: dict[tuple[str, str, str], tuple[Any, ...]] = {}
-        self.stats: StatRows = {}
+        #: path -> (the reader that took its row, the row): one row per path, as on disk
+        self.stats: dict[str, tuple[str, tuple[int, int, str, int, int]]] = {}
         self.imports: dict[str, dict[tuple[str, str, str], dict[str, int]]] = {}
         #: memoised maps and the stored state, by key
         self.meta: dict[str, str | bytes] = {}
@@ -250,17 +254,16 @@ class TagCache:
         #: :meth:`keeps_state_rows`)
         self.generation: str | None = None
 
-    def digests(self, paths: Collection[str] | None = None) -> StatRows:
-        """The remembered digest of each path (of ``paths``, or of every path), with the mtime
-        and size it was taken at."""
-        if paths is None:
-            return self.stats
-        return {p: self.stats[p] for p in paths if p in self.stats}
+    def digests(self, paths: Collection[str], reader: str) -> StatRows:
+        """The digest ``reader`` remembers of each of ``paths``, with the stat it was taken at
+        (what another reader took is not known to this one)."""
+        stats = self.stats
+        return {p: found[1] for p in paths if (found := stats.get(p)) and found[0] == reader}
 
-    def record_digests(self, rows: Iterable[tuple[str, int, int, str, int]]) -> None:
-        """Remember (path, mtime_ns, size, digest, taken_ns) rows."""
-        for path, mtime_ns, size, digest, taken in rows:
-            self.stats[path] = (mtime_ns, size, digest, taken)
+    def record_digests(self, rows: Iterable[StatRow]) -> None:
+        """Remember (path, mtime_ns, size, digest, taken_ns, ctime_ns, reader) rows."""
+        for path, mtime_ns, size, digest, taken, ctime_ns, who in rows:
+            self.stats[path] = (who, (mtime_ns, size, digest, taken, ctime_ns))
 
     def lookup(
         self,
@@ -446,7 +449,7 @@ def _init_root(conn: sqlite3.Connection) -> None:
         SCHEMA_VERSION,
         ("files", "maps", "imports"),
         "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,"
-        " digest TEXT, taken_ns INTEGER)",
+        " digest TEXT, taken_ns INTEGER, ctime_ns INTEGER, reader TEXT)",
         _MAPS_TABLE,
         "CREATE TABLE IF NOT EXISTS counts (encoder TEXT, key BLOB, tokens INTEGER, used INTEGER,"
         " PRIMARY KEY (encoder, key))",
@@ -655,31 +658,34 @@ class SqliteTagCache(TagCache):
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
 
-    def digests(self, paths: Collection[str] | None = None) -> StatRows:
+    def digests(self, paths: Collection[str], reader: str) -> StatRows:
         if self._fallen_back:
-            return super().digests(paths)
-        sql = "SELECT path, mtime_ns, size, digest, taken_ns FROM files"
+            return super().digests(paths, reader)
+        # the reader compared by SQLite: its text is not made into a string per file
+        sql = "SELECT path, mtime_ns, size, digest, taken_ns, ctime_ns FROM files WHERE reader=?"
         try:
-            if paths is None or len(paths) > FEW_KEYS:
-                found = {r[0]: r[1:] for r in self.conn.execute(sql)}
-                return found if paths is None else {p: found[p] for p in paths if p in found}
+            if len(paths) > FEW_KEYS:
+                found = {r[0]: r[1:] for r in self.conn.execute(sql, (reader,))}
+                return {p: found[p] for p in paths if p in found}
             out: StatRows = {}
             for path in paths:
-                for r in self.conn.execute(f"{sql} WHERE path=?", (path,)):
+                for r in self.conn.execute(f"{sql} AND path=?", (reader, path)):
                     out[r[0]] = r[1:]
             return out
         except sqlite3.Error as exc:
             self._fallback(exc)
-            return super().digests(paths)
+            return super().digests(paths, reader)
 
-    def record_digests(self, rows: Iterable[tuple[str, int, int, str, int]]) -> None:
+    def record_digests(self, rows: Iterable[StatRow]) -> None:
         rows = list(rows)
         if not rows:
             return
         if not self._fallen_back:
             try:
                 with _transaction(self.conn):
-                    self.conn.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?)", rows)
+                    self.conn.executemany(
+                        "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?)", rows
+                    )
                 return
             except (sqlite3.Error, ValueError) as exc:
                 self._fallback(exc)

@@ -277,7 +277,7 @@ def stat_entry(root: Path, rel: str, max_file_size: int) -> FileEntry | Diagnost
             rel,
             "info",
         )
-    return FileEntry(rel, st.st_size, st.st_mtime_ns)
+    return FileEntry(rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 #: names checked at once for what needs :func:`stat_entry`'s closer look
@@ -303,8 +303,6 @@ def stat_listing(
     skipped (:func:`stat_entry`). A safe name of a regular file within the size limit takes
     one ``lstat`` and no other call: a large tree lists every file on every map, so names are
     checked a batch at a time and the per-file loop does nothing else."""
-    prefix = os.path.join(str(root), "")
-    lstat, regular, entry = os.lstat, stat.S_ISREG, FileEntry
     entries: list[FileEntry] = []
     diags: list[Diagnostic] = []
     keep = entries.append
@@ -316,23 +314,48 @@ def stat_listing(
         elif found is not None:
             diags.append(found)
 
-    for start in range(0, len(rels), _BATCH):
-        batch = rels[start : start + _BATCH]
-        if not _plain(batch):
-            for rel in batch:
-                closer(rel)
-            continue
-        for rel in batch:
-            try:
-                st = lstat(prefix + rel)
-            except OSError:
-                closer(rel)
+    with RootFolder(root) as (folder, prefix):
+        lstat, regular, entry = os.lstat, stat.S_ISREG, FileEntry
+        for start in range(0, len(rels), _BATCH):
+            batch = rels[start : start + _BATCH]
+            if not _plain(batch):
+                for rel in batch:
+                    closer(rel)
                 continue
-            if regular(st.st_mode) and st.st_size <= max_file_size:
-                keep(entry(rel, st.st_size, st.st_mtime_ns))
-            else:
-                closer(rel)
+            for rel in batch:
+                try:
+                    st = lstat(prefix + rel, dir_fd=folder)
+                except OSError:
+                    closer(rel)
+                    continue
+                if regular(st.st_mode) and st.st_size <= max_file_size:
+                    keep(entry(rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+                else:
+                    closer(rel)
     return entries, diags
+
+
+class RootFolder:
+    """The root opened as a folder, and the prefix of a name under it: names are then looked up
+    from the open folder (the kernel walks only their own parts: a large tree lists every
+    file on every map); where ``lstat`` takes no folder, None and the root's path."""
+
+    def __init__(self, root: Path):
+        self._root = root
+        self._fd: int | None = None
+
+    def __enter__(self) -> tuple[int | None, str]:
+        if os.stat in os.supports_dir_fd:  # (lstat is stat without following links)
+            try:
+                self._fd = os.open(self._root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+                return self._fd, ""
+            except OSError:
+                self._fd = None
+        return None, os.path.join(str(self._root), "")
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
 
 
 def check_root(root: Path) -> Path:

@@ -22,7 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from .backfill import backfill_references, needs_backfill
-from .cache import RACY_NS, CacheKey, HeadMaker, RowHeads, TagCache, content_digest, encode
+from .cache import (
+    RACY_NS,
+    CacheKey,
+    HeadMaker,
+    RowHeads,
+    StatRow,
+    TagCache,
+    content_digest,
+    encode,
+)
 from .codedigest import extraction_code
 from .fileentry import FileEntry
 from .isolation.limits import Limits
@@ -488,12 +497,22 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def _unreadable(root: Path, paths: Iterable[str]) -> list[str]:
-    """The ``paths`` the process cannot read now: a file made unreadable since it was cached (a
-    permission change keeps its mtime and size) is not served from the cache, as a miss would
-    not be."""
+def _unreadable(root: Path, entries: Sequence[FileEntry]) -> list[FileEntry]:
+    """The ``entries`` this process may not read now (by their permissions)."""
     base = os.path.join(root, "")  # a string join: pathlib's cost per file was most of this
-    return [p for p in paths if not os.access(base + p, os.R_OK)]
+    return [e for e in entries if not os.access(base + e.path, os.R_OK)]
+
+
+@functools.cache
+def reader() -> str:
+    """Who this process reads files as: its effective user and groups ("" where the platform
+    has none). A digest another reader remembered is taken again (read, so a file this one may
+    not read is never served from the cache)."""
+    try:
+        groups = sorted({os.getegid(), *os.getgroups()})
+        return f"{os.geteuid()}:{','.join(map(str, groups))}"
+    except (AttributeError, OSError):
+        return ""
 
 
 class Extractor:
@@ -544,9 +563,11 @@ class Extractor:
 
     def prepare(self, root: Path, entries: Iterable[FileEntry]) -> None:
         """Compute the cache keys of ``entries`` at once (see :meth:`key`). A file's content
-        digest is the one the cache remembers for its mtime and size, unless the file changed
-        too close to when that digest was taken to trust its mtime; otherwise the file is read
-        and hashed (a fresh clone pays this once, a warm run never)."""
+        digest is the one the cache remembers for its mtime, size and inode change time, taken
+        by a process reading as this one, unless the file changed too close to when that digest
+        was taken to trust its mtime; otherwise the file is read and hashed (a fresh clone pays
+        this once, a warm run never). Reading is what proves a file readable: a ``chmod`` since
+        changes the ctime, so such a file is read again (and has no digest if it cannot be)."""
         self.root = root
         missing = [e for e in entries if e not in self._keys]
         if self._settled:
@@ -555,33 +576,42 @@ class Extractor:
             missing = [e for e in missing if e not in self._keys]
         if not missing:
             return
-        known = self.cache.digests([e.path for e in missing])
+        who = reader()
+        known = self.cache.digests([e.path for e in missing], who)
         now = time.time_ns()
-        taken: list[tuple[str, int, int, str, int]] = []
+        taken: list[StatRow] = []
         versioned: dict[str, str] = {}  # backends fingerprint -> the key's (one string each)
         fingerprint = self.plugins.fingerprint
-
-        def trusted(entry: FileEntry) -> str | None:
-            """The remembered digest, when the file's stat is the one it was taken with, well
-            after the file's mtime."""
+        remembered: dict[FileEntry, str] = {}
+        racy: list[FileEntry] = []
+        for entry in missing:
+            # the remembered digest, when the file's stat is the one it was taken with (well
+            # after its mtime) and its inode unchanged since (a permission change among what
+            # that covers)
             row = known.get(entry.path)
             if (
                 row is not None
                 and row[2]
-                and (row[0], row[1]) == (entry.mtime_ns, entry.size)
+                and (row[0], row[1], row[4]) == (entry.mtime_ns, entry.size, entry.ctime_ns)
                 and entry.mtime_ns < row[3] - RACY_NS
             ):
-                return row[2]
-            return None
-
-        remembered = {e: d for e in missing if (d := trusted(e)) is not None}
+                remembered[entry] = row[2]
+                if entry.ctime_ns >= row[3] - RACY_NS:
+                    racy.append(entry)
+        # an inode changed too close to when its digest was taken may have changed again in
+        # the same tick: those few files' read permission is checked (one unreadable is read,
+        # which fails as a miss would)
+        for entry in _unreadable(root, racy):
+            del remembered[entry]
         hashed = _digests(root, [e for e in missing if e not in remembered])
         for entry in missing:
             digest = remembered.get(entry)
             if digest is None:
                 digest = hashed[entry]
                 if digest:
-                    taken.append((entry.path, entry.mtime_ns, entry.size, digest, now))
+                    taken.append(
+                        (entry.path, entry.mtime_ns, entry.size, digest, now, entry.ctime_ns, who)
+                    )
                 row = known.get(entry.path)
                 if row is None or digest != row[2]:
                     self.content_changed.add(entry.path)
@@ -618,14 +648,12 @@ class Extractor:
         full: bool = False,
         deferred: bool = False,
     ) -> dict[str, FileExtraction | FileSymbols]:
-        """The cache's entries for ``entries`` (see :meth:`TagCache.lookup`) that pass the read
-        check a miss would (see :func:`_unreadable`)."""
+        """The cache's entries for ``entries`` (see :meth:`TagCache.lookup`). A file this
+        process cannot read has no digest (see :meth:`prepare`: one made unreadable since it was
+        read changed its inode), so it is never among them."""
         self.prepare(root, entries)
         keys = [self.key(e) for e in entries]
-        found = self.cache.lookup(keys, full=full, deferred=deferred)
-        for path in _unreadable(root, found):
-            del found[path]
-        return found
+        return self.cache.lookup(keys, full=full, deferred=deferred)
 
     def from_heads(
         self, root: Path, entries: Sequence[FileEntry], heads: RowHeads
@@ -637,9 +665,6 @@ class Extractor:
         self.diagnostics = list(self.plugins.load_diagnostics())  # (as a run reports them)
         known, make, unknown = self.cache.from_heads([self.key(e) for e in entries], heads)
         rest = {k.path for k in unknown}
-        for path in _unreadable(root, known):
-            del known[path]
-            rest.add(path)
         return known, make, [e for e in entries if e.path in rest]
 
     def run(

@@ -18,3 +18,6 @@ class FileEntry(NamedTuple):
     path: str  # relative, forward slashes
     size: int
     mtime_ns: int
+    #: when the file's inode last changed: its content, and who may read it (a ``chmod``,
+    #: ``chown`` or ACL change keeps the mtime and size and changes this); 0 when not known
+    ctime_ns: int = 0

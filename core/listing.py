@@ -14,7 +14,6 @@ reused: changes from before may not have been reported.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import threading
 import time
@@ -22,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from .cachetag import TAG_NAME
-from .discover import DEFAULT_SKIP_DIRS, Discovery, GlobFilter, stat_entry
+from .discover import DEFAULT_SKIP_DIRS, Discovery, GlobFilter, RootFolder, stat_entry
 from .fileentry import FileEntry
 from .ignores import GITIGNORE, IGNORE_FILES
 from .model import Diagnostic
@@ -219,32 +218,20 @@ class WatchedListing:
             return None
         files: list[FileEntry] = []
         keep = files.append
-        try:  # names relative to the root's folder: the kernel resolves fewer parts per file
-            root_fd = (
-                os.open(found.root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-                if os.stat in os.supports_dir_fd
-                else None
-            )
-        except OSError:
-            return None
-        prefix = "" if root_fd is not None else str(found.root) + os.sep
-        stat = functools.partial(os.stat, dir_fd=root_fd)
-        try:
+        with RootFolder(found.root) as (folder, prefix):
+            stat = os.stat
             for e in found.files:
                 try:
-                    st = stat(prefix + e.path)
+                    st = stat(prefix + e.path, dir_fd=folder)
                 except OSError:
                     return None
-                if st.st_size == e.size and st.st_mtime_ns == e.mtime_ns:
+                if (st.st_size, st.st_mtime_ns, st.st_ctime_ns) == (e.size, e.mtime_ns, e.ctime_ns):
                     keep(e)
                     continue
                 again = stat_entry(found.root, e.path, max_file_size)
                 if not isinstance(again, FileEntry):
                     return None
                 keep(again)
-        finally:
-            if root_fd is not None:
-                os.close(root_fd)
         return dataclasses.replace(found, files=tuple(files))
 
 

@@ -112,16 +112,18 @@ def listing_key(
 
 
 def listing_digest(entries: Sequence[FileEntry]) -> str:
-    """Each listed file's path, mtime and size: taken a column at a time (a warm run of a
-    large tree asks it of every file, and a string per file cost more than the digest)."""
+    """Each listed file's path, size, mtime and inode change time (a file made unreadable
+    keeps its mtime: its map is not replayed): taken a column at a time (a warm run of a large
+    tree asks it of every file, and a string per file cost more than the digest)."""
     h = hashlib.sha256(b"%d\0" % len(entries))
     h.update("\0".join(map(_PATH, entries)).encode("utf-8", "surrogateescape"))
-    h.update(array.array("q", map(_SIZE, entries)).tobytes())
-    h.update(array.array("q", map(_MTIME, entries)).tobytes())
+    for column in _STAT:
+        h.update(array.array("q", map(column, entries)).tobytes())
     return h.hexdigest()
 
 
-_PATH, _SIZE, _MTIME = (operator.itemgetter(i) for i in range(3))  # FileEntry's fields
+#: FileEntry's fields: the path, then its stat (size, mtime, ctime)
+_PATH, *_STAT = (operator.itemgetter(i) for i in range(4))
 
 
 def listed_map(cache: TagCache, key: str, listing: str) -> str | None:
@@ -139,14 +141,20 @@ def listed_map(cache: TagCache, key: str, listing: str) -> str | None:
 
 
 def remember_listed(
-    cache: TagCache, key: str, listing: str, digest: str, keys: Iterable[CacheKey]
+    cache: TagCache,
+    key: str,
+    listing: str,
+    digest: str,
+    entries: Iterable[FileEntry],
+    keys: Iterable[CacheKey],
 ) -> None:
     """Remember that ``listing`` gave the map ``digest``, when every file's stat vouches for
     its content: each was read (it has a digest) and last written well before now (a file
-    changed twice within one timestamp tick keeps its stat: see ``RACY_NS``). The caller asks
-    only when :func:`listed_map` did not already give ``digest`` (a warm run writes nothing)."""
+    changed twice within one timestamp tick keeps its stat: see ``RACY_NS``). The listing holds
+    each file's ctime too, so a permission change since is not replayed. The caller asks only
+    when :func:`listed_map` did not already give ``digest`` (a warm run writes nothing)."""
     settled = time.time_ns() - RACY_NS
-    if not all(k.digest and k.mtime_ns < settled for k in keys):
+    if not all(k.digest for k in keys) or not all(e.mtime_ns < settled for e in entries):
         return
     cache.put_map(key, json.dumps({"listing": listing, "map": digest}), replaces=key)
 

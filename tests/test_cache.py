@@ -216,7 +216,7 @@ def test_the_content_table_keeps_the_rows_of_the_repositories_used_last(tmp_path
         (tmp_path / name).mkdir()
         cache = open_cache(tmp_path / name, tmp_path / "cache")
         keys = [CacheKey(p, 1, 1, "x", f"{name}-{p}") for p in paths]
-        cache.record_digests([(k.path, 1, 1, k.digest, 2) for k in keys])
+        cache.record_digests([(k.path, 1, 1, k.digest, 2, 0, "") for k in keys])
         cache.store([(k, encode(sample(k.path))) for k in keys])
         cache.close()
         return keys
@@ -248,7 +248,7 @@ def test_rows_another_version_of_the_code_made_go_before_the_current_ones(tmp_pa
 
     current = keys("new", ["a.py", "b.py", "c.py"])
     cache = open_cache(root, tmp_path / "cache")
-    cache.record_digests([(k.path, 1, 1, k.digest, 2) for k in current])
+    cache.record_digests([(k.path, 1, 1, k.digest, 2, 0, "") for k in current])
     cache.store([(k, encode(sample(k.path))) for k in current])
     cache.close()
     other = keys("old", ["a.py", "b.py", "c.py"])
@@ -259,7 +259,7 @@ def test_rows_another_version_of_the_code_made_go_before_the_current_ones(tmp_pa
     cache = open_cache(root, tmp_path / "cache")
     assert set(cache.lookup(current)) == {"a.py", "b.py", "c.py"}
     edited = keys("new", ["d.py"])
-    cache.record_digests([(k.path, 1, 1, k.digest, 2) for k in edited])
+    cache.record_digests([(k.path, 1, 1, k.digest, 2, 0, "") for k in edited])
     cache.store([(k, encode(sample(k.path))) for k in edited])
     cache.close()  # seven rows: the three of the other version go
     cache = open_cache(root, tmp_path / "cache")
@@ -348,7 +348,7 @@ def test_a_damaged_stored_state_protects_no_rows_and_evicts_nothing_wrongly(tmp_
     (tmp_path / "root").mkdir()
     cache = open_cache(tmp_path / "root", tmp_path / "cache")
     key = CacheKey("a.py", 1, 1, "x", "d")
-    cache.record_digests([(key.path, 1, 1, key.digest, 2)])
+    cache.record_digests([(key.path, 1, 1, key.digest, 2, 0, "")])
     cache.store([(key, encode(sample()))])
     cache.state_path.write_bytes(data)
     cache.close()

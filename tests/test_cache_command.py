@@ -32,7 +32,7 @@ def fill(root: Path, cache_dir: Path, files: dict[str, str], state: int = 2000) 
     root.mkdir(parents=True, exist_ok=True)
     cache = open_cache(root, cache_dir)
     assert isinstance(cache, SqliteTagCache)
-    cache.record_digests((p, 1, 10, d, 1) for p, d in files.items())
+    cache.record_digests((p, 1, 10, d, 1, 0, "") for p, d in files.items())
     cache.store(
         (CacheKey(p, 1, 10, "fp", d), encode(FileExtraction(p, plugin="p", language="python")))
         for p, d in files.items()

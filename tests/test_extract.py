@@ -1,9 +1,12 @@
 import logging
+import os
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
+import repomapper.extract as extract_module
 from repomapper.cache import TagCache
 from repomapper.discover import discover
 from repomapper.extract import Extractor, content_problem, extract_source
@@ -146,7 +149,30 @@ def test_parallel_extraction_equals_serial(make_tree):
     assert list(serial) == sorted(files)
 
 
-def test_a_cached_file_that_became_unreadable_is_not_served_and_unreadable_is_not_cached(
+def _refusing(monkeypatch, name: str) -> None:
+    """Reading ``name`` fails as a file without read permission does (the tests run as any
+    user, root included, which reads every file whatever its mode)."""
+    import builtins
+
+    import repomapper.cache as cache_module
+
+    real_open, real_read = builtins.open, Path.read_bytes
+
+    def refuse_open(file, *args, **kwargs):
+        if str(file).endswith(name):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    def refuse_read(self):
+        if self.name == name:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_read(self)
+
+    monkeypatch.setattr(cache_module, "open", refuse_open, raising=False)
+    monkeypatch.setattr(Path, "read_bytes", refuse_read)
+
+
+def test_a_cached_file_made_unreadable_is_not_served_and_unreadable_is_not_cached(
     tmp_path, monkeypatch
 ):
     import os
@@ -158,31 +184,89 @@ def test_a_cached_file_that_became_unreadable_is_not_served_and_unreadable_is_no
     (root / "a.py").write_text("def alpha_function():\n    pass\n")
     (root / "b.py").write_text("def beta_function():\n    alpha_function()\n")
     cache = tmp_path / "cache"
+    monkeypatch.setattr("repomapper.extract.RACY_NS", 0)  # the files' stats vouch at once
+    monkeypatch.setattr("repomapper.memo.RACY_NS", 0)
     first = RepoMap(root, 500, cache_dir=cache).map()
     assert "alpha_function" in first.map
-    real_access = os.access
-
-    def no_a(path, mode, *args, **kwargs):
-        return False if str(path).endswith("a.py") else real_access(path, mode, *args, **kwargs)
-
-    real_read = type(root).read_bytes
-
-    def refuse(self):
-        if self.name == "a.py":
-            raise PermissionError(13, "Permission denied")
-        return real_read(self)
-
-    monkeypatch.setattr(os, "access", no_a)
-    monkeypatch.setattr(type(root), "read_bytes", refuse)
-    locked = RepoMap(root, 500, cache_dir=cache).map(force_refresh=True)
+    # a permission change keeps the mtime and size: the map is not replayed, nor the row served
+    os.chmod(root / "a.py", 0o200)
+    _refusing(monkeypatch, "a.py")
+    locked = RepoMap(root, 500, cache_dir=cache).map()
     assert "alpha_function" not in locked.map
     assert any(
         d.code == "unreadable" and (d.path == "a.py" or "a.py" in d.paths)
         for d in locked.diagnostics
     )
     monkeypatch.undo()  # readable again, same mtime and size: extracted again, not "unreadable"
-    again = RepoMap(root, 500, cache_dir=cache).map(force_refresh=True)
+    os.chmod(root / "a.py", 0o644)
+    again = RepoMap(root, 500, cache_dir=cache).map()
     assert "alpha_function" in again.map
+    assert not any(d.code == "unreadable" for d in again.diagnostics)
+
+
+def test_a_file_whose_inode_did_not_change_is_not_read_again(tmp_path, monkeypatch):
+    """A remembered digest stands for the content and for the read that took it: a file whose
+    stat, ctime included, is unchanged is neither read nor checked again; another reader
+    (other user or groups) reads it again."""
+    from repomapper.cache import open_cache
+    from repomapper.extract import Extractor
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    for name in ("a.py", "b.py"):
+        (root / name).write_text(f"def {name[0]}_function():\n    pass\n")
+    monkeypatch.setattr("repomapper.extract.RACY_NS", 0)
+    entries = discover(root, use_git=False).files
+    assert all(e.ctime_ns for e in entries)
+    cache = open_cache(root, tmp_path / "cache")
+    Extractor(plugin_set(), cache, jobs=1).prepare(root, entries)
+    read: list[str] = []
+    real = extract_module._digests
+    monkeypatch.setattr(
+        extract_module,
+        "_digests",
+        lambda r, es: (read.extend(e.path for e in es), real(r, es))[1],
+    )
+    Extractor(plugin_set(), cache, jobs=1).prepare(root, entries)
+    assert read == []
+    os.chmod(root / "a.py", 0o600)  # the inode changed: read again
+    again = discover(root, use_git=False).files
+    Extractor(plugin_set(), cache, jobs=1).prepare(root, again)
+    assert read == ["a.py"]
+    monkeypatch.setattr(extract_module, "reader", lambda: "another reader")
+    Extractor(plugin_set(), cache, jobs=1).prepare(root, again)
+    assert read == ["a.py", "a.py", "b.py"]
+
+
+def test_a_permission_changed_in_the_tick_its_digest_was_taken_is_checked(tmp_path, monkeypatch):
+    """A digest taken within ``RACY_NS`` of the file's ctime does not vouch for who may read
+    it (the inode may change again within the same tick): the read permission is checked, and
+    a file that fails it is read, which fails as a miss would."""
+    import time
+
+    from repomapper.cache import open_cache
+    from repomapper.extract import Extractor
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    hour_ago = time.time_ns() - 3600 * 10**9
+    for name in ("a.py", "b.py"):
+        (root / name).write_text(f"def {name[0]}_function():\n    pass\n")
+        os.utime(root / name, ns=(hour_ago, hour_ago))  # an old mtime, a ctime of now
+    entries = discover(root, use_git=False).files
+    cache = open_cache(root, tmp_path / "cache")
+    Extractor(plugin_set(), cache, jobs=1).prepare(root, entries)
+    real_access = os.access
+    monkeypatch.setattr(
+        os,
+        "access",
+        lambda path, mode, *a, **k: not str(path).endswith("a.py") and real_access(path, mode),
+    )
+    _refusing(monkeypatch, "a.py")
+    extractor = Extractor(plugin_set(), cache, jobs=1)
+    extractor.prepare(root, entries)
+    keys = {e.path: extractor.key(e) for e in entries}
+    assert keys["a.py"].digest == "" and keys["b.py"].digest
 
 
 def test_many_files_are_hashed_on_threads_to_the_same_digests(tmp_path):
