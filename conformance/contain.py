@@ -1,5 +1,7 @@
 """Run one plugin/language check in a child process, so a backend or grammar that crashes the
 process (a segfault in a C extension, ``os._exit``) fails its own pair, not the whole suite.
+The child's temporary files go in a folder the parent makes and removes, so a child killed
+before its own clean-up leaves nothing behind.
 
 Where ``fork`` is unavailable, or ``REPOMAPPER_ISOLATE=0`` is set, the check runs in-process.
 """
@@ -10,7 +12,9 @@ import logging
 import multiprocessing
 import os
 import pickle
+import shutil
 import signal
+import tempfile
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -26,8 +30,9 @@ def _isolating() -> bool:
     return not off and "fork" in multiprocessing.get_all_start_methods()
 
 
-def _child(conn: Any, parent: int, fn: Callable[[], Any]) -> None:
+def _child(conn: Any, parent: int, fn: Callable[[], Any], scratch: str) -> None:
     tie_to_parent(parent)
+    tempfile.tempdir = scratch  # (the parent removes it, whatever becomes of this process)
     try:
         payload = pickle.dumps(("ok", fn()))
     except BaseException as exc:  # noqa: BLE001 - everything the check raises is reported
@@ -46,15 +51,19 @@ def contained(fn: Callable[[], T], on_crash: Callable[[str], T]) -> T:
         return fn()
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(send, os.getpid(), fn), daemon=True)
-    proc.start()
-    send.close()
+    scratch = tempfile.mkdtemp(prefix="repomapper-conformance-")
     try:
-        data = recv.recv_bytes()
-    except EOFError:
-        data = None
-    proc.join()
-    recv.close()
+        proc = ctx.Process(target=_child, args=(send, os.getpid(), fn, scratch), daemon=True)
+        proc.start()
+        send.close()
+        try:
+            data = recv.recv_bytes()
+        except EOFError:
+            data = None
+        proc.join()
+        recv.close()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     if data is None:
         code = proc.exitcode
         if code is not None and code < 0:

@@ -450,14 +450,18 @@ def test_a_long_lived_repomap_tries_a_crashed_file_again(mixed, monkeypatch):
     assert "widget" in again.map
 
 
-def test_a_plugin_that_segfaults_fails_its_conformance_pair_not_the_suite(monkeypatch):
+def test_a_plugin_that_segfaults_fails_its_conformance_pair_not_the_suite(monkeypatch, tmp_path):
+    import tempfile
+
     from repomapper.conformance.runner import run_conformance
 
     monkeypatch.setenv("FOO_MODE", "segfault")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     report = run_conformance(plugins(), plugin="foo", examples=5)  # properties on generated input
     (crashed,) = report.results
     assert not crashed.ok and "killed by SIGSEGV" in crashed.errors[0]
     assert not report.ok
+    assert list(tmp_path.iterdir()) == []  # the killed check's temporary files are gone too
     # this process survived the crash and goes on checking other plugins
     after = run_conformance(plugins(), plugin="treesitter", language="go", examples=5)
     assert after.ok and after.results[0].language == "go"
