@@ -256,7 +256,8 @@ class TagCache:
 
     def digests(self, paths: Collection[str], reader: str) -> StatRows:
         """The digest ``reader`` remembers of each of ``paths``, with the stat it was taken at
-        (what another reader took is not known to this one)."""
+        (what another reader took is not known to this one); of more paths than asked when
+        many are."""
         stats = self.stats
         return {p: found[1] for p in paths if (found := stats.get(p)) and found[0] == reader}
 
@@ -664,9 +665,8 @@ class SqliteTagCache(TagCache):
         # the reader compared by SQLite: its text is not made into a string per file
         sql = "SELECT path, mtime_ns, size, digest, taken_ns, ctime_ns FROM files WHERE reader=?"
         try:
-            if len(paths) > FEW_KEYS:
-                found = {r[0]: r[1:] for r in self.conn.execute(sql, (reader,))}
-                return {p: found[p] for p in paths if p in found}
+            if len(paths) > FEW_KEYS:  # (every path's: the caller looks up its own)
+                return {r[0]: r[1:] for r in self.conn.execute(sql, (reader,))}
             out: StatRows = {}
             for path in paths:
                 for r in self.conn.execute(f"{sql} AND path=?", (reader, path)):

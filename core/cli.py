@@ -917,6 +917,9 @@ def mcp_command(
         watch=not no_watch,
         gitignore=gitignore,
     )
+    from .gcpolicy import tune_for_long_lived
+
+    tune_for_long_lived()  # (the server answers call after call)
     try:
         service = Service(root, options)
         serve_stdio(service)

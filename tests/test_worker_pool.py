@@ -85,15 +85,43 @@ def test_workers_follow_the_environment(repo, tmp_path, monkeypatch):
 
 def test_the_command_tunes_the_garbage_collector():
     code = (
-        "import gc; from repomapper.gcpolicy import YOUNG_THRESHOLD, tune_for_repomapper; "
+        "import gc; from repomapper.gcpolicy import *; "
         "before = gc.get_threshold(); tune_for_repomapper(); "
-        "assert gc.get_threshold()[0] == YOUNG_THRESHOLD, gc.get_threshold(); "
-        "assert gc.get_threshold()[1:] == before[1:]; assert gc.get_freeze_count() > 0"
+        "assert gc.get_threshold()[0] == ONE_SHOT_YOUNG, gc.get_threshold(); "
+        "assert gc.get_threshold()[1:] == before[1:]; assert gc.get_freeze_count() > 0; "
+        "tune_for_long_lived(); assert gc.get_threshold()[0] == LONG_LIVED_YOUNG; "
+        "gc.set_threshold(700); tune_for_long_lived(); assert gc.get_threshold()[0] == 700"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
     import gc
 
     assert gc.get_threshold()[0] < 50_000  # the library itself leaves the collector alone
+
+
+_WORKER_THRESHOLD = """
+import gc
+from repomapper.discover import FileEntry
+from repomapper.gcpolicy import LONG_LIVED_YOUNG, ONE_SHOT_YOUNG, tune_for_repomapper
+from repomapper.isolation.limits import Limits
+from repomapper.isolation.supervisor import Supervisor
+from repomapper.model import FileExtraction
+
+def runner(jobs, disabled, tracker):
+    young = str(gc.get_threshold()[0])
+    return [(j.entry.path, None, FileExtraction(young)) for j in jobs], []
+
+tune_for_repomapper()
+assert gc.get_threshold()[0] == ONE_SHOT_YOUNG
+sup = Supervisor(runner, ["x"], Limits(timeout=60), 1, lambda p, d: False, lambda ex: ex)
+[(path, _, extraction)] = next(sup.run([[FileEntry("a", 0, 0)]]))
+assert int(extraction.path) == LONG_LIVED_YOUNG, extraction.path
+"""
+
+
+def test_a_worker_forked_by_the_command_collects_as_a_long_lived_process():
+    """The command collects young objects seldom (it answers once); a worker it forks extracts
+    batch after batch and collects them as often as the server does."""
+    subprocess.run([sys.executable, "-c", _WORKER_THRESHOLD], check=True)
 
 
 def test_a_worker_kept_by_a_call_on_a_short_lived_thread_outlives_the_thread(repo, tmp_path):
