@@ -36,18 +36,19 @@ LONG_LIVED_YOUNG = 50_000
 _forks_long_lived = False
 
 
-def tune_for_repomapper() -> None:
+def tune_for_repomapper(long_lived: bool = False) -> None:
     """Freeze what is alive now (loaded modules, the SDK) and collect young objects as a command
     that answers once does, and a process it forks (an extraction worker) as one that lives
-    on; have the allocator give large freed blocks back (:mod:`repomapper.mempolicy`)."""
+    on; ``long_lived``: as one that lives on (an application that keeps a ``RepoMap``). Have the
+    allocator give large freed blocks back (:mod:`repomapper.mempolicy`)."""
     global _forks_long_lived
     from .mempolicy import fix_mmap_threshold
 
     fix_mmap_threshold()
     gc.freeze()
     young, older, oldest = gc.get_threshold()
-    gc.set_threshold(max(ONE_SHOT_YOUNG, young), older, oldest)
-    if not _forks_long_lived and hasattr(os, "register_at_fork"):
+    gc.set_threshold(max(LONG_LIVED_YOUNG if long_lived else ONE_SHOT_YOUNG, young), older, oldest)
+    if not long_lived and not _forks_long_lived and hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=tune_for_long_lived)
         _forks_long_lived = True
 

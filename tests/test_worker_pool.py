@@ -90,7 +90,8 @@ def test_the_command_tunes_the_garbage_collector():
         "assert gc.get_threshold()[0] == ONE_SHOT_YOUNG, gc.get_threshold(); "
         "assert gc.get_threshold()[1:] == before[1:]; assert gc.get_freeze_count() > 0; "
         "tune_for_long_lived(); assert gc.get_threshold()[0] == LONG_LIVED_YOUNG; "
-        "gc.set_threshold(700); tune_for_long_lived(); assert gc.get_threshold()[0] == 700"
+        "gc.set_threshold(700); tune_for_long_lived(); assert gc.get_threshold()[0] == 700; "
+        "tune_for_repomapper(long_lived=True); assert gc.get_threshold()[0] == LONG_LIVED_YOUNG"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
     import gc
