@@ -10,12 +10,12 @@ are frozen (left out of every walk; they stay alive as they would anyway), and t
 generation is collected far less often. Cycles are still found, only less often.
 
 How much less depends on how long the process lives. A command answers once and exits: what it
-makes lives until it exits or is freed by reference counting, and a collection walks it for
-next to nothing (0.2 s of a large tree's edit, 41 young and 3 older collections, none of which
-freed memory the map needed back); it collects every :data:`ONE_SHOT_YOUNG` allocations. What
-lives on between answers (the MCP server, an extraction worker) makes garbage call after call:
-a collection over a million young objects would pause one of its calls for half a second, so it
-collects every :data:`LONG_LIVED_YOUNG`.
+makes lives until it exits or is freed by reference counting, so a collection walks it for
+next to nothing; it collects every :data:`ONE_SHOT_YOUNG` allocations (a large tree's edit then
+makes none: see docs/benchmarks.md). What lives on between answers (the MCP server, an
+extraction worker) makes garbage call after call, and one collection over that many young
+objects would pause a call for longer than the call takes, so it collects every
+:data:`LONG_LIVED_YOUNG`.
 
 Applied by the ``repomapper`` command and the MCP server, never by the library on import: an
 embedding application owns its process's collector.

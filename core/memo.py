@@ -141,12 +141,7 @@ def listed_map(cache: TagCache, key: str, listing: str) -> str | None:
 
 
 def remember_listed(
-    cache: TagCache,
-    key: str,
-    listing: str,
-    digest: str,
-    entries: Iterable[FileEntry],
-    keys: Iterable[CacheKey],
+    cache: TagCache, key: str, listing: str, digest: str, keys: Iterable[CacheKey]
 ) -> None:
     """Remember that ``listing`` gave the map ``digest``, when every file's stat vouches for
     its content: each was read (it has a digest) and last written well before now (a file
@@ -154,7 +149,7 @@ def remember_listed(
     each file's ctime too, so a permission change since is not replayed. The caller asks only
     when :func:`listed_map` did not already give ``digest`` (a warm run writes nothing)."""
     settled = time.time_ns() - RACY_NS
-    if not all(k.digest for k in keys) or not all(e.mtime_ns < settled for e in entries):
+    if not all(k.digest and k.mtime_ns < settled for k in keys):
         return
     cache.put_map(key, json.dumps({"listing": listing, "map": digest}), replaces=key)
 

@@ -175,8 +175,6 @@ def _refusing(monkeypatch, name: str) -> None:
 def test_a_cached_file_made_unreadable_is_not_served_and_unreadable_is_not_cached(
     tmp_path, monkeypatch
 ):
-    import os
-
     from repomapper import RepoMap
 
     root = tmp_path / "repo"
@@ -227,7 +225,13 @@ def test_a_file_whose_inode_did_not_change_is_not_read_again(tmp_path, monkeypat
         "_digests",
         lambda r, es: (read.extend(e.path for e in es), real(r, es))[1],
     )
-    Extractor(plugin_set(), cache, jobs=1).prepare(root, entries)
+
+    def no_access(*args, **kwargs):
+        raise AssertionError("a file whose inode did not change was checked again")
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "access", no_access)
+        Extractor(plugin_set(), cache, jobs=1).prepare(root, entries)
     assert read == []
     os.chmod(root / "a.py", 0o600)  # the inode changed: read again
     again = discover(root, use_git=False).files

@@ -91,9 +91,8 @@ def _remember_listed(
     """Remember that this listing gave the map ``digest`` (not by an owner that stores later:
     it keeps its keys between calls, and writes nothing while it answers)."""
     if listed is not None and listed[2] != digest and not state.memo_later:
-        entries = files.all_entries
-        keys = [files.extractor.key(e) for e in entries]
-        remember_listed(state.cache, listed[0], listed[1], digest, entries, keys)
+        keys = [files.extractor.key(e) for e in files.all_entries]
+        remember_listed(state.cache, listed[0], listed[1], digest, keys)
 
 
 def _memoised(state: RepositoryState, files: Prepared, memo: MapResult) -> MapResult:
