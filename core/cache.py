@@ -203,6 +203,10 @@ MAX_CONTENT_ROWS = 200_000
 MAX_CONTENT_BYTES = 8 << 30
 #: a table over its row bound goes down to this share of the bound below it
 EVICT_SLACK = 0.02
+#: the content database's meta keys for its rows when last counted and the rows stored (less
+#: those deleted) since, kept by triggers: their sum bounds the rows without a count (a scan of
+#: the table, which every edit of a large tree paid on closing its cache)
+ROWS_COUNTED, ROWS_ADDED = "rows_counted", "rows_added"
 #: a file whose mtime is this close to when its digest was taken is hashed again (file systems
 #: with coarse timestamps can change a file twice within one tick; git calls this "racy")
 RACY_NS = 2_000_000_000
@@ -459,6 +463,19 @@ def _init_root(conn: sqlite3.Connection) -> None:
     )
 
 
+def _row_triggers() -> tuple[str, str]:
+    """Triggers that keep :data:`ROWS_ADDED` the rows stored minus the rows deleted since the
+    last count, by whatever process or version of the code writes the table (a row that
+    ``INSERT OR REPLACE`` replaces counts as stored: the sum stays an upper bound)."""
+    update = f"UPDATE meta SET value = CAST(value AS INTEGER) {{}} 1 WHERE key = '{ROWS_ADDED}'"
+    return (
+        f"CREATE TRIGGER IF NOT EXISTS blobs_in AFTER INSERT ON blobs BEGIN {update.format('+')};"
+        " END",
+        f"CREATE TRIGGER IF NOT EXISTS blobs_out AFTER DELETE ON blobs BEGIN {update.format('-')};"
+        " END",
+    )
+
+
 def _init_content(conn: sqlite3.Connection) -> str:
     """Bring the content database to its layout; its rows' generation (see
     :attr:`TagCache.generation`)."""
@@ -473,6 +490,7 @@ def _init_content(conn: sqlite3.Connection) -> str:
         "CREATE INDEX IF NOT EXISTS blobs_head ON blobs (path, digest, fingerprint, plugin,"
         " language, diagnostics)",
         _MAPS_TABLE,
+        *_row_triggers(),
         "CREATE TEMP TABLE IF NOT EXISTS wanted (path TEXT, digest TEXT, fingerprint TEXT)",
     )
     found = conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
@@ -763,18 +781,43 @@ class SqliteTagCache(TagCache):
         :meth:`_evict_rows`); run when a cache that stored rows is closed (once: counting is a
         scan). Over the row bound, the table goes down to EVICT_SLACK of it below, so the next
         edits of a full table store their rows without a ranking of every row each (a second
-        on a kernel-sized table); over the byte budget, a tenth of the rows go."""
-        (n,) = self.content.execute("SELECT COUNT(*) FROM blobs").fetchone()
+        on a kernel-sized table); over the byte budget, a tenth of the rows go. The rows are
+        counted only when the rows last counted plus those stored since (by any process) could
+        pass the bound (see :func:`_row_triggers`)."""
         pages = self.content.execute("PRAGMA page_count").fetchone()[0]
         free = self.content.execute("PRAGMA freelist_count").fetchone()[0]
         size = self.content.execute("PRAGMA page_size").fetchone()[0]
+        over_bytes = (pages - free) * size > MAX_CONTENT_BYTES
+        bound = self._row_bound()
+        if bound is not None and bound <= MAX_CONTENT_ROWS and not over_bytes:
+            return
+        with _transaction(self.content, immediate=True):  # (no row is stored between)
+            (n,) = self.content.execute("SELECT COUNT(*) FROM blobs").fetchone()
+            self.content.executemany(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                ((ROWS_COUNTED, str(n)), (ROWS_ADDED, "0")),
+            )
         excess = n - MAX_CONTENT_ROWS
         if excess > 0:
             excess += int(MAX_CONTENT_ROWS * EVICT_SLACK)
-        if (pages - free) * size > MAX_CONTENT_BYTES:
+        if over_bytes:
             excess = max(excess, n // 10, 1)
-        if excess > 0:
+        if excess > 0:  # (the rows counted stay an upper bound: the next close counts again)
             self._evict_rows(excess)
+
+    def _row_bound(self) -> int | None:
+        """The rows last counted plus those stored (less those deleted) since, or None when not
+        both are recorded."""
+        found = dict(
+            self.content.execute(
+                "SELECT key, value FROM meta WHERE key IN (?, ?)", (ROWS_COUNTED, ROWS_ADDED)
+            ).fetchall()
+        )
+        try:
+            counted, added = int(found[ROWS_COUNTED]), int(found[ROWS_ADDED])
+        except (KeyError, TypeError, ValueError):
+            return None
+        return counted + added if counted >= 0 else None
 
     def _evict_rows(self, excess: int) -> None:
         """Delete ``excess`` rows by their last use: first the rows no repository's files or
@@ -1056,8 +1099,9 @@ class SqliteTagCache(TagCache):
 
 
 @contextlib.contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    conn.execute("BEGIN")
+def _transaction(conn: sqlite3.Connection, immediate: bool = False) -> Iterator[None]:
+    """A transaction on ``conn``; ``immediate``: holding the write lock from the start."""
+    conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
     try:
         yield
     except BaseException:

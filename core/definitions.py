@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, overload
 
 from .graph import DATA_DEFINITION_FACTOR, SymbolTable
+from .joinedstrings import InternedNames
 from .layered import Layered, copied_mapping
 from .mappedpages import give_back
 from .model import FileSymbols
@@ -349,6 +350,16 @@ class RowsAt(Sequence[FileRows]):
             return [self._rows[f] for f in self._files[i]]
         return self._rows[self._files[i]]
 
+    def position(self, i: int, ident: str) -> int:
+        """The position of ``ident`` among the definitions of the ``i``-th file (KeyError when
+        it defines no such name). A stored row not made yet is read by its name ids: an edit
+        lays out again every identifier of the file it changed, and one of them defined in
+        thousands of files made each of those rows, and with them every name of the tree."""
+        path, rows = self._files[i], self._rows
+        if isinstance(rows, Layered) and isinstance(rows.base, FileRowsAt) and rows.from_base(path):
+            return rows.base.position_of(path, ident)
+        return rows[path].position[ident]
+
 
 class FileRowsAt(Mapping[str, FileRows]):
     """Per file, its row of an index held as columns (see :meth:`DefinitionIndex.of_columns`),
@@ -366,6 +377,7 @@ class FileRowsAt(Mapping[str, FileRows]):
     ) -> None:
         self._files = files
         self._made: dict[str, FileRows] = {}
+        self._name_ids: dict[str, int | None] = {}  # (see position_of)
         self._offsets, self._top_offsets = offsets, top_offsets
         self._idents, self._kind, self._unref, self._top_ids = idents, kind, unref, top_ids
 
@@ -383,6 +395,27 @@ class FileRowsAt(Mapping[str, FileRows]):
                 raise KeyError(path)
             found = self._made[path] = self._row(i)
         return found
+
+    def position_of(self, path: str, ident: str) -> int:
+        """The position of ``ident`` among ``path``'s definitions, from the row when it is
+        made, else from the name ids of the file's pairs (no name is made); KeyError when the
+        file is not listed or defines no such name."""
+        found = self._made.get(path)
+        if found is not None:
+            return found.position[ident]
+        i = self._at(path)
+        ids, names = getattr(self._idents, "ids", None), getattr(self._idents, "names", None)
+        if i is None or ids is None or not isinstance(names, InternedNames):
+            return self[path].position[ident]
+        name_id = self._name_ids.get(ident, -1)
+        if name_id == -1:  # (an identifier's definers are asked one after another)
+            name_id = self._name_ids[ident] = names.known_id(ident)
+        lo, hi = int(self._offsets[i]), int(self._offsets[i + 1])
+        if name_id is not None:  # (a file has one pair per name)
+            hit = (ids[lo:hi] == name_id).nonzero()[0]
+            if len(hit):
+                return int(hit[0])
+        raise KeyError(ident)
 
     def _row(self, i: int) -> FileRows:
         lo, hi = int(self._offsets[i]), int(self._offsets[i + 1])

@@ -552,6 +552,8 @@ class Extractor:
         self.stats = {"cached": 0, "extracted": 0}
         self.diagnostics: list[Diagnostic] = []
         self._keys: dict[FileEntry, CacheKey] = {}
+        #: the last file list :meth:`keyed` was asked for, its length then, and its keys
+        self._keyed: tuple[Sequence[FileEntry], int, dict[str, CacheKey]] | None = None
         #: keys a long-lived owner keeps between calls: only those whose digest was taken well
         #: after the file's mtime (a file rewritten within one timestamp tick at the same size
         #: has an equal entry, so a key taken too close to its mtime is never reused)
@@ -625,6 +627,25 @@ class Extractor:
                 self._settled[entry] = key
         self.cache.record_digests(taken)
 
+    def keyed(self, entries: Sequence[FileEntry]) -> Mapping[str, CacheKey]:
+        """path -> cache key of ``entries``, in their order (a path listed twice once); the
+        last list asked is remembered (a call asks it of its file list at several steps, a
+        large tree's a pass over 78,000 files each). Read-only."""
+        last = self._keyed
+        if last is not None and last[0] is entries and last[1] == len(entries):
+            return last[2]
+        self.prepare(self._root(), entries)
+        found = {e.path: self._keys[e] for e in entries}
+        self._keyed = (entries, len(entries), found)
+        return found
+
+    def keys_of(self, entries: Sequence[FileEntry]) -> list[CacheKey]:
+        """The cache keys of ``entries``, in their order (see :meth:`keyed`)."""
+        keyed = self.keyed(entries)
+        if len(keyed) == len(entries):
+            return list(keyed.values())
+        return [self.key(e) for e in entries]  # (a path listed twice)
+
     def prepared(self) -> dict[str, CacheKey]:
         """path -> cache key, for every entry prepared so far."""
         return {e.path: k for e, k in self._keys.items()}
@@ -635,11 +656,14 @@ class Extractor:
         the lexical index all ask)."""
         key = self._keys.get(entry)
         if key is None:
-            if self.root is None:
-                raise RuntimeError("Extractor.prepare(root, entries) must come before key()")
-            self.prepare(self.root, [entry])
+            self.prepare(self._root(), [entry])
             key = self._keys[entry]
         return key
+
+    def _root(self) -> Path:
+        if self.root is None:
+            raise RuntimeError("Extractor.prepare(root, entries) must come before key()")
+        return self.root
 
     def cached(
         self,

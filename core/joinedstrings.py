@@ -184,6 +184,11 @@ class InternedNames:
             self._extra.append(name)
         return found
 
+    def known_id(self, name: str) -> int | None:
+        """The id of ``name``, None when it has none (none is given)."""
+        found = position_of(self.column, name)
+        return found if found is not None else self._extra_ids.get(name)
+
     def __getitem__(self, at: Any) -> Any:
         """The name of one id, or those of an index array as an object array."""
         import numpy as np

@@ -160,8 +160,7 @@ def hash_files(
     """Feed each file's path, content digest and backends to ``h`` (its mtime and size stand in
     for the content of a file that could not be read)."""
     extractor.prepare(root, entries)
-    for e in entries:
-        k = extractor.key(e)
+    for k in extractor.keys_of(entries):
         content = k.digest or f"unread:{k.mtime_ns}:{k.size}"
         h.update(f"\0{k.path}\0{content}\0{k.fingerprint}".encode("utf-8", "surrogateescape"))
 

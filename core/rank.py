@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, overload
 
-from .definitions import DefinitionIndex, FileRows, RowsAt
+from .definitions import DefinitionIndex, RowsAt
 from .graph import (
     CHAT_MULTIPLIER,
     DATA_DEFINITION_FACTOR,
@@ -663,9 +663,7 @@ _BlockRows = tuple[
 ]
 
 
-def _block_rows(
-    ident: str, block: IdentBlock, idx: Mapping[str, int], rows: Sequence[FileRows]
-) -> _BlockRows:
+def _block_rows(ident: str, block: IdentBlock, idx: Mapping[str, int], rows: RowsAt) -> _BlockRows:
     """One block's entries over a file list: R (row, local column, weight), D (local column,
     file, factor, the identifier's position in the file's definition rows ``rows``) and its
     column count; definers and referencers outside the list are left out, and a column left
@@ -686,7 +684,7 @@ def _block_rows(
             d_rows.append(ncols)
             d_cols.append(i)
             d_vals.append(f)
-            d_local.append(rows[i].position[ident])
+            d_local.append(rows.position(i, ident))
         ncols += 1
     r_rows: list[int] = []
     r_cols: list[int] = []
@@ -807,7 +805,7 @@ class FactorBlocks:
         self._memo["assembly"] = found
         return found
 
-    def _assemble(self, names: tuple[str, ...], rows: Sequence[FileRows]) -> _Assembly:
+    def _assemble(self, names: tuple[str, ...], rows: RowsAt) -> _Assembly:
         import numpy as np
 
         idx = {f: i for i, f in enumerate(names)}
@@ -850,7 +848,7 @@ class FactorBlocks:
         old: _Assembly,
         touched: frozenset[str],
         names: tuple[str, ...],
-        rows: Sequence[FileRows],
+        rows: RowsAt,
     ) -> _Assembly:
         """The assembly of these blocks from ``old``: the runs of identifiers between touched
         ones are copied (their columns shifted), the touched ones laid out again or left out.

@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 
 #: what a head is: (backend, language, and the diagnostics' JSON text last)
 Head = tuple[Any, ...]
+#: a head's diagnostics text when it has none (as a cache row writes it)
+NO_DIAGNOSTICS = "[]"
 #: makes a file's summary from its head and its parsed diagnostics
 Maker = Callable[[str, Head, tuple[Diagnostic, ...]], FileSymbols]
 
@@ -130,10 +132,15 @@ class SummaryView(Mapping[str, FileSymbols]):
             yield path, _plugin(path, slot)
 
     def diagnostics(self) -> list[Diagnostic]:
-        """Every file's diagnostics, in order."""
+        """Every file's diagnostics, in order (asked of every file by every map: a head that
+        has none is passed over without a call)."""
         out: list[Diagnostic] = []
         for path, slot in self._slots.items():
-            out.extend(_diagnostics(path, slot))
+            if type(slot) is HeadMade:
+                if slot._heads[path][-1] != NO_DIAGNOSTICS:
+                    out.extend(slot.diagnostics(path))
+            else:
+                out.extend(_diagnostics(path, slot))
         return out
 
     def mapped(self) -> SummaryView:

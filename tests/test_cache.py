@@ -205,6 +205,48 @@ def test_the_shared_content_table_is_bounded_oldest_first(tmp_path, monkeypatch)
     assert present(old + new + more) == {k.path for k in new + more}
 
 
+def test_closing_counts_the_rows_only_when_those_stored_since_could_pass_the_bound(
+    tmp_path, monkeypatch
+):
+    """Counting the content table scans it (every edit of a large tree paid it on close):
+    the rows last counted plus those stored since, kept by triggers whoever writes them,
+    bound it without a count; rows another process or version stored still count."""
+    import repomapper.cache as cache_module
+
+    monkeypatch.setattr(cache_module, "MAX_CONTENT_ROWS", 10)
+    monkeypatch.setattr(cache_module, "EVICT_SLACK", 0.0)
+
+    def store(*indices, trace=None):
+        cache = open_cache(tmp_path / "root", tmp_path / "cache")
+        assert isinstance(cache, SqliteTagCache)
+        for i in indices:
+            cache.store([(CacheKey(f"f{i}.py", 1, 1, "x", f"d{i}"), encode(sample(f"f{i}.py")))])
+        if trace is not None:
+            cache.content.set_trace_callback(trace.append)
+        cache.close()
+
+    def counts(statements):
+        return sum("COUNT(*)" in s for s in statements)
+
+    first: list[str] = []
+    store(0, 1, 2, trace=first)
+    assert counts(first) == 1  # nothing recorded yet: counted once
+    again: list[str] = []
+    store(3, trace=again)
+    assert counts(again) == 0  # 3 counted + 1 stored, within 10
+    with sqlite3.connect(tmp_path / "cache" / CONTENT_DB) as other:  # another writer's rows
+        other.executemany(
+            "INSERT INTO blobs SELECT path || ?, digest, fingerprint, written, plugin, language,"
+            " defs, refs, summary, imports, diagnostics FROM blobs WHERE path = 'f0.py'",
+            [(f"-{i}",) for i in range(8)],
+        )
+    past: list[str] = []
+    store(4, trace=past)
+    assert counts(past) >= 1
+    with sqlite3.connect(tmp_path / "cache" / CONTENT_DB) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM blobs").fetchone() == (10,)
+
+
 def test_the_content_table_keeps_the_rows_of_the_repositories_used_last(tmp_path, monkeypatch):
     """Eviction goes by use, not by when a row was written: a repository mapped again since
     keeps its rows, which were written first; a repository not used since loses its own."""

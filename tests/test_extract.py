@@ -136,6 +136,24 @@ def test_cache_hit_skips_extraction_and_changes_invalidate(make_tree):
     assert [t.name for t in third["a.py"].tags] == ["one_changed"]
 
 
+def test_a_file_list_s_keys_are_made_once_and_read_in_its_order(make_tree):
+    """A call asks for its file list's keys at several steps (the map's digest, the stored
+    state's check, the graph's context, the summaries): one pass over the list, a large
+    tree's 78,000 files, serves them all while the list is the same."""
+    root = make_tree({"b.py": "x = 1\n", "a.py": "y = 2\n"})
+    entries = discover(root, use_git=False).files
+    ex = Extractor(plugin_set(), TagCache(), jobs=1)
+    ex.prepare(root, entries)
+    keyed = ex.keyed(entries)
+    assert list(keyed) == [e.path for e in entries] == ["a.py", "b.py"]
+    assert keyed == {e.path: ex.key(e) for e in entries} and keyed["a.py"].digest
+    assert ex.keyed(entries) is keyed  # the same list: not made again
+    assert ex.keyed(list(entries)) is not keyed  # another list (it may differ): made again
+    twice = [*entries, entries[0]]  # a path listed twice keeps one key per entry
+    assert ex.keys_of(twice) == [ex.key(e) for e in twice]
+    assert ex.keys_of(entries) == list(keyed.values())
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="fork start method")
 def test_parallel_extraction_equals_serial(make_tree):
     files = {f"pkg/m{i}.py": f"def f{i}():\n    return g{i + 1}()\n" for i in range(150)}

@@ -198,3 +198,46 @@ def test_triples_are_read_three_at_a_time_and_a_partial_one_refused():
     assert triples(joined([])) == []
     with pytest.raises(ValueError):
         triples(joined(["a", "b"]))
+
+
+def test_a_stored_row_gives_a_name_s_position_by_its_id_without_making_names():
+    """An edit lays out again every identifier of the file it changed; the definers of each
+    are asked where the identifier stands among their definitions. A stored row answers from
+    its name ids: a common identifier's thousands of definers made every name of a large
+    tree before (each row made decodes its names, and past a share they are all split)."""
+    from repomapper.definitions import DefinitionIndex, FileRows, RowsAt
+    from repomapper.joinedstrings import InternedNames
+    from repomapper.tablearrays import NamesAt
+
+    values = [f"n{i:04d}" for i in range(1000)]  # a share of 62 reads
+    files = [f"f{i:03d}.c" for i in range(120)]
+    # each file defines the common name n0000 and two of its own
+    ids = np.array([[0, 1 + 2 * i, 2 + 2 * i] for i in range(len(files))], dtype=np.int32)
+    names = InternedNames(_column(values))
+    added = names.id_of("zz_new")  # a name an update met (after the column's)
+    ids[7, 2] = added
+    column = names.column
+    index = DefinitionIndex.of_columns(
+        files,
+        np.full(len(files), 3),
+        np.zeros(len(files), dtype=np.int64),
+        NamesAt(ids.ravel(), names),
+        np.ones(ids.size),
+        np.zeros(ids.size, dtype=bool),
+        np.zeros(0, dtype=np.int64),
+    )
+    rows = RowsAt(index.files, index.rows)
+    assert [rows.position(i, "n0000") for i in range(len(files))] == [0] * len(files)
+    assert rows.position(5, "n0012") == 2 and rows.position(7, "zz_new") == 2
+    for missing in ("n0012", "nope"):
+        with pytest.raises(KeyError):
+            rows.position(3, missing)
+    assert column._all is None  # (a row made for each definer would have split them all)
+    made = rows[5]
+    assert isinstance(made, FileRows) and made.position["n0012"] == rows.position(5, "n0012")
+    index.rows["f005.c"] = FileRows(
+        ("n0000", "other"), (1.0, 1.0), (), (False, False), {"n0000": 0, "other": 1}
+    )
+    assert rows.position(5, "other") == 1  # a row an update set on top is read as it is
+    with pytest.raises(KeyError):
+        rows.position(5, "n0012")

@@ -860,3 +860,24 @@ def test_more_changed_files_than_the_least_limit_update_a_large_enough_state(
     with RepoMap(shop, cache_dir=cache) as fresh:
         same(fresh.map(), scratch(shop, None))
         assert fresh.graph_state.how == "updated (2 changed)"
+
+
+def test_the_changed_files_of_the_same_keys_are_compared_once(shop, tmp_path):
+    """A call that loads a stored state asks which files changed twice (to know whether it
+    can update it, then to update it): asked again with the same keys, the answer is the
+    one found, and with a changed key it is found again."""
+    data, _ = _state_file(shop, tmp_path)
+    stored = snapshot.decode(data)
+    assert stored is not None
+    rm = RepoMap(shop, use_cache=False)
+    keys = keys_of(rm, rm.rank())
+    assert snapshot.changed_files(stored, keys) == []
+    first = stored.last_changed
+    assert snapshot.changed_files(stored, dict(keys)) == [] and stored.last_changed is first
+    path = sorted(stored.files)[0]
+    edited = {**keys, path: keys[path]._replace(digest="other")}
+    assert snapshot.changed_files(stored, edited) == [path]
+    answer = snapshot.changed_files(stored, edited)
+    answer.append("x")  # (each caller gets its own list)
+    assert snapshot.changed_files(stored, edited) == [path]
+    assert snapshot.changed_files(stored, {p: k for p, k in keys.items() if p != path}) is None

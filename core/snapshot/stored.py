@@ -66,6 +66,8 @@ class Stored:
         import numpy as np
 
         self.a = a
+        #: the keys :func:`changed_files` was last asked of, and its answer
+        self.last_changed: tuple[list[CacheKey], list[str]] | None = None
         if a["version"].shape != (1,) or int(a["version"][0]) != state_version():
             raise ValueError("a stored state of another version")
         self.files = split(a["files"])
@@ -313,19 +315,23 @@ def _mapped(f: BinaryIO, checked: tuple[str, ...] = ()) -> dict[str, Any] | None
 
 
 def changed_files(stored: Stored, keys: Mapping[str, CacheKey]) -> list[str] | None:
-    """The mapped files whose content or backends differ from the stored state's, or None
-    when the file set itself differs (the state is built again)."""
-    if len(keys) != len(stored.files):
-        return None
+    """The state's files whose content or backends differ from the stored state's (``keys``:
+    path -> key of at least the state's files, the others are not read), or None when one of
+    them has no key. Remembered for the same keys (a call that loads the state asks twice)."""
     try:
         now = list(map(keys.__getitem__, stored.files))
     except KeyError:
         return None
+    last = stored.last_changed
+    if last is not None and len(last[0]) == len(now) and all(map(operator.is_, now, last[0])):
+        return list(last[1])
     # compared a column at a time (a large tree's every file, on every call that loads it)
     ne = operator.ne
     digests = map(ne, map(_DIGEST, now), stored.digests)
     fingerprints = map(ne, map(_FINGERPRINT, now), stored.fingerprints)
-    return list(itertools.compress(stored.files, map(operator.or_, digests, fingerprints)))
+    changed = list(itertools.compress(stored.files, map(operator.or_, digests, fingerprints)))
+    stored.last_changed = (now, changed)
+    return list(changed)
 
 
 _DIGEST, _FINGERPRINT = operator.attrgetter("digest"), operator.attrgetter("fingerprint")

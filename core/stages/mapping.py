@@ -91,7 +91,7 @@ def _remember_listed(
     """Remember that this listing gave the map ``digest`` (not by an owner that stores later:
     it keeps its keys between calls, and writes nothing while it answers)."""
     if listed is not None and listed[2] != digest and not state.memo_later:
-        keys = [files.extractor.key(e) for e in files.all_entries]
+        keys = files.extractor.keys_of(files.all_entries)
         remember_listed(state.cache, listed[0], listed[1], digest, keys)
 
 

@@ -172,7 +172,7 @@ def graph_state(
     ``summaries``: every file's (a stored state keeps what those not mapped say)."""
     # what resolution may read besides the mapped files (tsconfig.json, go.mod, ...): the
     # versions of every other file, so that a change to one builds the state again
-    keys = {e.path: files.extractor.key(e) for e in files.all_entries}
+    keys = files.extractor.keyed(files.all_entries)
     context = frozenset(k for p, k in keys.items() if p not in mapped)
     memo = CachedImports(state.cache, mapped, context, files.extractor)
     inputs = state.graphs.inputs(

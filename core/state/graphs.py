@@ -145,13 +145,11 @@ class GraphStates:
             stored = snapshot.decode(found, own=True)
         if stored is None:
             return None
-        keys = {e.path: extractor.key(e) for e in entries}
-        if any(f not in keys for f in stored.files):
-            return None
+        keys = extractor.keyed(entries)
         mapped = set(stored.files)
         if frozenset(k.content for p, k in keys.items() if p not in mapped) != stored.context:
             return None
-        changed = snapshot.changed_files(stored, {f: keys[f] for f in stored.files})
+        changed = snapshot.changed_files(stored, keys)
         if changed is None or len(changed) > snapshot.max_changed(len(stored.files)):
             return None
         return stored
@@ -167,7 +165,9 @@ class GraphStates:
         """The stored state over these files, with the files changed since it was stored
         entering by their old summaries (read from the cache by their old content keys); None
         when it cannot be used."""
-        changed = snapshot.changed_files(stored, {p: keys[p] for p in mapped})
+        if len(mapped) != len(stored.files) or not all(map(mapped.__contains__, stored.files)):
+            return None
+        changed = snapshot.changed_files(stored, keys)
         if changed is None or len(changed) > snapshot.max_changed(len(stored.files)):
             return None
         wanted = []

@@ -46,7 +46,7 @@ class Summaries:
         :meth:`repomapper.cache.TagCache.lookup`; with it, the files ``heads`` knows are made
         when first read (see :mod:`repomapper.summaryview`)."""
         rows = self._rows
-        keys = [extractor.key(e) for e in entries]
+        keys = extractor.keys_of(entries)
         changed = [
             e
             for e, k in zip(entries, keys, strict=True)
