@@ -151,28 +151,26 @@ class TableArrays:
         names: Sequence[str],
         arrays: Mapping[str, Any],
     ):
-        """``arrays``: ``def_n`` (definers per name), ``def_file``, ``def_data`` (every
-        definition of the name in the file is data), ``def_unref`` (no other file references
-        it); ``ref_n``, ``ref_file``, ``ref_count``; ``tg_n`` (referencing files with resolved
-        targets, per name), ``tg_ref``, ``tg_count`` (targets per entry); ``tl_n`` (top-level
-        names per file), ``tl_names`` (their name ids); and ``tg_files``, a sequence of paths."""
+        """``arrays``: ``def_at`` (where each name's definers start, and their total at the
+        end), ``def_file``, ``def_data`` (every definition of the name in the file is data),
+        ``def_unref`` (no other file references it); ``ref_at``, ``ref_file``, ``ref_count``;
+        ``tg_at`` (where each name's referencing files with resolved targets start),
+        ``tg_ref``, ``tg_files_at`` (where each entry's targets start); ``tl_at`` (where each
+        file's top-level names start), ``tl_names`` (their name ids); and ``tg_files``, a
+        sequence of paths. Offsets rather than counts: a stored state's are read where they
+        are used (a count per name turned into offsets read a large tree's millions of them
+        in every process that loads it)."""
         import numpy as np
 
         self.files, self.names = files, names
         n, m = len(files), len(names)
-        for k in ("def_n", "ref_n", "tg_n"):
-            if arrays[k].shape != (m,):
-                raise ValueError(f"{k} does not match the names")
-        if arrays["tl_n"].shape != (n,):
-            raise ValueError("tl_n does not match the file list")
-        # where each name's rows start (the counts are their differences: not kept twice)
-        self.def_at, self.ref_at = starts(arrays["def_n"]), starts(arrays["ref_n"])
-        self.tg_at, self.tg_files_at = _starts_or_none(arrays["tg_n"]), starts(arrays["tg_count"])
-        self.tl_at = starts(arrays["tl_n"])
+        self.def_at, self.ref_at = _offsets(arrays, "def_at", m), _offsets(arrays, "ref_at", m)
+        self.tg_at, self.tl_at = _offsets(arrays, "tg_at", m), _offsets(arrays, "tl_at", n)
+        self.tg_files_at = _offsets(arrays, "tg_files_at", int(self.tg_at[-1]))
         checks = (
             ("def_file", self.def_at, ("def_data", "def_unref")),
             ("ref_file", self.ref_at, ("ref_count",)),
-            ("tg_ref", self.tg_at, ("tg_count",)),
+            ("tg_ref", self.tg_at, ()),
         )
         for index, at, parallel in checks:
             total = int(at[-1])
@@ -254,7 +252,16 @@ class TableArrays:
         )
 
 
-def _starts_or_none(counts: Any) -> Any:
+def _offsets(arrays: Mapping[str, Any], key: str, runs: int) -> Any:
+    """``arrays[key]``, offsets of ``runs`` consecutive runs: one more than the runs, from
+    zero (the total at the end is checked against the arrays it indexes)."""
+    at = arrays[key]
+    if getattr(at, "shape", None) != (runs + 1,) or at.dtype.kind not in "iu" or int(at[0]):
+        raise ValueError(f"{key} does not match what it counts")
+    return at
+
+
+def starts_or_none(counts: Any) -> Any:
     """:func:`starts`, or a view of one zero for every name when none has any (most
     repositories resolve no reference to a file: a row of zeros per name is memory for
     nothing)."""
@@ -376,21 +383,21 @@ def build_arrays(files: Mapping[str, FileSymbols], resolve: TargetResolver | Non
     tl_file = np.frombuffer(t_file, np.int32) if len(t_file) else _ints(0)
     tl_names = rank[np.frombuffer(t_name, np.int32)] if len(t_name) else _ints(0)
     tl_names = tl_names[np.lexsort((tl_names, tl_file))]
-    tl_n = np.bincount(tl_file, minlength=len(paths)).astype(np.int64)
+    tl_at = starts(np.bincount(tl_file, minlength=len(paths)))
     del t_file, t_name, tl_file
     tg = _target_arrays(targets, rank, m, paths)
     return TableArrays(
         paths,
         names_sorted,
         {
-            "def_n": def_n,
+            "def_at": starts(def_n),
             "def_file": def_file,
             "def_data": def_data,
             "def_unref": def_unref,
-            "ref_n": ref_n,
+            "ref_at": starts(ref_n),
             "ref_file": ref_file,
             "ref_count": ref_count,
-            "tl_n": tl_n,
+            "tl_at": tl_at,
             "tl_names": tl_names,
             **tg,
         },
@@ -430,9 +437,9 @@ def _target_arrays(
         tg_count.append(len(found))
         tg_files.extend(found)
     return {
-        "tg_n": tg_n,
+        "tg_at": starts_or_none(tg_n),
         "tg_ref": np.array(tg_ref, dtype=np.int32),
-        "tg_count": np.array(tg_count, dtype=np.int64),
+        "tg_files_at": starts(np.array(tg_count, dtype=np.int64)),
         "tg_files": tg_files,
     }
 

@@ -273,7 +273,11 @@ def test_a_stored_state_whose_arrays_disagree_is_a_miss(shop, tmp_path):
     with np.load(io.BytesIO(bytes(data)), allow_pickle=False) as z:
         arrays = {k: z[k] for k in z.files}
     for name, bad in [
-        ("def_n", arrays["def_n"][:-1]),
+        ("def_at", arrays["def_at"][:-1]),
+        ("def_at", arrays["def_at"] + 1),  # not from zero
+        ("ref_at", arrays["ref_at"].astype(np.float64)),
+        ("tl_at", arrays["tl_at"][:-1]),
+        ("tg_files_at", arrays["tg_files_at"][1:]),
         ("ref_file", arrays["ref_file"] + 1000),
         ("prior", arrays["prior"][:1]),
         ("version", arrays["version"] + 1),

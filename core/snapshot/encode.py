@@ -20,7 +20,7 @@ from ..layered import Layered
 from ..model import Diagnostic, FileSymbols
 from ..rank import RankedPairs
 from ..stringarrays import joined
-from ..tablearrays import TableArrays
+from ..tablearrays import TableArrays, starts
 from .stored import state_version
 
 if TYPE_CHECKING:
@@ -262,19 +262,16 @@ def _held_table_arrays(t: TableArrays) -> Iterator[tuple[str, Any]]:
     import numpy as np
 
     yield from _names(t.names)
-    for name in ("def_n", "ref_n"):
-        yield name, np.asarray(getattr(t, name), dtype=np.int64)
+    for name in ("def_at", "ref_at", "tg_at", "tg_files_at", "tl_at"):
+        yield name, np.array(getattr(t, name), dtype=np.int64)  # (a view of zeros made whole)
     yield "def_file", np.asarray(t.def_file, dtype=np.int32)
     yield "def_data", np.asarray(t.def_data, dtype=bool)
     yield "def_unref", np.asarray(t.def_unref, dtype=bool)
     yield "ref_file", np.asarray(t.ref_file, dtype=np.int32)
     yield "ref_count", t.ref_count  # (32 bits when every count fits)
-    yield "tg_n", np.diff(t.tg_at)
     yield "tg_ref", np.asarray(t.tg_ref, dtype=np.int32)
-    yield "tg_count", np.diff(t.tg_files_at)
     yield "tg_files", joined(t.tg_files)
     yield "tl_names", np.asarray(t.tl_ids, dtype=np.int32)
-    yield "tl_n", np.diff(t.tl_at)
 
 
 def _names(names: Sequence[str]) -> Iterator[tuple[str, Any]]:
@@ -363,7 +360,6 @@ def _table_arrays(
     k, m = name_at, len(names)
     yield from _names(names)
     del names
-    ints = np.int64
 
     def grouped(
         name_of: Sequence[int], file_of: Sequence[int], *columns: ArrayLike
@@ -395,13 +391,13 @@ def _table_arrays(
         return grouped(r_name, r_file, np.frombuffer(r_count, dtype=np.int64))
 
     def_n, def_file, def_data, def_unref = definers()
-    yield "def_n", def_n.astype(ints)
+    yield "def_at", starts(def_n)
     yield "def_file", def_file
     yield "def_data", def_data
     yield "def_unref", def_unref
     del def_n, def_file, def_data, def_unref
     ref_n, ref_file, ref_count = referencers()
-    yield "ref_n", ref_n.astype(ints)
+    yield "ref_at", starts(ref_n)
     yield "ref_file", ref_file
     yield "ref_count", ref_count
     del ref_n, ref_file, ref_count
@@ -413,14 +409,14 @@ def _table_arrays(
             tg_ref.append(at[f])
             tg_count.append(len(found))
             tg_files.extend(sorted(found))
-    yield "tg_n", np.array(tg_n, dtype=ints)
+    yield "tg_at", starts(np.array(tg_n, dtype=np.int64))
     yield "tg_ref", np.array(tg_ref, dtype=np.int32)
-    yield "tg_count", np.array(tg_count, dtype=ints)
+    yield "tg_files_at", starts(np.array(tg_count, dtype=np.int64))
     yield "tg_files", joined(tg_files)
     del tg_n, tg_ref, tg_count, tg_files
     tops = [table.top_level.get(f, ()) for f in files]
     yield "tl_names", np.fromiter((k[n] for t in tops for n in t), np.int32)
-    yield "tl_n", np.array([len(t) for t in tops], dtype=ints)
+    yield "tl_at", starts(np.array([len(t) for t in tops], dtype=np.int64))
 
 
 def _columns(

@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 NEAR_TOP = 400
 #: the format's version; stored with the arrays as one number with the digest of the code that
 #: makes a state (see state_version), and a state of another is not read
-VERSION = 8
+VERSION = 9
 
 
 @functools.cache
@@ -38,17 +38,17 @@ def state_version() -> int:
 
 #: the stored arrays of the symbol table (see :class:`~repomapper.tablearrays.TableArrays`)
 _TABLE_ARRAYS = (
-    "def_n",
+    "def_at",
     "def_file",
     "def_data",
     "def_unref",
-    "ref_n",
+    "ref_at",
     "ref_file",
     "ref_count",
-    "tg_n",
+    "tg_at",
     "tg_ref",
-    "tg_count",
-    "tl_n",
+    "tg_files_at",
+    "tl_at",
     "tl_names",
 )
 
@@ -82,7 +82,7 @@ class Stored:
             frozenset(split(a[k])) for k in ("chat", "mentioned_files", "mentioned_idents")
         )
         self.boosts = (chat, mentioned_files, mentioned_idents)
-        for k in ("prior", "out_weight", "di_counts", "di_tops", "tl_n"):
+        for k in ("prior", "out_weight", "di_counts", "di_tops"):
             if a[k].shape != (n,):
                 raise ValueError(f"{k} does not match the file list")
         roles = a.get("role_weights")
