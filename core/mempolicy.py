@@ -8,6 +8,14 @@ arrays of many sizes one after another, and their freed heap pages added up (on 
 the resident set after ranking was 373 MB against 324 MB with the threshold fixed; see
 docs/benchmarks.md). Setting the threshold fixes it where it starts.
 
+Huge pages: numpy advises the kernel to back every array of 4 MiB or more with transparent huge
+pages. An edit's map makes its large arrays afresh and frees them within the call (a layout
+spliced from the stored one, the products over it), so each huge page is faulted in, zeroed
+whole and soon given back; on a virtual machine that cost more than the small pages it replaces,
+by an amount that changed from one run to the next, while a map built from scratch was no
+faster with them (docs/benchmarks.md). The process asks numpy not to advise them, unless the
+user set numpy's switch.
+
 Applied by the ``repomapper`` command and the MCP server with the garbage-collector policy
 (:mod:`repomapper.gcpolicy`), never by the library on import: an embedding application owns
 its process's allocator. Elsewhere than glibc it does nothing.
@@ -16,6 +24,7 @@ its process's allocator. Elsewhere than glibc it does nothing.
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 
 #: glibc's mallopt parameter for the mmap threshold, and the value it starts with
@@ -34,3 +43,17 @@ def fix_mmap_threshold() -> bool:
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int
     return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+
+
+#: numpy's switch for advising huge pages, read once when numpy is imported
+HUGEPAGE_SWITCH = "NUMPY_MADVISE_HUGEPAGE"
+
+
+def no_numpy_huge_pages() -> bool:
+    """Have numpy not advise huge pages for its arrays, unless the switch is set already or
+    numpy is imported (it read the switch then); whether it was set. The environment carries
+    it to the processes this one starts."""
+    if HUGEPAGE_SWITCH in os.environ or "numpy" in sys.modules:
+        return False
+    os.environ[HUGEPAGE_SWITCH] = "0"
+    return True
