@@ -280,6 +280,7 @@ def test_a_stored_state_whose_arrays_disagree_is_a_miss(shop, tmp_path):
         ("tg_files_at", arrays["tg_files_at"][1:]),
         ("ref_file", arrays["ref_file"] + 1000),
         ("prior", arrays["prior"][:1]),
+        ("prior_stable", arrays["prior_stable"][:-1]),
         ("version", arrays["version"] + 1),
         ("r_rows", arrays["r_rows"] - 1000),
         ("d_local", arrays["d_local"] + 1000),

@@ -18,7 +18,7 @@ from ..importrows import ImportRows
 from ..joinedstrings import JoinedStrings, separators
 from ..layered import Layered
 from ..model import Diagnostic, FileSymbols
-from ..rank import RankedPairs
+from ..rank import RankedPairs, stable
 from ..stringarrays import joined
 from ..tablearrays import TableArrays, starts
 from .stored import state_version
@@ -129,7 +129,11 @@ def _arrays(
     yield "chat", joined(sorted(state.boosts[0]))
     yield "mentioned_files", joined(sorted(state.boosts[1]))
     yield "mentioned_idents", joined(sorted(state.boosts[2]))
-    yield "prior", np.array([state.prior.get(f, 0.0) for f in files], dtype=np.float64)
+    prior = [state.prior.get(f, 0.0) for f in files]
+    yield "prior", np.array(prior, dtype=np.float64)
+    # the file scores as a ranking reads them (rounded: see rank.stable), which a process that
+    # loads the state would otherwise round again file by file
+    yield "prior_stable", np.array([stable(x) for x in prior], dtype=np.float64)
     roles = state.rankings.weights
     if roles is not None:  # each file's role weight (1: code), asked again only when missing
         yield "role_weights", np.array([roles.get(f, 1.0) for f in files], dtype=np.float64)

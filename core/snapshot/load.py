@@ -25,7 +25,6 @@ from ..rank import (
     RankedPairs,
     Ranking,
     _Assembly,
-    stable,
 )
 from ..summaryview import with_summaries
 from ..tablearrays import NamesAt, table_of
@@ -79,7 +78,7 @@ def _state(
     if len(at) and (int(at.min()) < 0 or int(at.max()) >= len(files)):
         raise ValueError("a ranked pair names a file that is not mapped")
     pairs = RankedPairs(_names(files), at, names, ids, a["pair_rank"])
-    file_scores = {f: stable(r) for f, r in prior.items()}
+    file_scores = dict(zip(files, a["prior_stable"].tolist(), strict=True))
     ranking = Ranking(file_scores, pairs, _pair_scores(s, definitions, file_scores))
     rankings = Rankings(values=(graph, prior, ranking))
     roles = a.get("role_weights")

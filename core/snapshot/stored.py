@@ -82,7 +82,7 @@ class Stored:
             frozenset(split(a[k])) for k in ("chat", "mentioned_files", "mentioned_idents")
         )
         self.boosts = (chat, mentioned_files, mentioned_idents)
-        for k in ("prior", "out_weight", "di_counts", "di_tops"):
+        for k in ("prior", "prior_stable", "out_weight", "di_counts", "di_tops"):
             if a[k].shape != (n,):
                 raise ValueError(f"{k} does not match the file list")
         roles = a.get("role_weights")
