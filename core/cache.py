@@ -54,9 +54,22 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir(APP_NAME))
 
 
+#: a repository's stored ranking state, next to its database
+STATE_SUFFIX = ".state.npz"
+
+
 def cache_file_for(root: Path, cache_dir: Path | None = None) -> Path:
     digest = hashlib.sha256(str(root.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:20]
     return (cache_dir or default_cache_dir()) / f"tags-{digest}.sqlite3"
+
+
+def has_stored_state(root: Path, cache_dir: Path | None = None) -> bool:
+    """Whether the cache holds a stored ranking state for ``root`` (see
+    :attr:`SqliteTagCache.state_path`), found without opening it."""
+    try:
+        return cache_file_for(root, cache_dir).with_suffix(STATE_SUFFIX).is_file()
+    except (OSError, RuntimeError, ValueError):  # (a root that cannot be: the map says why)
+        return False
 
 
 class CacheKey(NamedTuple):
@@ -915,7 +928,7 @@ class SqliteTagCache(TagCache):
         """The repository's stored ranking state: a file next to its database (written to a
         temporary name and renamed, so a reader sees a whole one or none; an 8 MB blob in the
         database cost the run that stored it a second copy in memory)."""
-        return Path(self.location).with_suffix(".state.npz")
+        return Path(self.location).with_suffix(STATE_SUFFIX)
 
     def read_state(self) -> BinaryIO | None:
         if self._fallen_back:

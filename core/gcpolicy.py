@@ -40,13 +40,11 @@ def tune_for_repomapper(long_lived: bool = False) -> None:
     """Freeze what is alive now (loaded modules, the SDK) and collect young objects as a command
     that answers once does, and a process it forks (an extraction worker) as one that lives
     on; ``long_lived``: as one that lives on (an application that keeps a ``RepoMap``). Have the
-    allocator give large freed blocks back, and numpy not advise huge pages
-    (:mod:`repomapper.mempolicy`)."""
+    allocator give large freed blocks back (:mod:`repomapper.mempolicy`)."""
     global _forks_long_lived
-    from .mempolicy import fix_mmap_threshold, no_numpy_huge_pages
+    from .mempolicy import fix_mmap_threshold
 
     fix_mmap_threshold()
-    no_numpy_huge_pages()
     gc.freeze()
     young, older, oldest = gc.get_threshold()
     gc.set_threshold(max(LONG_LIVED_YOUNG if long_lived else ONE_SHOT_YOUNG, young), older, oldest)

@@ -8,17 +8,18 @@ arrays of many sizes one after another, and their freed heap pages added up (on 
 the resident set after ranking was 373 MB against 324 MB with the threshold fixed; see
 docs/benchmarks.md). Setting the threshold fixes it where it starts.
 
-Huge pages: numpy advises the kernel to back every array of 4 MiB or more with transparent huge
-pages. An edit's map makes its large arrays afresh and frees them within the call (a layout
-spliced from the stored one, the products over it), so each huge page is faulted in, zeroed
-whole and soon given back; on a virtual machine that cost more than the small pages it replaces,
-by an amount that changed from one run to the next, while a map built from scratch was no
-faster with them (docs/benchmarks.md). The process asks numpy not to advise them, unless the
-user set numpy's switch.
-
 Applied by the ``repomapper`` command and the MCP server with the garbage-collector policy
 (:mod:`repomapper.gcpolicy`), never by the library on import: an embedding application owns
 its process's allocator. Elsewhere than glibc it does nothing.
+
+Huge pages: numpy advises the kernel to back every array of 4 MiB or more with transparent huge
+pages. A map that updates a stored state makes its large arrays afresh and frees them within
+the call (a layout spliced from the stored one, the products over it), so each huge page is
+faulted in, zeroed whole and soon given back; on a virtual machine that cost more than the
+small pages it replaces, by an amount that changed from one run to the next, while a map built
+from scratch ran as fast or faster with them (docs/benchmarks.md). So the ``map`` command asks
+numpy not to advise them when the repository has a stored state to update, unless the user set
+numpy's switch (:func:`no_numpy_huge_pages`).
 """
 
 from __future__ import annotations
