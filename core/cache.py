@@ -815,7 +815,7 @@ class SqliteTagCache(TagCache):
             excess += int(MAX_CONTENT_ROWS * EVICT_SLACK)
         if over_bytes:
             excess = max(excess, n // 10, 1)
-        if excess > 0:  # (the rows counted stay an upper bound: the next close counts again)
+        if excess > 0:  # (the triggers count what this deletes)
             self._evict_rows(excess)
 
     def _row_bound(self) -> int | None:

@@ -408,7 +408,7 @@ class FileRowsAt(Mapping[str, FileRows]):
         if i is None or ids is None or not isinstance(names, InternedNames):
             return self[path].position[ident]
         name_id = self._name_ids.get(ident, -1)
-        if name_id == -1:  # (an identifier's definers are asked one after another)
+        if name_id == -1:  # (asked per definer; a name given an id later is in no row here)
             name_id = self._name_ids[ident] = names.known_id(ident)
         lo, hi = int(self._offsets[i]), int(self._offsets[i + 1])
         if name_id is not None:  # (a file has one pair per name)
