@@ -141,10 +141,14 @@ def _tag(path: str, row: list[Any]) -> Tag:
     return Tag.from_row(path, row)
 
 
+#: a row's diagnostics text when it has none (most rows: it is not parsed)
+NO_DIAGNOSTICS = "[]"
+
+
 def row_diagnostics(path: str, text: str) -> tuple[Diagnostic, ...]:
-    """A row's diagnostics from their JSON text (most rows have none: ``"[]"`` is not parsed);
-    a text of another shape raises ``ValueError`` or ``TypeError``."""
-    if text == "[]":
+    """A row's diagnostics from their JSON text (:data:`NO_DIAGNOSTICS` is not parsed); a text
+    of another shape raises ``ValueError`` or ``TypeError``."""
+    if text == NO_DIAGNOSTICS:
         return ()
     return tuple(Diagnostic(c, m, path, s) for c, m, s in _diagnostic_rows(text))
 

@@ -524,8 +524,12 @@ def map_command(
     else:
         _check_numbers(tokens=(tokens, 1), jobs=(repo.jobs, 1), max_file_size=(max_file_size, 1))
     repo = replace(repo, jobs=_cap_jobs(repo.jobs))
-    if not repo.no_cache and _has_stored_state(root, repo.cache_dir):
-        _no_numpy_huge_pages()  # (an update's arrays: see repomapper.mempolicy)
+    if not repo.no_cache:
+        from .cache import has_stored_state
+        from .mempolicy import no_numpy_huge_pages
+
+        if has_stored_state(root, repo.cache_dir):
+            no_numpy_huge_pages()  # (an update's arrays: see repomapper.mempolicy)
     started = time.perf_counter()
     task = _task_text(task, task_file)
     chat, mention_file = _from_cwd(chat), _from_cwd(mention_file)
@@ -1163,18 +1167,6 @@ main.add_command(__import__("repomapper.cachecmd", fromlist=["cache"]).cache)
 
 
 main.add_command(index_group)
-
-
-def _has_stored_state(root: Path, cache_dir: Path | None) -> bool:
-    from .cache import has_stored_state
-
-    return has_stored_state(root, cache_dir)
-
-
-def _no_numpy_huge_pages() -> None:
-    from .mempolicy import no_numpy_huge_pages
-
-    no_numpy_huge_pages()
 
 
 def run() -> None:

@@ -634,8 +634,12 @@ class Extractor:
         last = self._keyed
         if last is not None and last[0] is entries and last[1] == len(entries):
             return last[2]
-        self.prepare(self._root(), entries)
-        found = {e.path: self._keys[e] for e in entries}
+        keys = self._keys
+        try:  # (prepared already, as a call's list is: one pass, not a check and a pass)
+            found = {e.path: keys[e] for e in entries}
+        except KeyError:
+            self.prepare(self._root(), entries)
+            found = {e.path: keys[e] for e in entries}
         self._keyed = (entries, len(entries), found)
         return found
 

@@ -17,15 +17,13 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from .cache import row_diagnostics
+from .cache import NO_DIAGNOSTICS, row_diagnostics
 from .model import Diagnostic, FileSymbols, Tag
 
 log = logging.getLogger(__name__)
 
 #: what a head is: (backend, language, and the diagnostics' JSON text last)
 Head = tuple[Any, ...]
-#: a head's diagnostics text when it has none (as a cache row writes it)
-NO_DIAGNOSTICS = "[]"
 #: makes a file's summary from its head and its parsed diagnostics
 Maker = Callable[[str, Head, tuple[Diagnostic, ...]], FileSymbols]
 

@@ -261,7 +261,7 @@ def _offsets(arrays: Mapping[str, Any], key: str, runs: int) -> Any:
     return at
 
 
-def starts_or_none(counts: Any) -> Any:
+def _starts_or_none(counts: Any) -> Any:
     """:func:`starts`, or a view of one zero for every name when none has any (most
     repositories resolve no reference to a file: a row of zeros per name is memory for
     nothing)."""
@@ -437,7 +437,7 @@ def _target_arrays(
         tg_count.append(len(found))
         tg_files.extend(found)
     return {
-        "tg_at": starts_or_none(tg_n),
+        "tg_at": _starts_or_none(tg_n),
         "tg_ref": np.array(tg_ref, dtype=np.int32),
         "tg_files_at": starts(np.array(tg_count, dtype=np.int64)),
         "tg_files": tg_files,

@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, BinaryIO
 
-from ..cache import CacheKey
+from ..cache import NO_DIAGNOSTICS, CacheKey
 from ..codedigest import made_by
 from ..joinedstrings import JoinedStrings, separators
 from ..mappedpages import give_back
@@ -208,7 +208,7 @@ class StoredHeads:
         plugin = self._plugins[i]
         if plugin is None:
             return None
-        return (plugin, self._languages[i], *_NO_TEXTS, self._texts.get(i, "[]"))
+        return (plugin, self._languages[i], *_NO_TEXTS, self._texts.get(i, NO_DIAGNOSTICS))
 
     def _unmapped(self, content: Content) -> tuple[Any, ...] | None:
         """The head of a file no backend answered, when the state holds it for this content."""
