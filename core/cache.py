@@ -56,6 +56,9 @@ def default_cache_dir() -> Path:
 
 #: a repository's stored ranking state, next to its database
 STATE_SUFFIX = ".state.npz"
+#: the meta key of the file updates counted for the stored state since it was stored (see
+#: :func:`repomapper.snapshot.drift_limit`)
+STATE_DRIFT = "state_drift"
 
 
 def cache_file_for(root: Path, cache_dir: Path | None = None) -> Path:
@@ -399,6 +402,16 @@ class TagCache:
         out = io.BytesIO()
         write(out)
         self.meta["state"] = out.getvalue()
+
+    def add_state_drift(self, state: str, changed: int) -> int:
+        """Count ``changed`` more files updated from the stored state ``state`` (an identity
+        of the stored file); returns how many were counted for it since it was stored (a
+        state of another identity starts again from ``changed``)."""
+        return _drifted(self.meta.get(STATE_DRIFT), state, changed, self.meta.__setitem__)
+
+    def reset_state_drift(self) -> None:
+        """Forget the updates counted for the stored state (it is being built again)."""
+        self.meta.pop(STATE_DRIFT, None)
 
     def keeps_state_rows(self) -> bool:
         """Whether every row the stored state was made from is still in the cache: it was
@@ -969,6 +982,35 @@ class SqliteTagCache(TagCache):
             with contextlib.suppress(OSError):
                 tmp.unlink(missing_ok=True)
 
+    def add_state_drift(self, state: str, changed: int) -> int:
+        if self._fallen_back:
+            return super().add_state_drift(state, changed)
+        conn = self.conn
+        try:
+            with _transaction(conn, immediate=True):
+                found = conn.execute(
+                    "SELECT value FROM meta WHERE key=?", (STATE_DRIFT,)
+                ).fetchone()
+                return _drifted(
+                    found[0] if found else None,
+                    state,
+                    changed,
+                    lambda key, value: conn.execute(
+                        "INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value)
+                    ),
+                )
+        except sqlite3.Error as exc:  # not counted: this call updates as before
+            log.debug("stored state's updates not counted: %s", exc)
+            return changed
+
+    def reset_state_drift(self) -> None:
+        if self._fallen_back:
+            return super().reset_state_drift()
+        try:
+            self.conn.execute("DELETE FROM meta WHERE key=?", (STATE_DRIFT,))
+        except sqlite3.Error as exc:
+            log.debug("stored state's updates not reset: %s", exc)
+
     def keeps_state_rows(self) -> bool:
         if self._fallen_back or self.generation is None:
             return False
@@ -1113,6 +1155,19 @@ class SqliteTagCache(TagCache):
             log.info("cache size bound: %s", line)
         for skipped in report.skipped:
             log.debug("cache size bound: skipped %s", skipped)
+
+
+def _drifted(found: object, state: str, changed: int, store: Callable[[str, str], object]) -> int:
+    """The updates counted for ``state`` with ``changed`` more, stored by ``store`` as
+    ``"<state> <count>"`` under :data:`STATE_DRIFT` (``found``: the value stored before; one
+    of another state, or of another shape, counts for nothing)."""
+    total = changed
+    if isinstance(found, str):
+        held, _, count = found.rpartition(" ")
+        if held == state and count.isdigit():
+            total += int(count)
+    store(STATE_DRIFT, f"{state} {total}")
+    return total
 
 
 @contextlib.contextmanager

@@ -244,6 +244,51 @@ def test_more_changed_files_than_an_update_takes_build_the_state(shop, tmp_path,
         assert fresh.graph_state.how == "built"
 
 
+def test_a_stored_state_the_calls_keep_updating_is_built_again(shop, tmp_path, monkeypatch):
+    """Each new process updates a stored state by every file changed since it was stored:
+    once the updates of the calls since add up to more than its drift limit, the next call
+    builds the state and stores it, and the calls after it update nothing; the maps are the
+    ones ranked from scratch throughout."""
+    from repomapper.cache import open_cache
+
+    cache = tmp_path / "cache"
+    with RepoMap(shop, cache_dir=cache) as first:
+        first.map()
+    monkeypatch.setattr(snapshot, "MAX_CHANGED", 2)
+    monkeypatch.setattr(snapshot, "DRIFT_SHARE", 0.0)  # a limit of two file updates
+    later(shop / "shop" / "catalog.py", VERSIONS["shop/catalog.py"][1])
+
+    def state_file() -> Path:
+        c = open_cache(shop, cache)
+        try:
+            return c.state_path  # type: ignore[attr-defined]
+        finally:
+            c.close()
+
+    stored_before = state_file().stat().st_mtime_ns
+    hows = []
+    for task in TASKS:  # each call another task: none is replayed from the map memo
+        with RepoMap(shop, cache_dir=cache) as fresh:
+            same(fresh.map(task=task), scratch(shop, task))
+            hows.append(fresh.graph_state.how)
+    assert hows == ["updated (1 changed)", "updated (1 changed)", "built", "stored"]
+    assert state_file().stat().st_mtime_ns != stored_before
+
+
+def test_updates_are_counted_per_stored_state():
+    """The updates counted start again for a state of another identity, and after a reset."""
+    from repomapper.cache import TagCache
+
+    cache = TagCache()
+    assert cache.add_state_drift("a", 3) == 3
+    assert cache.add_state_drift("a", 2) == 5
+    assert cache.add_state_drift("b", 1) == 1
+    cache.reset_state_drift()
+    assert cache.add_state_drift("b", 4) == 4
+    cache.meta["state_drift"] = "b not-a-count"
+    assert cache.add_state_drift("b", 1) == 1
+
+
 def test_a_damaged_stored_state_is_a_miss(shop, tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     with RepoMap(shop, cache_dir=cache) as first:
@@ -850,6 +895,8 @@ def test_a_large_trees_stored_state_is_updated_by_a_share_of_its_files():
     assert snapshot.max_changed(10) == snapshot.MAX_CHANGED
     assert snapshot.max_changed(2_800) == snapshot.MAX_CHANGED
     assert snapshot.max_changed(66_750) == 667  # the kernel's mapped files
+    assert snapshot.drift_limit(10) == snapshot.MAX_CHANGED
+    assert snapshot.drift_limit(66_750) == 3_337  # about one build's cost in updates
 
 
 def test_more_changed_files_than_the_least_limit_update_a_large_enough_state(

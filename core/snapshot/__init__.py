@@ -27,12 +27,14 @@ from .load import load
 from .stored import VERSION, Stored, changed_files, decode
 
 __all__ = [
+    "DRIFT_SHARE",
     "MAX_CHANGED",
     "MAX_CHANGED_SHARE",
     "VERSION",
     "Stored",
     "changed_files",
     "decode",
+    "drift_limit",
     "encode",
     "load",
     "max_changed",
@@ -52,3 +54,20 @@ MAX_CHANGED_SHARE = 0.01
 def max_changed(files: int) -> int:
     """How many changed files a stored state of ``files`` files is updated by."""
     return max(MAX_CHANGED, int(files * MAX_CHANGED_SHARE))
+
+
+#: A stored state is written when built, never when updated (an updated state is encoded whole,
+#: as costly as a build), so each new process updates it by every file changed since it was
+#: stored, however many calls before it did the same. Once the files those calls updated add up
+#: to this share of the state's files, the next call builds it again and stores it: an update
+#: costs a changed file about what a build costs twenty files (see docs/benchmarks.md), so
+#: repeated updates never cost more than about one build before the state is current again
+#: (the rule of renting until the rent paid equals the price).
+DRIFT_SHARE = 0.05
+
+
+def drift_limit(files: int) -> int:
+    """How many file updates, summed over the calls that loaded it, a stored state of ``files``
+    files takes before it is built again (see :data:`DRIFT_SHARE`); never fewer than one call
+    may update it by."""
+    return max(max_changed(files), int(files * DRIFT_SHARE))

@@ -5,10 +5,11 @@ process starts from (see :mod:`repomapper.snapshot`)."""
 from __future__ import annotations
 
 import logging
+import os
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from .. import snapshot
 from ..cache import CacheKey, TagCache
@@ -138,10 +139,12 @@ class GraphStates:
         before extraction: a call that will update it reads only the summaries it needs."""
         if selection in self._states or not self._use_cache or self.rebuild:
             return None
-        found = self._cache().read_state()
+        cache = self._cache()
+        found = cache.read_state()
         if found is None:
             return None
         with found:
+            identity = _identity(found)
             stored = snapshot.decode(found, own=True)
         if stored is None:
             return None
@@ -152,6 +155,17 @@ class GraphStates:
         changed = snapshot.changed_files(stored, keys)
         if changed is None or len(changed) > snapshot.max_changed(len(stored.files)):
             return None
+        if changed and identity is not None:
+            drift = cache.add_state_drift(identity, len(changed))
+            if drift > snapshot.drift_limit(len(stored.files)):
+                log.info(
+                    "the stored ranking state is built again: the calls since it was stored "
+                    "updated %d file(s) of its %d",
+                    drift,
+                    len(stored.files),
+                )
+                cache.reset_state_drift()
+                return None
         return stored
 
     def _loaded(
@@ -205,3 +219,13 @@ class GraphStates:
             )
         except ValueError as exc:  # a name the format cannot hold: later processes rebuild
             log.debug("ranking state not stored: %s", exc)
+
+
+def _identity(found: BinaryIO) -> str | None:
+    """The stored state file's identity (written whole under a new name and renamed: a new
+    inode and mtime each time); None for a state held in memory."""
+    try:
+        st = os.fstat(found.fileno())
+    except (OSError, ValueError):  # (io.UnsupportedOperation is both)
+        return None
+    return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
