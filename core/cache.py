@@ -227,6 +227,9 @@ EVICT_SLACK = 0.02
 #: those deleted) since, kept by triggers: their sum bounds the rows without a count (a scan of
 #: the table, which every edit of a large tree paid on closing its cache)
 ROWS_COUNTED, ROWS_ADDED = "rows_counted", "rows_added"
+#: (git blob id, content digest) pairs kept in the content database, the newest first (about
+#: 80 bytes each): enough for the files of many large trees
+MAX_GIT_BLOBS = 2_000_000
 #: a file whose mtime is this close to when its digest was taken is hashed again (file systems
 #: with coarse timestamps can change a file twice within one tick; git calls this "racy")
 RACY_NS = 2_000_000_000
@@ -246,9 +249,14 @@ def content_digest(path: str | Path) -> str:
     """The file's content digest (BLAKE2b, 128 bits, hex); "" when it cannot be read."""
     try:
         with open(path, "rb") as f:
-            return hashlib.blake2b(f.read(), digest_size=16).hexdigest()
+            return digest_of(f.read())
     except OSError:
         return ""
+
+
+def digest_of(data: bytes) -> str:
+    """A content's digest (see :func:`content_digest`)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 class TagCache:
@@ -261,6 +269,8 @@ class TagCache:
         self.rows: dict[tuple[str, str, str], tuple[Any, ...]] = {}
         #: path -> (the reader that took its row, the row): one row per path, as on disk
         self.stats: dict[str, tuple[str, tuple[int, int, str, int, int]]] = {}
+        #: git blob id -> content digest (see :meth:`digests_of_blobs`)
+        self.git_blobs: dict[str, str] = {}
         self.imports: dict[str, dict[tuple[str, str, str], dict[str, int]]] = {}
         #: memoised maps and the stored state, by key
         self.meta: dict[str, str | bytes] = {}
@@ -289,6 +299,18 @@ class TagCache:
         """Remember (path, mtime_ns, size, digest, taken_ns, ctime_ns, reader) rows."""
         for path, mtime_ns, size, digest, taken, ctime_ns, who in rows:
             self.stats[path] = (who, (mtime_ns, size, digest, taken, ctime_ns))
+
+    def digests_of_blobs(self, blobs: Collection[str]) -> dict[str, str]:
+        """The content digest of each git blob id among ``blobs`` this cache learned (see
+        :mod:`repomapper.gitindex`): shared by every repository of the cache directory, and
+        only ever learned from content this machine read and found to be that blob."""
+        known = self.git_blobs
+        return {b: d for b in blobs if (d := known.get(b))}
+
+    def record_blobs(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """Remember (git blob id, content digest) pairs, each from a file read and hashed as
+        both."""
+        self.git_blobs.update(pairs)
 
     def lookup(
         self,
@@ -512,7 +534,7 @@ def _init_content(conn: sqlite3.Connection) -> str:
     fresh = _schema(
         conn,
         CONTENT_SCHEMA,
-        ("blobs", "maps"),
+        ("blobs", "maps", "git_blobs"),
         "CREATE TABLE IF NOT EXISTS blobs (path TEXT, digest TEXT, fingerprint TEXT,"
         " written INTEGER, plugin TEXT, language TEXT, defs TEXT, refs TEXT, summary TEXT,"
         " imports TEXT, diagnostics TEXT, PRIMARY KEY (path, digest, fingerprint)) WITHOUT ROWID",
@@ -520,6 +542,7 @@ def _init_content(conn: sqlite3.Connection) -> str:
         "CREATE INDEX IF NOT EXISTS blobs_head ON blobs (path, digest, fingerprint, plugin,"
         " language, diagnostics)",
         _MAPS_TABLE,
+        "CREATE TABLE IF NOT EXISTS git_blobs (blob TEXT PRIMARY KEY, digest TEXT)",
         *_row_triggers(),
         "CREATE TEMP TABLE IF NOT EXISTS wanted (path TEXT, digest TEXT, fingerprint TEXT)",
     )
@@ -738,6 +761,43 @@ class SqliteTagCache(TagCache):
             except (sqlite3.Error, ValueError) as exc:
                 self._fallback(exc)
         super().record_digests(rows)
+
+    def digests_of_blobs(self, blobs: Collection[str]) -> dict[str, str]:
+        if self._fallen_back:
+            return super().digests_of_blobs(blobs)
+        out: dict[str, str] = {}
+        try:
+            with _transaction(self.content):
+                (held,) = self.content.execute("SELECT MAX(rowid) FROM git_blobs").fetchone()
+                if held is not None and held <= 2 * len(blobs):
+                    # (a pass over a table not much larger than the ids asked: one seek each
+                    # cost more)
+                    found = dict(self.content.execute("SELECT blob, digest FROM git_blobs"))
+                    return {b: d for b in blobs if (d := found.get(b))}
+                for chunk in _chunked(list(blobs), 500):
+                    marks = ",".join("?" * len(chunk))
+                    sql = f"SELECT blob, digest FROM git_blobs WHERE blob IN ({marks})"
+                    out.update(self.content.execute(sql, chunk).fetchall())
+        except sqlite3.Error as exc:  # not known: the files are read and hashed
+            log.debug("git blob ids not looked up: %s", exc)
+            return {}
+        return out
+
+    def record_blobs(self, pairs: Iterable[tuple[str, str]]) -> None:
+        pairs = list(pairs)
+        if not pairs:
+            return
+        if self._fallen_back:
+            return super().record_blobs(pairs)
+        try:
+            with _transaction(self.content):
+                self.content.executemany("INSERT OR REPLACE INTO git_blobs VALUES (?, ?)", pairs)
+                self.content.execute(
+                    "DELETE FROM git_blobs WHERE rowid <= (SELECT MAX(rowid) FROM git_blobs) - ?",
+                    (MAX_GIT_BLOBS,),
+                )
+        except sqlite3.Error as exc:  # not learned: a later fresh clone reads these files
+            log.debug("git blob ids not recorded: %s", exc)
 
     def _rows_of(
         self, keys: list[CacheKey], full: bool, light: bool = False
@@ -1155,6 +1215,11 @@ class SqliteTagCache(TagCache):
             log.info("cache size bound: %s", line)
         for skipped in report.skipped:
             log.debug("cache size bound: skipped %s", skipped)
+
+
+def _chunked(items: list[str], size: int) -> Iterator[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
 
 
 def _drifted(found: object, state: str, changed: int, store: Callable[[str, str], object]) -> int:

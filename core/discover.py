@@ -11,7 +11,6 @@ import logging
 import os
 import re
 import stat
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .cachetag import TAG_NAME, is_tag
 from .fileentry import FileEntry as FileEntry  # re-exported: where callers found it
+from .gitcmd import run_git
 from .ignores import (
     GIT_EXCLUDE,
     GITIGNORE,
@@ -72,17 +72,6 @@ SAMPLE_PATHS = 3
 #: left-out groups named in one message
 MAX_PARTS = 5
 MAX_GLOB_LENGTH = 1000
-GIT_TIMEOUT = 60
-#: git with the repository's own configuration unable to run anything (no fsmonitor hook).
-GIT = (
-    "git",
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "core.untrackedCache=false",
-    "-c",
-    "core.quotepath=off",
-)
 
 
 class DiscoveryError(Exception):
@@ -394,31 +383,6 @@ def _git_unreadable(stderr: bytes) -> list[Diagnostic]:
     return out
 
 
-def _git(
-    root: Path, args: Sequence[str], stdin: bytes | None = None
-) -> subprocess.CompletedProcess[bytes] | None:
-    """Run git in ``root`` with the repository's own configuration unable to run anything; None
-    when git cannot be run at all."""
-    try:
-        return subprocess.run(
-            [*GIT, *args],
-            cwd=root,
-            input=stdin,
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            check=False,
-            env={
-                **os.environ,
-                "GIT_OPTIONAL_LOCKS": "0",
-                "GIT_TERMINAL_PROMPT": "0",
-                "LC_ALL": "C",
-            },
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        log.debug("git unavailable: %s", exc)
-        return None
-
-
 class _GitListing(NamedTuple):
     names: list[str] | None  # None: not listed by git
     ignored_root: bool  # the root lies in a folder its enclosing repository ignores
@@ -427,7 +391,7 @@ class _GitListing(NamedTuple):
 def _git_listing(root: Path, diags: list[Diagnostic]) -> _GitListing:
     """Tracked plus untracked-but-not-ignored files, relative to ``root``; names None outside git.
     Folders git cannot list are added to ``diags``."""
-    proc = _git(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
+    proc = run_git(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
     if proc is None or proc.returncode != 0:
         return _GitListing(None, False)
     diags.extend(_git_unreadable(proc.stderr))
@@ -440,10 +404,10 @@ def _git_listing(root: Path, diags: list[Diagnostic]) -> _GitListing:
 def _ignored_by_enclosing_repo(root: Path) -> bool:
     """The root is a folder below the top of a work tree that git ignores (the top of a work
     tree is never ignored, even by a ``*`` rule that leaves out all of its files)."""
-    prefix = _git(root, ["rev-parse", "--show-prefix"])
+    prefix = run_git(root, ["rev-parse", "--show-prefix"])
     if prefix is None or prefix.returncode != 0 or not prefix.stdout.strip():
         return False
-    proc = _git(root, ["check-ignore", "-q", "."])
+    proc = run_git(root, ["check-ignore", "-q", "."])
     return proc is not None and proc.returncode == 0
 
 
@@ -674,7 +638,7 @@ def _apply_ignore_files(root: Path, names: list[str], tally: _Tally) -> list[str
 def _count_git_ignored(root: Path, tally: _Tally) -> None:
     """Count what git's own rules left out, by rule: the ignored files and folders git reports
     (one line per ignored folder), each attributed by ``git check-ignore -v``."""
-    proc = _git(
+    proc = run_git(
         root,
         ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
     )
@@ -683,8 +647,8 @@ def _count_git_ignored(root: Path, tally: _Tally) -> None:
     entries = [n for n in proc.stdout.split(b"\0") if n]
     if not entries:
         return
-    top = _git(root, ["rev-parse", "--show-toplevel"])
-    why = _git(root, ["check-ignore", "-v", "-z", "--stdin"], b"\0".join(entries) + b"\0")
+    top = run_git(root, ["rev-parse", "--show-toplevel"])
+    why = run_git(root, ["check-ignore", "-v", "-z", "--stdin"], b"\0".join(entries) + b"\0")
     if top is None or why is None or top.returncode != 0:
         return
     top_dir = top.stdout.decode("utf-8", "surrogateescape").strip()

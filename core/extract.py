@@ -29,11 +29,12 @@ from .cache import (
     RowHeads,
     StatRow,
     TagCache,
-    content_digest,
+    digest_of,
     encode,
 )
 from .codedigest import extraction_code
 from .fileentry import FileEntry
+from .gitindex import blob_id, clean_blobs
 from .isolation.limits import Limits
 from .isolation.pool import WorkerPool
 from .isolation.supervisor import (
@@ -465,24 +466,46 @@ def extract_encoded(
 THREADED_HASHING = 256
 #: files per task of the hashing threads (one future per file cost more than the hashing)
 THREAD_CHUNK = 128
+#: files to hash before git's index is asked which of them hold content known here (running
+#: git twice costs about what hashing this many small files does)
+GIT_INDEX_FILES = 512
 
 
-def _digests(root: Path, entries: Sequence[FileEntry]) -> dict[FileEntry, str]:
-    """Each entry's content digest ("" for a file that cannot be read), read and hashed."""
+def _digests(
+    root: Path, entries: Sequence[FileEntry], blobs: Mapping[FileEntry, str]
+) -> tuple[dict[FileEntry, str], list[tuple[str, str]]]:
+    """Each entry's content digest ("" for a file that cannot be read), read and hashed; and
+    the (git blob id, digest) pairs of the entries whose content is the blob ``blobs`` gives
+    them (checked here: the cache learns no pair from an index alone)."""
     base = os.path.join(root, "")
-    paths = [base + e.path for e in entries]
-    if len(paths) < THREADED_HASHING:
-        return dict(zip(entries, map(content_digest, paths), strict=True))
-    from concurrent.futures import ThreadPoolExecutor
+    jobs = [(base + e.path, blobs.get(e)) for e in entries]
 
-    def hashed(chunk: list[str]) -> list[str]:
-        return [content_digest(p) for p in chunk]
+    def hashed(chunk: list[tuple[str, str | None]]) -> list[tuple[str, bool]]:
+        return [_hashed(path, blob) for path, blob in chunk]
 
-    workers = max(2, min(4, default_jobs()))
-    chunks = [paths[i : i + THREAD_CHUNK] for i in range(0, len(paths), THREAD_CHUNK)]
-    with ThreadPoolExecutor(workers) as pool:
-        digests = [d for chunk in pool.map(hashed, chunks) for d in chunk]
-    return dict(zip(entries, digests, strict=True))
+    if len(jobs) < THREADED_HASHING:
+        results = hashed(jobs)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        workers = max(2, min(4, default_jobs()))
+        chunks = [jobs[i : i + THREAD_CHUNK] for i in range(0, len(jobs), THREAD_CHUNK)]
+        with ThreadPoolExecutor(workers) as pool:
+            results = [r for chunk in pool.map(hashed, chunks) for r in chunk]
+    digests = {e: digest for e, (digest, _) in zip(entries, results, strict=True)}
+    learned = [(blobs[e], d) for e, (d, same) in zip(entries, results, strict=True) if same]
+    return digests, learned
+
+
+def _hashed(path: str, blob: str | None) -> tuple[str, bool]:
+    """A file's content digest ("" when it cannot be read), and whether its content is the
+    git blob ``blob``."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return "", False
+    return digest_of(data), blob is not None and blob_id(data, blob) == blob
 
 
 def _chunks(items: Sequence[FileEntry], size: int) -> list[list[FileEntry]]:
@@ -605,7 +628,14 @@ class Extractor:
         # which fails as a miss would)
         for entry in _unreadable(root, racy):
             del remembered[entry]
-        hashed = _digests(root, [e for e in missing if e not in remembered])
+        fresh = [e for e in missing if e not in remembered]
+        # many files unknown here (a fresh clone, a new worktree): git's index may say which
+        # content each holds, and the files whose content this machine knows are not read
+        blobs = clean_blobs(root, fresh) if len(fresh) >= GIT_INDEX_FILES else {}
+        hashed = self._known_blobs(root, blobs)
+        read, learned = _digests(root, [e for e in fresh if e not in hashed], blobs)
+        hashed.update(read)
+        self.cache.record_blobs(learned)
         for entry in missing:
             digest = remembered.get(entry)
             if digest is None:
@@ -626,6 +656,18 @@ class Extractor:
             if self._settled is not None and digest and entry.mtime_ns < now - RACY_NS:
                 self._settled[entry] = key
         self.cache.record_digests(taken)
+
+    def _known_blobs(self, root: Path, blobs: Mapping[FileEntry, str]) -> dict[FileEntry, str]:
+        """The digest of each entry whose git blob id (``blobs``) the cache knows the content
+        of, when this process may read the file (reading is what proves a file readable; the
+        index does not)."""
+        if not blobs:
+            return {}
+        known = self.cache.digests_of_blobs(set(blobs.values()))
+        found = {e: d for e, b in blobs.items() if (d := known.get(b))}
+        for entry in _unreadable(root, list(found)):
+            del found[entry]
+        return found
 
     def keyed(self, entries: Sequence[FileEntry]) -> Mapping[str, CacheKey]:
         """path -> cache key of ``entries``, in their order (a path listed twice once); the

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from repomapper import discover as discover_mod
+from repomapper import gitcmd
 from repomapper.discover import (
     LEFT_OUT_REASONS,
     LeftOut,
@@ -346,7 +347,7 @@ def test_a_tarball_in_a_folder_the_enclosing_repo_ignores_maps_everything(make_t
 def test_without_a_working_git_a_work_tree_still_honours_gitignore(make_tree, monkeypatch):
     root = make_tree({".gitignore": "*.log\n", "a.py": "", "b.log": ""})
     git(root, "init", "-q")
-    monkeypatch.setattr(discover_mod, "GIT", ("repomapper-no-such-git",))
+    monkeypatch.setattr(gitcmd, "GIT", ("repomapper-no-such-git",))
     d = discover(root)
     assert d.source == "walk"
     assert paths(d) == [".gitignore", "a.py"]

@@ -173,6 +173,7 @@ def _refusing(monkeypatch, name: str) -> None:
     import builtins
 
     import repomapper.cache as cache_module
+    import repomapper.extract as extract_module
 
     real_open, real_read = builtins.open, Path.read_bytes
 
@@ -187,6 +188,7 @@ def _refusing(monkeypatch, name: str) -> None:
         return real_read(self)
 
     monkeypatch.setattr(cache_module, "open", refuse_open, raising=False)
+    monkeypatch.setattr(extract_module, "open", refuse_open, raising=False)
     monkeypatch.setattr(Path, "read_bytes", refuse_read)
 
 
@@ -241,7 +243,7 @@ def test_a_file_whose_inode_did_not_change_is_not_read_again(tmp_path, monkeypat
     monkeypatch.setattr(
         extract_module,
         "_digests",
-        lambda r, es: (read.extend(e.path for e in es), real(r, es))[1],
+        lambda r, es, blobs: (read.extend(e.path for e in es), real(r, es, blobs))[1],
     )
 
     def no_access(*args, **kwargs):
@@ -301,6 +303,6 @@ def test_many_files_are_hashed_on_threads_to_the_same_digests(tmp_path):
         (tmp_path / f"f{i}.py").write_text(f"x = {i}\n" * (i % 7 + 1))
         entries.append(FileEntry(f"f{i}.py", 0, 0))
     entries.append(FileEntry("gone.py", 0, 0))  # deleted since it was listed: no digest
-    got = _digests(tmp_path, entries)
-    assert got == {e: content_digest(tmp_path / e.path) for e in entries}
+    got, learned = _digests(tmp_path, entries, {})
+    assert got == {e: content_digest(tmp_path / e.path) for e in entries} and learned == []
     assert got[entries[-1]] == "" and len(set(got.values())) == len(entries)
