@@ -61,11 +61,14 @@ def _forget_root(root: Path, cache: Path) -> None:
 
 
 def _origin(root: Path, work: Path) -> Path:
-    inside = subprocess.run(
-        ["git", "rev-parse", "--is-inside-work-tree"], cwd=root, capture_output=True, text=True
+    top = subprocess.run(
+        ["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True
     )
-    if inside.returncode == 0 and inside.stdout.strip() == "true":
-        return root
+    head = subprocess.run(
+        ["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=root, capture_output=True
+    )
+    if top.returncode == 0 and Path(top.stdout.strip()) == root and head.returncode == 0:
+        return root  # the top of a work tree with a commit to clone
     origin = work / "origin"
     shutil.copytree(root, origin, symlinks=True)
     shutil.rmtree(origin / ".git", ignore_errors=True)
@@ -97,7 +100,7 @@ def main() -> int:
                 shutil.rmtree(clone, ignore_errors=True)
                 _git(work, "clone", "-q", str(origin), str(clone))
                 subprocess.run(["sync"], check=False)  # the checkout's writes out of the way
-                time.sleep(1)
+                time.sleep(3)  # (a map within 2 s of a checkout reads its files again next time)
                 _forget_root(clone, a.cache_dir)
                 how = "git's index" if index else "every file read"
                 first = _timed(_map(clone, a.cache_dir, a.tokens, index))
