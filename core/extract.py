@@ -15,7 +15,7 @@ import os
 import re
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -466,9 +466,13 @@ def extract_encoded(
 THREADED_HASHING = 256
 #: files per task of the hashing threads (one future per file cost more than the hashing)
 THREAD_CHUNK = 128
-#: files to hash before git's index is asked which of them hold content known here (running
-#: git twice costs about what hashing this many small files does)
+#: files to hash before git's index is asked which of them hold content known here: at least
+#: this many (running git twice costs about what hashing them does), and at least this share
+#: of the files listed (reading an entry of the index costs about an eighth of hashing its
+#: file, and the whole index is read: a branch switch of a few hundred files in a large tree
+#: hashes them)
 GIT_INDEX_FILES = 512
+GIT_INDEX_SHARE = 1 / 8
 
 
 def _digests(
@@ -594,7 +598,8 @@ class Extractor:
         this once, a warm run never). Reading is what proves a file readable: a ``chmod`` since
         changes the ctime, so such a file is read again (and has no digest if it cannot be)."""
         self.root = root
-        missing = [e for e in entries if e not in self._keys]
+        listed = entries if isinstance(entries, Collection) else list(entries)
+        missing = [e for e in listed if e not in self._keys]
         if self._settled:
             kept = self._settled
             self._keys.update((e, kept[e]) for e in missing if e in kept)
@@ -631,7 +636,8 @@ class Extractor:
         fresh = [e for e in missing if e not in remembered]
         # many files unknown here (a fresh clone, a new worktree): git's index may say which
         # content each holds, and the files whose content this machine knows are not read
-        blobs = clean_blobs(root, fresh) if len(fresh) >= GIT_INDEX_FILES else {}
+        worth = max(GIT_INDEX_FILES, len(listed) * GIT_INDEX_SHARE)
+        blobs = clean_blobs(root, fresh) if len(fresh) >= worth else {}
         hashed = self._known_blobs(root, blobs)
         read, learned = _digests(root, [e for e in fresh if e not in hashed], blobs)
         hashed.update(read)

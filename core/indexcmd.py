@@ -240,6 +240,7 @@ def import_command(
         f"repomapper: imported {done.rows} file rows, {done.counts} token counts,"
         f" {done.lexical} lexical rows, {done.maps} memoised map(s)"
         + (", the ranking state" if done.state else "")
+        + f"; keyed the {done.keyed} file(s) of {root}"
     )
     if done.verified is not None:
         v = done.verified

@@ -401,3 +401,50 @@ def test_an_unreadable_state_is_not_imported(made, tmp_path):
     reference = maps(clone(tmp_path, name="ref"), tmp_path / "ref-cache")
     texts, stats, how = maps(fresh, tmp_path / "cache")
     assert texts == reference[0] and how == "built" and stats["wide"]["extracted"] == 0
+
+
+def test_lexical_records_hold_each_files_postings_in_path_and_term_order(made, tmp_path):
+    """The postings are read sorted and written per file as they come (a large tree's are
+    never held at once): each file's record holds exactly its rows of the index's table, an
+    empty file's none, in path order and term order."""
+    src, bundle = made
+    found = [r for r in records(bundle) if r.get("k") == "lex"]
+    assert [r["path"] for r in found] == sorted(r["path"] for r in found)
+    head = records(bundle)[0]
+    assert head["counts"]["lex"] == len(found) and head["counts"]["row"] == len(TREE)
+    cache = tmp_path / "cache"
+    export_bundle(src, tmp_path / "again.bundle", cache_dir=cache)
+    (db,) = [p for p in cache.glob("tags-*.sqlite3")]
+    with sqlite3.connect(db) as conn:
+        for r in found:
+            rows = conn.execute(
+                "SELECT term, tp, tn, td, tb FROM postings WHERE path=? ORDER BY term", (r["path"],)
+            ).fetchall()
+            assert list(r["postings"].items()) == [(t, list(tfs)) for t, *tfs in rows]
+    assert any(not r["postings"] for r in found) == any(not TREE[r["path"]] for r in found)
+
+
+def test_the_import_keys_the_clone_so_its_first_map_reads_no_file(made, tmp_path, monkeypatch):
+    """The import reads and hashes the clone's files once (what its first map would do), so
+    that map finds every file by its stat, as a warm run does."""
+    import time
+
+    import repomapper.extract as extract_module
+
+    src, bundle = made
+    fresh = clone(tmp_path)
+    past = time.time_ns() - 3600 * 10**9  # (a file written in the last two seconds is read
+    for top, _, names in os.walk(fresh):  # again by the next run: not what a clone looks like)
+        for n in names:
+            os.utime(Path(top, n), ns=(past, past))
+    done = import_bundle(bundle, fresh, tmp_path / "cache")
+    assert done.keyed == len(TREE)
+    read: list[str] = []
+    real = extract_module._hashed
+    monkeypatch.setattr(
+        extract_module, "_hashed", lambda path, blob: (read.append(path), real(path, blob))[1]
+    )
+    with RepoMap(fresh, cache_dir=tmp_path / "cache") as rm:
+        rm.map()
+        assert rm.last_stats.get("memoised") == 1
+    assert read == []

@@ -173,3 +173,26 @@ def test_the_newest_blob_pairs_are_kept(tmp_path, monkeypatch):
         assert cache.digests_of_blobs([f"b{i}" for i in range(5)]) == {"b3": "d3", "b4": "d4"}
     finally:
         cache.close()
+
+
+def test_the_index_is_read_only_when_a_large_share_of_the_files_is_unknown(tmp_path, monkeypatch):
+    """Reading the whole index pays only when many of the listed files are unknown: a few
+    changed files of a large tree are hashed as before."""
+    monkeypatch.setattr(extract_module, "GIT_INDEX_FILES", 1)
+    monkeypatch.setattr(extract_module, "GIT_INDEX_SHARE", 0.5)
+    monkeypatch.setattr(extract_module, "RACY_NS", 0)  # the stats vouch at once
+    root = _committed(tmp_path / "repo")
+    cache = open_cache(root, tmp_path / "cache")
+    try:
+        extract_module.Extractor(_plugins(), cache, jobs=1).prepare(root, discover(root).files)
+        (root / "tool.py").write_text("def main():\n    return 1\n")
+
+        def refused(*args):
+            raise AssertionError("the index was read for one file of four")
+
+        monkeypatch.setattr(extract_module, "clean_blobs", refused)
+        fresh = extract_module.Extractor(_plugins(), cache, jobs=1)
+        fresh.prepare(root, discover(root).files)
+        assert fresh.content_changed == {"tool.py"}
+    finally:
+        cache.close()

@@ -15,7 +15,6 @@ import base64
 import logging
 import os
 import sqlite3
-from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -117,38 +116,51 @@ def _memoised(rm: RepoMap) -> dict[str, str]:
 def _write(
     w: Writer, cache: TagCache, keys: Mapping[str, CacheKey], maps: Mapping[str, str]
 ) -> Exported:
+    """Every part written as it is read: a large tree's rows (the kernel's are gigabytes of
+    text) and postings (tens of millions) are never held at once."""
     wanted = [keys[p].content for p in sorted(keys) if keys[p].digest]
-    rows = list(content_rows(cache, wanted))
     counts = sorted(remembered_counts(cache))
-    lexical = _lexical_rows(cache, keys)
+    docs = _lexical_docs(cache, keys)
     state = _state_bytes(cache, keys)
     w.write(
         header(
             producing_code(),
             {
-                ROW: len(rows),
+                ROW: _held_rows(cache, wanted),
                 COUNT: len(counts),
-                LEXICAL: len(lexical),
+                LEXICAL: len(docs),
                 STATE: len(state),
                 MAP: len(maps),
             },
         )
     )
-    for (path, digest, fingerprint), row in rows:
+    rows = 0
+    for (path, digest, fingerprint), row in content_rows(cache, wanted):
         w.write({"k": ROW, "key": [path, digest, fingerprint], "row": list(row)})
+        rows += 1
     for encoder, key, n in counts:
         w.write({"k": COUNT, "encoder": encoder, "key": key.hex(), "tokens": n})
-    for record in lexical:
+    lexical = 0
+    for record in _lexical_records(cache, docs):
         w.write(record)
+        lexical += 1
     for i in range(0, len(state), STATE_CHUNK):
         chunk = base64.b64encode(state[i : i + STATE_CHUNK]).decode("ascii")
         w.write({"k": STATE, "at": i, "data": chunk})
     for digest in sorted(maps):
         w.write({"k": MAP, "key": digest, "map": maps[digest]})
     w.close()
-    return Exported(
-        len(rows), len(counts), len(lexical), len(state), len(keys) - len(rows), len(maps)
-    )
+    return Exported(rows, len(counts), lexical, len(state), len(keys) - rows, len(maps))
+
+
+def _held_rows(cache: TagCache, wanted: Sequence[tuple[str, str, str]]) -> int:
+    """How many of the ``wanted`` content rows the cache holds (the header's count: the rows
+    themselves are read once, while they are written)."""
+    conn = getattr(cache, "content", None)
+    if conn is None or getattr(cache, "_fallen_back", True):
+        return sum(1 for _ in content_rows(cache, wanted))
+    sql = "SELECT 1 FROM blobs WHERE path=? AND digest=? AND fingerprint=?"
+    return sum(1 for key in wanted if conn.execute(sql, key).fetchone() is not None)
 
 
 def _state_bytes(cache: TagCache, keys: Mapping[str, CacheKey]) -> bytes:
@@ -169,32 +181,47 @@ def _state_bytes(cache: TagCache, keys: Mapping[str, CacheKey]) -> bytes:
     return data
 
 
-def _lexical_rows(cache: TagCache, keys: Mapping[str, CacheKey]) -> list[dict[str, Any]]:
-    """The lexical index's rows of these files' versions (see
-    :mod:`repomapper.relevance.lexical`), sorted by path."""
+def _lexical_docs(cache: TagCache, keys: Mapping[str, CacheKey]) -> dict[str, tuple[Any, ...]]:
+    """The lexical index's documents of these files' versions (see
+    :mod:`repomapper.relevance.lexical`): path -> (key, lengths), sorted by path."""
     from ..relevance.lexical import _key_text
 
     conn = getattr(cache, "conn", None)
     if conn is None:
-        return []
+        return {}
     try:
+        found = conn.execute("SELECT path, key, lp, ln, ld, lb FROM lexdocs")
         docs = {
             path: (key, lengths)
-            for path, key, *lengths in conn.execute("SELECT path, key, lp, ln, ld, lb FROM lexdocs")
+            for path, key, *lengths in found
             if path in keys and key == _key_text(keys[path])
         }
-        postings: dict[str, dict[str, list[int]]] = defaultdict(dict)
-        for term, path, *tfs in _postings(conn):
-            if path in docs:
-                postings[path][term] = tfs
+        conn.execute("SELECT 1 FROM postings LIMIT 1").fetchall()  # (read while writing)
     except sqlite3.Error as exc:  # no index was built (or another version's was dropped)
         log.debug("no lexical rows exported: %s", exc)
-        return []
-    return [
-        {"k": LEXICAL, "path": p, "key": docs[p][0], "lengths": docs[p][1], "postings": postings[p]}
-        for p in sorted(docs)
-    ]
+        return {}
+    return {p: docs[p] for p in sorted(docs)}
+
+
+def _lexical_records(
+    cache: TagCache, docs: Mapping[str, tuple[Any, ...]]
+) -> Iterator[dict[str, Any]]:
+    """Each document's record with its postings (term order), in path order: the postings are
+    read sorted by path and grouped as they come (SQLite sorts them on disk)."""
+    conn = getattr(cache, "conn", None)
+    if conn is None or not docs:
+        return
+    found = _postings(conn)
+    pending = next(found, None)
+    for path, (key, lengths) in docs.items():
+        postings: dict[str, list[int]] = {}
+        while pending is not None and pending[1] <= path:
+            term, at, *tfs = pending
+            if at == path:
+                postings[term] = tfs
+            pending = next(found, None)
+        yield {"k": LEXICAL, "path": path, "key": key, "lengths": lengths, "postings": postings}
 
 
 def _postings(conn: sqlite3.Connection) -> Iterator[tuple[str, str, int, int, int, int]]:
-    yield from conn.execute("SELECT term, path, tp, tn, td, tb FROM postings")
+    yield from conn.execute("SELECT term, path, tp, tn, td, tb FROM postings ORDER BY path, term")

@@ -61,6 +61,9 @@ class Imported:
     lexical: int = 0
     state: bool = False
     maps: int = 0
+    #: files of the clone whose content digest the import recorded (read and hashed here, or
+    #: known from git's index), so its first map reads none of them
+    keyed: int = 0
     #: reason -> records skipped for it
     skipped: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -88,16 +91,33 @@ def import_bundle(
     the bundle is refused (BundleError, nothing imported) when one disagrees. ``rows_only``
     imports the content rows alone (what ``verify`` checks): the ranking state, token counts,
     lexical rows and memoised maps are then made here by the first map. BundleError for a
-    bundle that cannot be used; a skipped record is counted in the result."""
+    bundle that cannot be used; a skipped record is counted in the result. Once imported, the
+    files of ``root`` are keyed as a map would key them (each read and hashed once, unless
+    git's index says which content each holds: see :mod:`repomapper.gitindex`), so the
+    clone's first map reads no file, as a warm run."""
     root_path = check_root(Path(root))
     cache = open_cache(root_path, Path(cache_dir) if cache_dir is not None else None)
     try:
         if not isinstance(cache, SqliteTagCache):
             msgs = "; ".join(d.message for d in cache.diagnostics)
             raise BundleError(f"the cache cannot be written: {msgs or cache.location}")
-        return _import(cache, bundle, root_path, verify, sample, rows_only, limits or Limits(), rng)
+        result = _import(
+            cache, bundle, root_path, verify, sample, rows_only, limits or Limits(), rng
+        )
     finally:
         cache.close()
+    result.keyed = _keyed(root_path, cache_dir)
+    return result
+
+
+def _keyed(root: Path, cache_dir: str | os.PathLike[str] | None) -> int:
+    """Key ``root``'s files in its cache as a map's first step does (listing, content digests
+    remembered by stat): what a fresh clone's first map would spend its time on."""
+    from ..repomap import RepoMap
+    from ..settings import ALL_FILES
+
+    with RepoMap(root, cache_dir=cache_dir) as rm:
+        return len(rm.state.prepare(ALL_FILES, (), []).all_entries)
 
 
 def _import(
