@@ -159,6 +159,34 @@ def test_bm25f_prefers_the_file_whose_names_and_text_match(tmp_path):
     assert index.indexed == 3 and "pkg/other.py" in index.score(parse_task("aliases").terms)[0]
 
 
+def test_a_large_index_is_stored_a_batch_of_files_at_a_time(tmp_path, monkeypatch):
+    """Files are indexed and stored a batch at a time (a large tree's postings are never all
+    held at once), and the index is the one stored at once."""
+    import repomapper.relevance.lexical as lexical
+    from repomapper.cache import open_cache
+    from repomapper.model import FileSymbols
+    from tests.conftest import write_tree
+
+    texts = {f"m{i}.py": f"def f{i}(): return shared_word + word_{i}\n".encode() for i in range(7)}
+    keys = {p: _key(p) for p in texts}
+    symbols = {p: FileSymbols(p) for p in texts}
+    query = parse_task("shared_word word_3").terms
+    at_once = LexicalIndex()
+    at_once.update(keys, symbols, texts.__getitem__)
+    monkeypatch.setattr(lexical, "STORED_BATCH", 3)
+    cache = open_cache(write_tree(tmp_path / "r", {"a.py": ""}), tmp_path / "cache")
+    try:
+        batched = LexicalIndex(cache)
+        stored: list[int] = []
+        real = batched.store.replace
+        batched.store.replace = lambda items: (stored.append(len(items)), real(items))[1]
+        batched.update(keys, symbols, texts.__getitem__)
+        assert stored == [3, 3, 1] and batched.indexed == 7
+        assert batched.score(query) == at_once.score(query)
+    finally:
+        cache.close()
+
+
 def _key(path, version=1):
     from repomapper.cache import CacheKey
 

@@ -102,6 +102,11 @@ def file_terms(path: str, symbols: FileSymbols, data: bytes) -> FileTerms:
     )
 
 
+#: files whose postings are stored at a time: a large tree indexed at once held every file's
+#: postings and their sorted rows together (the kernel's 22 million, gigabytes)
+STORED_BATCH = 1000
+
+
 def _key_text(key: CacheKey) -> str:
     content = key.digest or f"{key.mtime_ns}|{key.size}"
     return f"{lexical_version()}|{content}|{key.fingerprint}"
@@ -231,6 +236,7 @@ class LexicalIndex:
             known = {}
         fresh: list[tuple[str, str, FileTerms]] = []
         lengths: dict[str, tuple[int, ...]] = {}
+        indexed = 0
         for path in sorted(keys):
             k = _key_text(keys[path])
             have = known.get(path)
@@ -243,14 +249,22 @@ class LexicalIndex:
             ft = file_terms(path, symbols.get(path) or FileSymbols(path), data)
             fresh.append((path, k, ft))
             lengths[path] = ft.lengths
+            if len(fresh) >= STORED_BATCH:
+                indexed += self._stored(fresh)
+                fresh = []
+        indexed += self._stored(fresh)
+        self.indexed = indexed
+        self.lengths = lengths
+        self.read = read
+
+    def _stored(self, fresh: list[tuple[str, str, FileTerms]]) -> int:
+        """Store a batch of files' postings (in memory when the database fails)."""
         try:
             self.store.replace(fresh)
         except sqlite3.Error as exc:
             self._to_memory(exc)
             self.store.replace(fresh)
-        self.indexed = len(fresh)
-        self.lengths = lengths
-        self.read = read
+        return len(fresh)
 
     def _to_memory(self, exc: Exception) -> None:
         log.warning("lexical index: cache database failed (%s); indexing in memory", exc)
