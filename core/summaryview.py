@@ -64,6 +64,16 @@ class HeadMade:
             found = self._made[path] = self._make(path, self._heads[path], self.diagnostics(path))
         return found
 
+    def transient(self, path: str) -> FileSymbols:
+        """The summary of ``path`` as :meth:`get` gives it, made without being kept when it
+        was not made yet (a pass that reads every file once, and keeps nothing of it)."""
+        found = self._made.get(path)
+        return (
+            found
+            if found is not None
+            else self._make(path, self._heads[path], self.diagnostics(path))
+        )
+
     def plugin(self, path: str) -> str | None:
         return self._heads[path][0]  # type: ignore[no-any-return]
 
@@ -114,6 +124,13 @@ class SummaryView(Mapping[str, FileSymbols]):
 
     def __contains__(self, path: object) -> bool:
         return path in self._slots
+
+    def transient(self, path: str) -> FileSymbols:
+        """The summary of ``path``, equal to the view's, not kept by the view when it was not
+        made yet: a pass over a large tree's every file (the lexical index's) would otherwise
+        hold every file's definitions at once."""
+        found = self._slots[path]
+        return found.transient(path) if isinstance(found, HeadMade) else found
 
     def slot(self, path: str) -> Slot:
         return self._slots[path]

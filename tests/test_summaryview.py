@@ -107,3 +107,23 @@ def test_a_head_without_a_backend_is_not_mapped():
     assert not base.all_mapped
     assert list(mapped_files(view)) == ["a.py"]
     assert list(view.plugins()) == [("a.py", "python"), ("b.txt", None)]
+
+
+def test_a_transient_read_makes_an_equal_summary_and_keeps_nothing():
+    """A pass over every file (the lexical index's) reads each summary without the view
+    keeping it: a large tree's every definition is never held at once; a summary made before
+    is the one returned."""
+    from repomapper.cache import CacheKey
+    from repomapper.relevance.lexical import LexicalIndex
+
+    made: list[str] = []
+    base = HeadMade(_heads("a.py", "b.py"), _counting(made))
+    view = SummaryView({"a.py": base, "b.py": base})
+    kept = view["a.py"]
+    assert view.transient("a.py") is kept
+    assert view.transient("b.py") == view.transient("b.py") != view.transient("a.py")
+    assert made == ["a.py", "b.py", "b.py"]
+    index = LexicalIndex()
+    index.update({p: CacheKey(p, 1, 1, "fp") for p in view}, view, lambda p: b"x = 1\n")
+    assert index.indexed == 2 and base._made == {"a.py": kept}
+    assert set(index.score({"py": 1})[0]) == {"a.py", "b.py"}

@@ -102,6 +102,15 @@ def file_terms(path: str, symbols: FileSymbols, data: bytes) -> FileTerms:
     )
 
 
+def _summary(symbols: Mapping[str, FileSymbols], path: str) -> FileSymbols:
+    """``path``'s summary for its terms, not kept by a view that makes summaries when read (an
+    index of a large tree reads every file's once)."""
+    transient = getattr(symbols, "transient", None)  # (a SummaryView's)
+    if transient is not None and path in symbols:
+        return transient(path)  # type: ignore[no-any-return]
+    return symbols.get(path) or FileSymbols(path)
+
+
 #: files whose postings are stored at a time: a large tree indexed at once held every file's
 #: postings and their sorted rows together (the kernel's 22 million, gigabytes)
 STORED_BATCH = 1000
@@ -246,7 +255,7 @@ class LexicalIndex:
             data = read(path)
             if data is None:
                 continue
-            ft = file_terms(path, symbols.get(path) or FileSymbols(path), data)
+            ft = file_terms(path, _summary(symbols, path), data)
             fresh.append((path, k, ft))
             lengths[path] = ft.lengths
             if len(fresh) >= STORED_BATCH:
