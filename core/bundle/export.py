@@ -73,6 +73,29 @@ def export_bundle(
     budgets = [map_tokens] if isinstance(map_tokens, int) else list(dict.fromkeys(map_tokens))
     if not budgets:
         raise ValueError("at least one budget is needed")
+    root_path, keys, maps, extracted = _built(root, budgets, cache_dir, options)
+    cache = open_cache(root_path, Path(cache_dir) if cache_dir is not None else None)
+    target = Path(out)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            found = _write(Writer(f), cache, keys, maps)
+        os.replace(tmp, target)
+    finally:
+        cache.close()
+        tmp.unlink(missing_ok=True)
+    return replace(found, extracted=extracted)
+
+
+def _built(
+    root: str | os.PathLike[str],
+    budgets: Sequence[int],
+    cache_dir: str | os.PathLike[str] | None,
+    options: Mapping[str, Any],
+) -> tuple[Path, dict[str, CacheKey], dict[str, str], int]:
+    """The index built in the cache: a map of each budget, the lexical index. Returns the
+    root, every file's content key, the memoised maps and the files extracted; the repository
+    state (the graph, every summary) is let go before the bundle is written."""
     with RepoMap(root, budgets[0], cache_dir=cache_dir, **options) as rm:
         rm.map()
         state = rm.state
@@ -88,18 +111,7 @@ def export_bundle(
         mapped = mapped_files(summaries)
         state.lexical_index(files.extractor, files.all_entries, mapped)
         keys = {k.path: k for k in (files.extractor.key(e) for e in files.all_entries)}
-        root_path = state.root
-    cache = open_cache(root_path, Path(cache_dir) if cache_dir is not None else None)
-    target = Path(out)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            found = _write(Writer(f), cache, keys, maps)
-        os.replace(tmp, target)
-    finally:
-        cache.close()
-        tmp.unlink(missing_ok=True)
-    return replace(found, extracted=extracted)
+        return state.root, keys, maps, extracted
 
 
 def _memoised(rm: RepoMap) -> dict[str, str]:
