@@ -448,3 +448,16 @@ def test_the_import_keys_the_clone_so_its_first_map_reads_no_file(made, tmp_path
         rm.map()
         assert rm.last_stats.get("memoised") == 1
     assert read == []
+
+
+def test_an_import_whose_clone_cannot_be_keyed_keeps_what_it_imported(made, tmp_path, monkeypatch):
+    import repomapper.bundle.importer as importer
+
+    def fails(root, cache_dir):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(importer, "_keyed", fails)
+    src, bundle = made
+    done = import_bundle(bundle, clone(tmp_path), tmp_path / "cache")
+    assert done.rows == len(TREE) and done.keyed == 0
+    assert any("were not keyed" in note for note in done.notes)

@@ -106,7 +106,10 @@ def import_bundle(
         )
     finally:
         cache.close()
-    result.keyed = _keyed(root_path, cache_dir)
+    try:
+        result.keyed = _keyed(root_path, cache_dir)
+    except (OSError, sqlite3.Error) as exc:  # imported all the same: the first map keys them
+        result.notes.append(f"the files of {root_path} were not keyed: {exc}")
     return result
 
 
