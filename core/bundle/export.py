@@ -12,13 +12,14 @@ as a warm run is). The resolved imports are part of the ranking state.
 from __future__ import annotations
 
 import base64
+import contextlib
 import logging
 import os
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from .. import snapshot
 from ..cache import CacheKey, TagCache, content_rows, open_cache, remembered_counts
@@ -133,19 +134,39 @@ def _write(
     wanted = [keys[p].content for p in sorted(keys) if keys[p].digest]
     counts = sorted(remembered_counts(cache))
     docs = _lexical_docs(cache, keys)
-    state = _state_bytes(cache, keys)
-    w.write(
-        header(
-            producing_code(),
-            {
-                ROW: _held_rows(cache, wanted),
-                COUNT: len(counts),
-                LEXICAL: len(docs),
-                STATE: len(state),
-                MAP: len(maps),
-            },
+    state = _state_file(cache, keys)
+    with state if state is not None else contextlib.nullcontext():
+        state_size = _size(state) if state is not None else 0
+        w.write(
+            header(
+                producing_code(),
+                {
+                    ROW: _held_rows(cache, wanted),
+                    COUNT: len(counts),
+                    LEXICAL: len(docs),
+                    STATE: state_size,
+                    MAP: len(maps),
+                },
+            )
         )
-    )
+        found = _write_parts(w, cache, wanted, counts, docs, state)
+    for digest in sorted(maps):
+        w.write({"k": MAP, "key": digest, "map": maps[digest]})
+    w.close()
+    rows, lexical = found
+    return Exported(rows, len(counts), lexical, state_size, len(keys) - rows, len(maps))
+
+
+def _write_parts(
+    w: Writer,
+    cache: TagCache,
+    wanted: list[tuple[str, str, str]],
+    counts: list[tuple[str, bytes, int]],
+    docs: Mapping[str, tuple[Any, ...]],
+    state: BinaryIO | None,
+) -> tuple[int, int]:
+    """The rows, counts, lexical rows and state parts, each as read (the state from its open
+    file, a chunk at a time); the rows and lexical rows written."""
     rows = 0
     for (path, digest, fingerprint), row in content_rows(cache, wanted):
         w.write({"k": ROW, "key": [path, digest, fingerprint], "row": list(row)})
@@ -156,13 +177,11 @@ def _write(
     for record in _lexical_records(cache, docs):
         w.write(record)
         lexical += 1
-    for i in range(0, len(state), STATE_CHUNK):
-        chunk = base64.b64encode(state[i : i + STATE_CHUNK]).decode("ascii")
-        w.write({"k": STATE, "at": i, "data": chunk})
-    for digest in sorted(maps):
-        w.write({"k": MAP, "key": digest, "map": maps[digest]})
-    w.close()
-    return Exported(rows, len(counts), lexical, len(state), len(keys) - rows, len(maps))
+    at = 0
+    while state is not None and (part := state.read(STATE_CHUNK)):
+        w.write({"k": STATE, "at": at, "data": base64.b64encode(part).decode("ascii")})
+        at += len(part)
+    return rows, lexical
 
 
 def _held_rows(cache: TagCache, wanted: Sequence[tuple[str, str, str]]) -> int:
@@ -175,22 +194,34 @@ def _held_rows(cache: TagCache, wanted: Sequence[tuple[str, str, str]]) -> int:
     return sum(1 for key in wanted if conn.execute(sql, key).fetchone() is not None)
 
 
-def _state_bytes(cache: TagCache, keys: Mapping[str, CacheKey]) -> bytes:
-    """The stored ranking state, when it is the one of these files (else none is exported)."""
+def _state_file(cache: TagCache, keys: Mapping[str, CacheKey]) -> BinaryIO | None:
+    """The stored ranking state, open at its start, when it is the one of these files (else
+    none is exported). Checked where it lies (a large tree's is hundreds of megabytes) and read
+    again a chunk at a time while written: the file stays open, so a state another process
+    stores meanwhile (under the same name) is not mixed in."""
     found = cache.read_state()
     if found is None:
-        return b""
-    with found:
-        data = found.read()
-    stored = snapshot.decode(data)
-    if stored is None:
-        return b""
-    for i, path in enumerate(stored.files):
-        key = keys.get(path)
-        if key is None or stored.content(i) != key.content:
+        return None
+    stored = snapshot.decode(found)
+    same = stored is not None and all(
+        (key := keys.get(path)) is not None and stored.content(i) == key.content
+        for i, path in enumerate(stored.files)
+    )
+    if stored is not None:
+        stored.give_back()
+    if not same:
+        if stored is not None:
             log.info("the stored ranking state is of other files: not exported")
-            return b""
-    return data
+        found.close()
+        return None
+    found.seek(0)
+    return found
+
+
+def _size(f: BinaryIO) -> int:
+    size = f.seek(0, os.SEEK_END)
+    f.seek(0)
+    return size
 
 
 def _lexical_docs(cache: TagCache, keys: Mapping[str, CacheKey]) -> dict[str, tuple[Any, ...]]:
