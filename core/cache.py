@@ -1319,6 +1319,8 @@ def _broken(*dbs: Path) -> Path | None:
 
 #: a content row as a bundle carries it: (path, digest, fingerprint) and the encoded row
 ContentRow = tuple[tuple[str, str, str], EncodedRow]
+#: a content row's place in the table, by its content key (path, digest, fingerprint)
+_BY_CONTENT_KEY = " FROM blobs WHERE path=? AND digest=? AND fingerprint=?"
 
 
 def content_rows(cache: TagCache, keys: Iterable[tuple[str, str, str]]) -> Iterator[ContentRow]:
@@ -1331,14 +1333,21 @@ def content_rows(cache: TagCache, keys: Iterable[tuple[str, str, str]]) -> Itera
             if row is not None:
                 yield key, row
         return
-    sql = (
-        f"SELECT {_ROW_COLUMNS.format(refs='refs')} FROM blobs"
-        " WHERE path=? AND digest=? AND fingerprint=?"
-    )
+    sql = f"SELECT {_ROW_COLUMNS.format(refs='refs')}{_BY_CONTENT_KEY}"
     for key in keys:
         found = conn.execute(sql, key).fetchone()
         if found is not None:
             yield key, tuple(found)
+
+
+def held_content_rows(cache: TagCache, keys: Iterable[tuple[str, str, str]]) -> int:
+    """How many of the content keys ``keys`` the cache holds a row for, without reading the
+    rows (a bundle's header counts them before :func:`content_rows` reads them)."""
+    conn = getattr(cache, "content", None)
+    if conn is None or getattr(cache, "_fallen_back", True):
+        return sum(1 for key in keys if key in cache.rows)
+    sql = f"SELECT 1{_BY_CONTENT_KEY}"
+    return sum(1 for key in keys if conn.execute(sql, key).fetchone() is not None)
 
 
 def remembered_counts(cache: TagCache) -> list[tuple[str, bytes, int]]:

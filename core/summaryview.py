@@ -61,7 +61,7 @@ class HeadMade:
         """The summary of ``path``, made on the first read."""
         found = self._made.get(path)
         if found is None:
-            found = self._made[path] = self._make(path, self._heads[path], self.diagnostics(path))
+            found = self._made[path] = self.transient(path)
         return found
 
     def transient(self, path: str) -> FileSymbols:

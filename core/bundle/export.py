@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .. import snapshot
-from ..cache import CacheKey, TagCache, content_rows, open_cache, remembered_counts
+from ..cache import (
+    CacheKey,
+    TagCache,
+    content_rows,
+    held_content_rows,
+    open_cache,
+    remembered_counts,
+)
 from ..codedigest import made_by
 from ..memo import map_code, map_digest
 from ..model import Diagnostic
@@ -141,7 +148,7 @@ def _write(
             header(
                 producing_code(),
                 {
-                    ROW: _held_rows(cache, wanted),
+                    ROW: held_content_rows(cache, wanted),
                     COUNT: len(counts),
                     LEXICAL: len(docs),
                     STATE: state_size,
@@ -182,16 +189,6 @@ def _write_parts(
         w.write({"k": STATE, "at": at, "data": base64.b64encode(part).decode("ascii")})
         at += len(part)
     return rows, lexical
-
-
-def _held_rows(cache: TagCache, wanted: Sequence[tuple[str, str, str]]) -> int:
-    """How many of the ``wanted`` content rows the cache holds (the header's count: the rows
-    themselves are read once, while they are written)."""
-    conn = getattr(cache, "content", None)
-    if conn is None or getattr(cache, "_fallen_back", True):
-        return sum(1 for _ in content_rows(cache, wanted))
-    sql = "SELECT 1 FROM blobs WHERE path=? AND digest=? AND fingerprint=?"
-    return sum(1 for key in wanted if conn.execute(sql, key).fetchone() is not None)
 
 
 def _state_file(cache: TagCache, keys: Mapping[str, CacheKey]) -> BinaryIO | None:
