@@ -497,7 +497,8 @@ def run_task(
                 cache = {"use_cache": False}
             rm = RepoMap(root, MAP_TOKENS, jobs=jobs, **cache)  # type: ignore[arg-type]
             try:
-                ranked = rm.rank(task=task.problem_statement)
+                with SymbolFeatures() as captured:
+                    ranked = rm.rank(task=task.problem_statement)
                 without = rm.map()
                 for budget in MAP_BUDGETS:
                     result = rm.render(ranked, budget)
@@ -516,7 +517,7 @@ def run_task(
                     )
                 out.symbols = [(s.path, s.name, s.line, s.end_line) for s in result.ranked_symbols]
                 if task.set_task is not None:
-                    out.details = run_details(ranked, result)
+                    out.details = run_details(ranked, result, captured.features)
                 for name, variant in zip(ABLATIONS, ABLATION_VARIANTS, strict=True):
                     if not ablation:
                         break
@@ -555,13 +556,40 @@ def run_task(
 
 DETAIL_SYMBOLS = 40
 DETAIL_FILES = 10
-#: files whose definitions ``--dump`` lists with their evidence (to replay the symbol order)
-DETAIL_DEFINITION_FILES = 30
+#: files whose definitions ``--dump`` lists with their evidence (to replay the symbol order:
+#: as many as the symbol scoring scores)
+DETAIL_DEFINITION_FILES = 50
 
 
-def run_details(ranked: Any, result: Any) -> dict[str, Any]:
+class SymbolFeatures:
+    """Captures the features of the definitions the task ranking scores (its symbol scoring
+    called with ``features=True``), for ``--dump``: what ``benchmarks/fit_symbols.py`` fits on.
+    Empty when the ranking did not score symbols (a memoised ranking)."""
+
+    def __init__(self) -> None:
+        import repomapper.relevance.model as model
+
+        self.model = model
+        self.original = model._score_symbols
+        self.features: dict[Any, Any] = {}
+
+    def __enter__(self) -> SymbolFeatures:
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            result = self.original(*args, **kwargs, features=True)
+            self.features = result.features or {}
+            return result
+
+        self.model._score_symbols = wrapped
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.model._score_symbols = self.original
+
+
+def run_details(ranked: Any, result: Any, features: Any = None) -> dict[str, Any]:
     """What ``--dump`` keeps of a task's ranking: its first files and symbols with their
-    reasons, and where every symbol of ``ranked_symbols`` is (to place the gold spans)."""
+    reasons, and where every symbol of ``ranked_symbols`` is (to place the gold spans); with
+    ``features`` (:class:`SymbolFeatures`), each definition's, to replay the symbol order."""
 
     def why(rs: Sequence[Any]) -> list[str]:
         return [f"{r.signal} {r.detail} {r.weight}" for r in rs[:4]]
@@ -590,24 +618,43 @@ def run_details(ranked: Any, result: Any) -> dict[str, Any]:
                 "score": f.score,
                 "named": f.path in ranked.named,
                 "defs": [
-                    [ident, which, evidence, [tag_evidence(ranked, f.path, t) for t in tags]]
+                    [
+                        ident,
+                        which,
+                        evidence,
+                        [tag_evidence(ranked, f.path, t, features) for t in tags],
+                    ]
                     for ident, which, evidence in ranked.definitions_in(f.path)
                     for tags in [ranked._tags(f.path, ident)]
                 ],
+                "graph_order": [ident for ident, _ in ranked.by_file.get(f.path, [])],
             }
-            for f in ranked.files[:DETAIL_DEFINITION_FILES]
+            for f in [
+                *ranked.files[:DETAIL_DEFINITION_FILES],
+                # a file the task names leads the map wherever it ranks
+                *(f for f in ranked.files[DETAIL_DEFINITION_FILES:] if f.path in ranked.named),
+            ]
         ],
     }
 
 
-def tag_evidence(ranked: Any, path: str, tag: Any) -> list[Any]:
+def tag_evidence(ranked: Any, path: str, tag: Any, features: Any = None) -> list[Any]:
     """A definition's lines, kind, qualified name and evidence: its score (named, or -1 for an
-    incidental one), its words and the scope lent to it."""
+    incidental one), its words and the scope lent to it; then, when ``features`` holds them,
+    its features (an object) and its line's shape (what the map prices repeats by)."""
+    import dataclasses
+
     from repomapper.relevance.symbols import definition_key
 
     key = definition_key(path, tag)
     reasons = ranked.symbol_reasons.get(key, ())
     lent = {r.signal: r.weight for r in reasons if r.signal in ("words", "scope")}
+    from repomapper.render import line_shape
+
+    extra = []
+    if features:  # (a definition the scoring did not reach has no features: null)
+        got = features.get(key)
+        extra = [dataclasses.asdict(got) if got is not None else None, line_shape(tag)]
     return [
         tag.start_line,
         tag.end_line,
@@ -616,6 +663,7 @@ def tag_evidence(ranked: Any, path: str, tag: Any) -> list[Any]:
         ranked.symbol_scores.get(key, 0.0),
         lent.get("words", 0.0),
         lent.get("scope", 0.0),
+        *extra,
     ]
 
 

@@ -11,7 +11,6 @@ import collections
 import functools
 import heapq
 import itertools
-import math
 import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from .fileentry import FileEntry
 from .graph import SymbolTable
 from .madeonread import MadeOnRead
 from .model import Diagnostic, FileSymbols, RankedFile, Reason, Tag, made_ranked_file, made_reason
+from .relevance.symbol_weights import shipped_symbol_weights
 from .relevance.symbols import SymbolKey, definition_key, task_evidence
 from .render import Item
 
@@ -222,12 +222,13 @@ def map_items(ranked: RankedRepository) -> Iterator[Item]:
 
     Without a task: Aider's order, (file, identifier) pairs by rank, then files without
     definitions. With a task the map follows the file ranking: the k-th symbol of a file with
-    score ``s`` is wanted as much as ``s / k``, or as ``s`` times the square root of its task
-    evidence over the best definition's of the whole task when that is more (never more than
-    the symbol before it), so each well-ranked file shows its first symbols before the best file
-    shows its tenth unremarkable one, the functions the task is about come together, and the
-    files the task names come first of all. The root, and the task's best rather than the
-    file's: evidence spans orders of magnitude (a name the task writes against a few of its
+    score ``s`` is wanted as much as ``s * place_share / k ** place_power``, or as ``s`` times
+    its task evidence over the best definition's of the whole task raised to
+    ``evidence_power`` (fitted constants, :mod:`.relevance.symbol_weights`) when that is more (never more than the symbol before it),
+    so each well-ranked file shows its first symbols before the best file shows its tenth
+    unremarkable one, the functions the task is about come together, and the files the task
+    names come first of all. A power below 1, and the task's best rather than the file's:
+    evidence spans orders of magnitude (a name the task writes against a few of its
     words in a body), and a definition with a tenth of the best evidence is still likelier what
     the task is about than a lower file's first symbol; against its own file's best, the second
     function of a file whose first the text names came after every other file's first.
@@ -245,6 +246,7 @@ def map_items(ranked: RankedRepository) -> Iterator[Item]:
         return
     files = [(pos, rf) for pos, rf in enumerate(ranked.files) if rf.path not in chat]
     best = _best_evidence(ranked)
+    sw = shipped_symbol_weights()
     named = [(pos, rf) for pos, rf in files if rf.path in ranked.named]
     firsts: set[str] = set()
     for _, rf in named:
@@ -262,9 +264,10 @@ def map_items(ranked: RankedRepository) -> Iterator[Item]:
             return
         last = rf.score
         for k, (ident, which, evidence) in enumerate(symbols):
-            share = math.sqrt(max(evidence, 0.0) / best) if best > 0 else 0.0
+            share = (max(evidence, 0.0) / best) ** sw.evidence_power if best > 0 else 0.0
             # as wanted as its own evidence says, never more than the symbol before it
-            want = min(last, rf.score * max(1.0 / (k + 1), share))
+            place = sw.place_share / (k + 1) ** sw.place_power
+            want = min(last, rf.score * max(place, share))
             last = want
             if k == 0 and rf.path in firsts:
                 continue

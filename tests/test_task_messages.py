@@ -9,12 +9,14 @@ from repomapper.model import SymbolKind, Tag
 from repomapper.relevance.lexical import LexicalIndex
 from repomapper.relevance.messages import MAX_HOLDERS, message_files
 from repomapper.relevance.query import MAX_MESSAGES, quoted_messages
+from repomapper.relevance.symbol_weights import shipped_symbol_weights
 from repomapper.relevance.symbols import (
     MAX_MESSAGE_HOLDERS,
     MESSAGE,
-    MESSAGE_WEIGHT,
     score_symbols,
 )
+
+MESSAGE_WEIGHT = shipped_symbol_weights().message
 
 
 def _fn(name: str, start: int, end: int, path: str = "m.py") -> Tag:

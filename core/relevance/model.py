@@ -43,7 +43,14 @@ from .messages import message_files
 from .pairs import unite_pairs
 from .query import TaskQuery
 from .roles import CODE, TEMPLATE, file_role, tested_stem
-from .symbols import SymbolKey, SymbolScores, named_by_definition, score_symbols, shortened
+from .symbols import (
+    SymbolKey,
+    SymbolScores,
+    named_by_definition,
+    named_parts,
+    score_symbols,
+    shortened,
+)
 from .weights import GRAPH_FEATURES, LanguageWeights, RankingWeights, shipped_weights
 
 TEST_SHARE = 0.5
@@ -581,8 +588,10 @@ def _score_symbols(
     idf: Mapping[str, float],
     read: Callable[[str], bytes | None] | None,
     messages: Sequence[str] = (),
+    features: bool = False,
 ) -> SymbolScores:
-    """Each definition of the best files scored by its own evidence (:mod:`.symbols`)."""
+    """Each definition of the best files scored by its own evidence (:mod:`.symbols`), with
+    each one's features when asked for (what ``benchmarks/fit_symbols.py`` fits on)."""
     file_defs = {p: files[p].definitions for p in paths}
     named_scores, named_reasons = named_by_definition(file_defs, explicit.symbols)
     return score_symbols(
@@ -593,4 +602,5 @@ def _score_symbols(
         dict(idf),
         read=read,
         messages=messages,
+        parts=named_parts(file_defs, explicit.symbols) if features else None,
     )

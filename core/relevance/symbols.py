@@ -5,15 +5,15 @@ A definition's evidence:
 
 * **named**: what :mod:`.explicit` found for it (its name or qualified name in the text, a
   traceback frame inside its lines, a dotted module path ending in it);
-* **words**: the task's terms in its name (x3), in its signature and docstring (x1) and, for a
-  function or method of the best files, in its body (x1, read from the file text the lexical
-  index reads), each weighted by the term's rarity in the repository (the index's IDF) and
+* **words**: the task's terms in its name, in its signature and docstring and, for a function
+  or method of the best files, in its body (read from the file text the lexical index reads),
+  each field by its fitted weight (:mod:`.symbol_weights`), each term weighted by the term's rarity in the repository (the index's IDF) and
   saturated like BM25 (a term found once says most of what it can), a body's counts not
   normalized by its length (a long function is where a change most often lands);
 * **incidental** definitions (module- and class-level variables such as ``__all__``,
   ``__slots__`` and bare class attributes, and helpers defined inside a function, which a file
   repeats in every method that needs one) get only the **named** evidence, and of it only
-  :data:`OWNER_SHARE`: named, they come before the other definitions without evidence but after
+  ``owner_share``: named, they come before the other definitions without evidence but after
   a function the words describe (the attribute says where to look, the code that reads it is
   what changes); not named, they come after every other definition of their file.
 
@@ -21,17 +21,19 @@ Every score is the definition's own, keyed by :func:`definition_key` (file, qual
 line): two ``__init__`` methods of one file, or the ``parens`` helper of each method, are scored
 apart. Named evidence written as a name goes to every definition of that name, but a traceback
 frame (or a path with a line) only to the definition holding its line, ``Class.method`` only to
-the methods of that class, and the class itself gets :data:`OWNER_SHARE` of it (the method leads,
+the methods of that class, and the class itself gets ``owner_share`` of it (the method leads,
 its class after). A class the task names lends its evidence to its best member that has
 evidence of its own (signal ``scope``): the method the task describes comes before its class.
-A class with members then keeps :data:`OWNER_SHARE` of its own evidence, named or words: what a
+A class with members then keeps ``owner_share`` of its own evidence, named or words: what a
 task says of a class is most often said of one of its methods.
 
 A definition's score is its **named** evidence (what the packs take as "the task names it");
-an incidental one without any has a negative score, so it sorts last. The **words** evidence,
-``WORDS_WEIGHT * words * file relevance`` (``words`` normalized to the best definition), is one of
-its reasons (signal ``words``); its order in its file and in the map is by the two together
-(:func:`task_evidence`).
+an incidental one without any has a negative score, so it sorts last. The **words** evidence
+(its fields' weighted sum normalized to the best definition's, times the fitted ``words`` and
+its file's score relative to the best file's) is one of its reasons (signal ``words``); its
+order in its file and in the map is by the two together (:func:`task_evidence`). The fitted
+values are :class:`.symbol_weights.SymbolWeights`; what they are fitted on is each
+definition's :class:`DefinitionFeatures`.
 """
 
 from __future__ import annotations
@@ -46,14 +48,8 @@ from dataclasses import dataclass
 
 from ..model import Reason, SymbolKind, Tag
 from .lexical import expand_word
+from .symbol_weights import SymbolWeights, shipped_symbol_weights
 
-#: The words evidence, at the best definition of the best file, is worth this much next to a
-#: name the task writes (0.5 for an identifier, 0.8 for a qualified name or traceback frame).
-WORDS_WEIGHT = 0.4
-#: Field weights of the words evidence: a term in a definition's name says most.
-NAME_WEIGHT = 3.0
-DOC_WEIGHT = 1.0
-BODY_WEIGHT = 1.0
 #: BM25 saturation of the body field. A body's term counts are not normalized by its length
 #: (BM25's ``b`` is 0 here): normalizing keeps a long document from matching everything, but a
 #: long function is where a change most often lands (the changed function is in the longest
@@ -74,21 +70,16 @@ MAX_TEXT_BYTES = 256_000
 #: Score of an incidental definition the task does not name (after every other one).
 INCIDENTAL = -1.0
 
-#: The class of ``Class.method`` gets this share of the name's evidence: the method is what the
-#: task asks about.
-OWNER_SHARE = 0.5
-
 #: The signal of the words evidence among a definition's reasons.
 WORDS = "words"
 #: The signal of a named class's evidence lent to its best member.
 SCOPE = "scope"
 #: The signal of the named evidence of a definition whose code holds a message the task shows.
 MESSAGE = "message"
-#: A message the task shows, found in a definition of the best files, is named evidence worth
-#: as much as a traceback frame inside it: the code that printed what the reporter saw. It is
+#: A message the task shows, found in a definition of the best files, is named evidence (the
+#: code that printed what the reporter saw; its weight is the fitted ``message``). It is
 #: spread over the definitions that hold it, and says nothing when more than
 #: :data:`MAX_MESSAGE_HOLDERS` do (a phrase the whole code base prints).
-MESSAGE_WEIGHT = 0.8
 MAX_MESSAGE_HOLDERS = 5
 #: Signals of the reasons that add to a definition's score in its task evidence.
 _EVIDENCE_REASONS = frozenset({WORDS, SCOPE})
@@ -109,9 +100,31 @@ _DATA = frozenset(
 
 
 @dataclass(frozen=True, slots=True)
+class DefinitionFeatures:
+    """What a definition's score is made of, before the fitted weights (what
+    ``benchmarks/fit_symbols.py`` fits them on): its named evidence of its own and as the owner
+    of a ``Class.method`` the task writes (before ``owner_share``), its share of a message the
+    task shows, the task terms' IDF-weighted, saturated counts in its name, header and body,
+    its file's score relative to the best file, whether it is incidental, and the class it is
+    a member of."""
+
+    named: float
+    named_owner: float
+    message: float
+    name: float
+    doc: float
+    body: float
+    file_relevance: float
+    incidental: bool
+    member_of: SymbolKey | None
+
+
+@dataclass(frozen=True, slots=True)
 class SymbolScores:
     scores: dict[SymbolKey, float]
     reasons: dict[SymbolKey, tuple[Reason, ...]]
+    #: each scored definition's features, when asked for (``score_symbols(features=True)``)
+    features: dict[SymbolKey, DefinitionFeatures] | None = None
 
 
 def definition_key(path: str, tag: Tag) -> SymbolKey:
@@ -126,20 +139,23 @@ def task_evidence(score: float, reasons: Sequence[Reason]) -> float:
 
 
 def named_by_definition(
-    file_defs: Mapping[str, Sequence[Tag]], found: NamedEvidence
+    file_defs: Mapping[str, Sequence[Tag]],
+    found: NamedEvidence,
+    weights: SymbolWeights | None = None,
 ) -> tuple[dict[SymbolKey, float], dict[SymbolKey, tuple[Reason, ...]]]:
     """The explicit evidence per (file, name) given to the definitions it points at: a line to
     the innermost definition of the name holding it, ``Owner.name`` to the definitions inside an
-    ``Owner`` (the owner itself gets :data:`OWNER_SHARE`), a module path's name to the top-level
-    one; a bare name to every definition of it. Each (signal, detail) counts once per definition,
-    by its strongest instance; the score is their sum."""
+    ``Owner`` (the owner itself gets the fitted ``owner_share``), a module path's name to the
+    top-level one; a bare name to every definition of it. Each (signal, detail) counts once per
+    definition, by its strongest instance; the score is their sum."""
+    share = (weights or shipped_symbol_weights()).owner_share
     best: dict[SymbolKey, dict[tuple[str, str], float]] = {}
     for (path, name), evs in sorted(found.items()):
         defs = [t for t in file_defs.get(path, ()) if t.name == name]
         for signal, detail, w in evs:
             targets, weight = _targets(defs, name, signal, detail), w
-            if signal == "qualified_name" and detail.rpartition(".")[2] != name:
-                weight = w * OWNER_SHARE  # the owner of the name the task writes
+            if _as_owner(name, signal, detail):
+                weight = w * share  # the owner of the name the task writes
             for t in targets:
                 got = best.setdefault(definition_key(path, t), {})
                 got[(signal, detail)] = max(weight, got.get((signal, detail), 0.0))
@@ -152,6 +168,32 @@ def named_by_definition(
         for k, b in best.items()
     }
     return scores, reasons
+
+
+def _as_owner(name: str, signal: str, detail: str) -> bool:
+    """The evidence names ``name`` as the owner of what the task writes (``name.method``)."""
+    return signal == "qualified_name" and detail.rpartition(".")[2] != name
+
+
+def named_parts(
+    file_defs: Mapping[str, Sequence[Tag]], found: NamedEvidence
+) -> dict[SymbolKey, tuple[float, float]]:
+    """Per definition, the explicit evidence :func:`named_by_definition` gives it, apart: of its
+    own, and as the owner of a ``Class.method`` the task writes (before ``owner_share``).
+    Features for the fit; the scores are :func:`named_by_definition`'s."""
+    best: dict[SymbolKey, dict[tuple[str, str], tuple[float, bool]]] = {}
+    for (path, name), evs in sorted(found.items()):
+        defs = [t for t in file_defs.get(path, ()) if t.name == name]
+        for signal, detail, w in evs:
+            owner = _as_owner(name, signal, detail)
+            for t in _targets(defs, name, signal, detail):
+                got = best.setdefault(definition_key(path, t), {})
+                if w > got.get((signal, detail), (0.0, False))[0]:
+                    got[(signal, detail)] = (w, owner)
+    return {
+        k: (sum(w for w, o in b.values() if not o), sum(w for w, o in b.values() if o))
+        for k, b in best.items()
+    }
 
 
 def _targets(defs: Sequence[Tag], name: str, signal: str, detail: str) -> Sequence[Tag]:
@@ -266,17 +308,24 @@ def score_symbols(
     idf: Mapping[str, float],
     read: Callable[[str], bytes | None] | None = None,
     messages: Sequence[str] = (),
+    weights: SymbolWeights | None = None,
+    parts: Mapping[SymbolKey, tuple[float, float]] | None = None,
 ) -> SymbolScores:
     """Scores of the definitions of the best files of ``ranked_files`` (best first, with their
     scores) for query terms weighted by ``idf``; ``named`` is the explicit evidence per
     definition (:func:`named_by_definition`). ``read`` gives a file's text for body terms and
-    for the ``messages`` the task shows (none are read without it)."""
+    for the ``messages`` the task shows (none are read without it). ``weights`` defaults to the
+    shipped fit; with ``parts`` (:func:`named_parts`), each definition's
+    :class:`DefinitionFeatures` come too."""
+    sw = weights or shipped_symbol_weights()
     named, named_reasons = dict(named), dict(named_reasons)
     holders: dict[str, set[SymbolKey]] = {}
     top = [(p, s) for p, s in ranked_files[:MAX_FILES] if p in file_defs]
     best_file = max((s for _, s in top), default=0.0)
     words: dict[SymbolKey, float] = {}
+    fields: dict[SymbolKey, tuple[float, float, float]] = {}
     matched: dict[SymbolKey, dict[str, float]] = {}
+    member_of: dict[SymbolKey, SymbolKey] = {}
     is_incidental: dict[SymbolKey, bool] = {}
     #: class key -> the keys of its members (definitions scoped directly in it)
     members: dict[SymbolKey, list[SymbolKey]] = {}
@@ -307,25 +356,28 @@ def score_symbols(
             owner = classes.get(t.scope)
             if owner is not None and not inc:
                 members.setdefault(owner, []).append(key)
+                member_of[key] = owner
             if inc or not idf:
                 continue
             header = " ".join(s for s in (t.signature, t.docstring) if s)
             doc = {term: n for term, n in _header_terms(header) if term in idf}
             body = bodies.get(id(t), {})
             hits: dict[str, float] = {}
+            in_name = in_doc = in_body = 0.0
             name_terms = expand_word(t.name)
             for term in sorted({*(x for x in name_terms if x in idf), *doc, *body}):
-                f = (
-                    NAME_WEIGHT * (term in name_terms)
-                    + DOC_WEIGHT * _saturated(doc.get(term, 0))
-                    + BODY_WEIGHT * _saturated(body.get(term, 0))
-                )
-                hits[term] = idf[term] * f
+                fn = idf[term] * (term in name_terms)
+                fd = idf[term] * _saturated(doc.get(term, 0))
+                fb = idf[term] * _saturated(body.get(term, 0))
+                in_name, in_doc, in_body = in_name + fn, in_doc + fd, in_body + fb
+                hits[term] = sw.name * fn + sw.doc * fd + sw.body * fb
             s = sum(hits.values())
             if s > words.get(key, 0.0):
                 words[key] = s
                 matched[key] = hits
-    _message_evidence(holders, named, named_reasons)
+                fields[key] = (in_name, in_doc, in_body)
+    shares = _message_shares(holders)
+    _message_evidence(shares, sw.message, named, named_reasons)
     best_words = max(words.values(), default=0.0)
     file_score = dict(top)
     scores: dict[SymbolKey, float] = {}
@@ -333,7 +385,7 @@ def score_symbols(
     for key in sorted(set(is_incidental) | set(named)):
         n = named.get(key, 0.0)
         rel = file_score.get(key[0], 0.0) / best_file if best_file > 0 else 0.0
-        w = WORDS_WEIGHT * rel * words.get(key, 0.0) / best_words if best_words > 0 else 0.0
+        w = sw.words * rel * words.get(key, 0.0) / best_words if best_words > 0 else 0.0
         rs = list(named_reasons.get(key, ()))
         if w > 0:
             terms = ", ".join(t for t, _ in sorted(matched[key].items(), key=lambda x: -x[1])[:6])
@@ -341,19 +393,33 @@ def score_symbols(
         if n > 0:
             # a variable or attribute the task names says where to look (the code that uses
             # it), it is not itself what changes: it counts as the owner of a name does
-            scores[key] = n * OWNER_SHARE if is_incidental.get(key, False) else n
+            scores[key] = n * sw.owner_share if is_incidental.get(key, False) else n
         elif w <= 0 and is_incidental.get(key, False):
             scores[key] = INCIDENTAL
         if rs:
             reasons[key] = rs
     _lend_to_members(scores, reasons, members)
-    _owners_after_members(scores, reasons, members)
+    _owners_after_members(scores, reasons, members, sw.owner_share)
+    features = None
+    if parts is not None:
+        features = {
+            key: DefinitionFeatures(
+                *parts.get(key, (0.0, 0.0)),
+                shares.get(key, (0.0, ""))[0],
+                *fields.get(key, (0.0, 0.0, 0.0)),
+                file_score.get(key[0], 0.0) / best_file if best_file > 0 else 0.0,
+                is_incidental.get(key, False),
+                member_of.get(key),
+            )
+            for key in sorted(set(is_incidental) | set(named))
+        }
     return SymbolScores(
         scores,
         {
             k: tuple(sorted(rs, key=lambda r: (-r.weight, r.signal, r.detail)))
             for k, rs in reasons.items()
         },
+        features,
     )
 
 
@@ -385,23 +451,32 @@ def shortened(message: str, limit: int = 60) -> str:
     return message if len(message) <= limit else message[: limit - 3] + "..."
 
 
-def _message_evidence(
-    holders: Mapping[str, set[SymbolKey]],
-    named: dict[SymbolKey, float],
-    named_reasons: dict[SymbolKey, tuple[Reason, ...]],
-) -> None:
-    """Add each definition's message evidence to its named evidence: its best message (the
-    runs of one message count once), :data:`MESSAGE_WEIGHT` shared by the definitions that
-    hold it."""
+def _message_shares(holders: Mapping[str, set[SymbolKey]]) -> dict[SymbolKey, tuple[float, str]]:
+    """Each holder's best message (the runs of one message count once) and its share of it:
+    1 / the definitions that hold it."""
     best: dict[SymbolKey, tuple[float, str]] = {}
     for message, keys in sorted(holders.items()):
         if len(keys) > MAX_MESSAGE_HOLDERS:
             continue
-        w = MESSAGE_WEIGHT / len(keys)
+        share = 1.0 / len(keys)
         for key in keys:
-            if w > best.get(key, (0.0, ""))[0]:
-                best[key] = (w, message)
-    for key, (w, message) in sorted(best.items()):
+            if share > best.get(key, (0.0, ""))[0]:
+                best[key] = (share, message)
+    return best
+
+
+def _message_evidence(
+    shares: Mapping[SymbolKey, tuple[float, str]],
+    weight: float,
+    named: dict[SymbolKey, float],
+    named_reasons: dict[SymbolKey, tuple[Reason, ...]],
+) -> None:
+    """Add each definition's message evidence to its named evidence: ``weight`` times its
+    share of its best message."""
+    for key, (share, message) in sorted(shares.items()):
+        w = weight * share
+        if w <= 0:
+            continue
         named[key] = named.get(key, 0.0) + w
         reason = Reason(MESSAGE, shortened(message), round(w, 4))
         named_reasons[key] = (*named_reasons.get(key, ()), reason)
@@ -433,20 +508,19 @@ def _owners_after_members(
     scores: dict[SymbolKey, float],
     reasons: dict[SymbolKey, list[Reason]],
     members: Mapping[SymbolKey, Sequence[SymbolKey]],
+    share: float,
 ) -> None:
-    """A class with members keeps :data:`OWNER_SHARE` of its own evidence (named and words),
+    """A class with members keeps ``share`` (the fitted ``owner_share``) of its own evidence (named and words),
     after it has lent the whole of it: what a task says of a class is most often said of one
     of its methods (a fix changes a class's own body, outside its methods, in 11 of the 718
     changed definitions of the choosing tasks), so the class comes after its members with
     evidence of their own, as the class of a ``Class.method`` the task writes does."""
     for owner in members:
         if scores.get(owner, 0.0) > 0:
-            scores[owner] *= OWNER_SHARE
+            scores[owner] *= share
         if owner in reasons:
             reasons[owner] = [
-                Reason(r.signal, r.detail, round(r.weight * OWNER_SHARE, 4))
-                if r.signal == WORDS
-                else r
+                Reason(r.signal, r.detail, round(r.weight * share, 4)) if r.signal == WORDS else r
                 for r in reasons[owner]
             ]
 
