@@ -79,6 +79,10 @@ GRID: dict[str, tuple[float, ...]] = {
     "place_share": (0.1, 0.2, 0.35, 0.5, 0.7, 1.0),
     "place_power": (0.5, 1.0, 1.5, 2.0, 3.0, 4.0),
 }
+#: the map's file recall, by proxy: a gold file among the files of the first n symbols (a
+#: 1,024-token task map shows a few dozen entries); the fit keeps it, as the symbols' order
+#: decides which files the map has room for
+MAP_SYMBOLS = (20, 40)
 #: the pull towards the shipped values, per unit of a constant's log-distance (ties only)
 PULL = 1e-4
 FOLDS = 5
@@ -134,6 +138,7 @@ class Task:
         self.group = locsets.repo_group(row["repo"])
         self.weight = locsets.DATASET_WEIGHT.get(row["dataset"], 0.5)
         self.spans = [tuple(s) for s in row["gold_spans"]]
+        self.gold_files = set(row["gold_files"])
         self.recorded = [(s["path"], s["name"], s["line"]) for s in row["symbols"]]
         self.files: list[File] = []
         self.complete = True
@@ -303,6 +308,8 @@ class Task:
                     found[j] = i
         every = max(found.values()) if len(found) == len(self.spans) else None
         out = {"rr": 1.0 / first if first else 0.0, "first5": float(bool(first and first <= 5))}
+        for n in MAP_SYMBOLS:
+            out[f"map{n}"] = float(any(s[0] in self.gold_files for s in syms[:n]))
         for k in KS:
             if len(self.spans) > k:
                 head = syms[:k]
@@ -421,6 +428,7 @@ def summary(tasks: Sequence[Task], w: SymbolWeights, weighted: bool = False) -> 
 def objective(tasks: Sequence[Task], w: SymbolWeights, start: SymbolWeights) -> float:
     s = summary(tasks, w, weighted=True)
     value = sum(s[f"Acc@{k}"] for k in KS) / len(KS) + s["rr"]
+    value += sum(s[f"map{n}"] for n in MAP_SYMBOLS) / len(MAP_SYMBOLS)
     pull = sum(
         abs(math.log1p(getattr(w, n)) - math.log1p(getattr(start, n))) for n in SYMBOL_WEIGHT_NAMES
     )
@@ -470,7 +478,8 @@ def agreement(tasks: Sequence[Task], w: SymbolWeights) -> tuple[int, int]:
 
 
 def line(label: str, s: dict[str, float]) -> str:
-    cells = " | ".join(f"{s[k]:.3f}" for k in ("Acc@1", "Acc@5", "Acc@10", "first5", "rr"))
+    columns = ("Acc@1", "Acc@5", "Acc@10", "first5", "rr", *(f"map{n}" for n in MAP_SYMBOLS))
+    cells = " | ".join(f"{s[k]:.3f}" for k in columns)
     return f"| {label} | {cells} |"
 
 
@@ -493,8 +502,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"replay agrees with the recorded order in {same} of {n} task(s)")
     fitted = fit(choose, start)
     print("fitted:", json.dumps(fitted.to_dict()))
-    print("| tasks | Acc@1 | Acc@5 | Acc@10 | first gold in 5 | MRR (first gold) |")
-    print("|---|---:|---:|---:|---:|---:|")
+    maps = " | ".join(f"a gold file in the first {n}" for n in MAP_SYMBOLS)
+    print(f"| tasks | Acc@1 | Acc@5 | Acc@10 | first gold in 5 | MRR (first gold) | {maps} |")
+    print("|---|---:|---:|---:|---:|---:|" + "---:|" * len(MAP_SYMBOLS))
     print(line(f"choosing, shipped ({len(choose)})", summary(choose, start)))
     print(line(f"choosing, fitted ({len(choose)})", summary(choose, fitted)))
     if args.cv:

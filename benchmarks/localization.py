@@ -684,6 +684,7 @@ def dump_row(o: Outcome) -> dict[str, Any]:
         "first_gold_symbol": o.first_symbol_rank(),
         "all_gold_symbols": o.symbol_rank(),
         "hits": {k: o.symbol_hit(k) for k in SYMBOL_KS},
+        "in_map": {b: hit for b, (hit, *_) in o.maps.items()},
         "pack_bodies": list(o.pack_bodies),
         **o.details,
     }
@@ -1153,10 +1154,15 @@ def symbol_group_table(outcomes: Sequence[Outcome]) -> tuple[list[str], list[lis
     return header, rows
 
 
-def set_key(set_name: str, split: str, spans_only: bool) -> str:
+def set_key(set_name: str, split: str, spans_only: bool, sample: int | None = 0) -> str:
     """The key of a set's section: a sample drawn from the tasks with gold spans (function
-    level) has a section of its own beside the file-level one."""
-    return f"{set_name} {split}" + ("/functions" if spans_only else "")
+    level) has a section of its own beside the file-level one, and so does a run of every task
+    (``sample`` None: the record), so a quick sample never replaces the record."""
+    return (
+        f"{set_name} {split}"
+        + ("/functions" if spans_only else "")
+        + ("/all" if sample is None else "")
+    )
 
 
 def set_section(
@@ -1170,13 +1176,14 @@ def set_section(
 ) -> str:
     ok = [o for o in outcomes if o.error is None]
     errors = [o for o in outcomes if o.error]
-    key = set_key(set_name, split, spans_only)
+    key = set_key(set_name, split, spans_only, sample)
     spans = [o for o in ok if o.task.gold_spans]
     parts = [
         SET_START.format(key=key),
         f"## {set_name}: "
         + ("function level on " if spans_only else "")
-        + f"the {split} repositories",
+        + f"the {split} repositories"
+        + (", every task (the record)" if sample is None else ""),
         "",
         f"`{locsets.SETS[set_name]}`, the {split} side of the split by repository"
         " (`benchmarks/locsets.py`: the repositories of the 22 development tasks choose, every"
@@ -1208,6 +1215,13 @@ def set_section(
             "Ablation (each signal off, `RepoMap.rank(task=..., disabled_signals=[name])`):",
             "",
             md_table(GROUP_HEADER, group_rows(outcomes, ("repomapper", *ABLATION_VARIANTS)), 2),
+            "",
+        ]
+    if any(o.maps for o in ok):
+        parts += [
+            "Map recall: is a gold file inside the `--task` map at each budget (exact counts)?",
+            "",
+            md_table(MAP_HEADER, map_rows(outcomes), 1),
             "",
         ]
     if spans:
@@ -1485,7 +1499,9 @@ def main_set(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
             args.spans_only,
             not args.no_ablation,
         )
-        sets[set_key(args.set, args.split, args.spans_only)] = section.rstrip("\n") + "\n"
+        sets[set_key(args.set, args.split, args.spans_only, args.sample)] = (
+            section.rstrip("\n") + "\n"
+        )
         text = output.read_text(encoding="utf-8") if output.is_file() else ""
         output.write_text(with_sets(text, sets), encoding="utf-8")
         log(f"wrote {output}")

@@ -181,6 +181,7 @@ def test_the_fits_replay_gives_the_maps_symbol_order(make_tree, monkeypatch):
         "repo": "o/shop",
         "dataset": "x",
         "gold_spans": [["shop/cart.py", "Cart.total", 5, 7]],
+        "gold_files": {"shop/cart.py": 1},
         **localization.run_details(ranked, result, captured.features),
     }
     task = fit_symbols.Task(json.loads(json.dumps(row)))

@@ -479,7 +479,7 @@ def test_a_class_comes_after_its_method_that_has_evidence_of_its_own():
     defs = {
         "m.py": [
             _tag("RetryPolicy", SymbolKind.CLASS, start=1, end=9, doc="Retry with a timeout."),
-            _tag("backoff", SymbolKind.METHOD, "RetryPolicy", start=2, end=4, doc="Wait."),
+            _tag("backoff", SymbolKind.METHOD, "RetryPolicy", start=2, end=4, doc="The backoff."),
         ]
     }
     idf = {"retry": 2.0, "timeout": 2.0, "policy": 1.0, "backoff": 3.0}
