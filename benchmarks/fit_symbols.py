@@ -53,6 +53,7 @@ sys.path.insert(0, str(HERE))
 
 import locsets  # noqa: E402
 
+from repomapper.ranked import symbol_want  # noqa: E402
 from repomapper.relevance.symbol_weights import (  # noqa: E402
     SYMBOL_WEIGHT_NAMES,
     SYMBOL_WEIGHTS_FILE,
@@ -246,9 +247,7 @@ class Task:
         for pos, f, entries, first in streams:
             last = f.score
             for k, (ident, which, e) in enumerate(entries):
-                share = (max(e, 0.0) / best) ** w.evidence_power if best > 0 else 0.0
-                place = w.place_share / (k + 1) ** w.place_power
-                want = min(last, f.score * max(place, share))
+                want = min(last, symbol_want(f.score, k, e, best, w))
                 last = want
                 if k == 0 and first:
                     continue

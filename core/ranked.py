@@ -11,6 +11,7 @@ import collections
 import functools
 import heapq
 import itertools
+import math
 import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from .fileentry import FileEntry
 from .graph import SymbolTable
 from .madeonread import MadeOnRead
 from .model import Diagnostic, FileSymbols, RankedFile, Reason, Tag, made_ranked_file, made_reason
-from .relevance.symbol_weights import shipped_symbol_weights
+from .relevance.symbol_weights import SymbolWeights, shipped_symbol_weights
 from .relevance.symbols import SymbolKey, definition_key, task_evidence
 from .render import Item
 
@@ -264,16 +265,25 @@ def map_items(ranked: RankedRepository) -> Iterator[Item]:
             return
         last = rf.score
         for k, (ident, which, evidence) in enumerate(symbols):
-            share = (max(evidence, 0.0) / best) ** sw.evidence_power if best > 0 else 0.0
             # as wanted as its own evidence says, never more than the symbol before it
-            place = sw.place_share / (k + 1) ** sw.place_power
-            want = min(last, rf.score * max(place, share))
+            want = min(last, symbol_want(rf.score, k, evidence, best, sw))
             last = want
             if k == 0 and rf.path in firsts:
                 continue
             yield (-want, pos, k), _item(rf.path, (ident, which), want)
 
     yield from _merged(files, of_file)
+
+
+def symbol_want(
+    file_score: float, k: int, evidence: float, best: float, sw: SymbolWeights
+) -> float:
+    """How much the map wants the ``k``-th (from 0) definition of a file scored
+    ``file_score`` whose task evidence is ``evidence`` (``best``: the task's best), before
+    the cap by the definition before it (:func:`map_items`)."""
+    share = math.pow(max(evidence, 0.0) / best, sw.evidence_power) if best > 0 else 0.0
+    place = sw.place_share / math.pow(k + 1, sw.place_power)
+    return file_score * max(place, share)
 
 
 def _best_evidence(ranked: RankedRepository) -> float:

@@ -42,6 +42,22 @@ def test_set_sections_are_replaced_in_place_and_kept_before_the_discussion(loc, 
     assert text.startswith(head)
 
 
+def test_a_run_of_every_task_keeps_its_own_section_beside_a_samples(loc, tmp_path):
+    """The record (every task) and a quick sample are two sections: a sample never replaces
+    the record, nor the record a sample."""
+    record = loc.set_key("multilang", "judge", False, None)
+    sample = loc.set_key("multilang", "judge", False, 12)
+    functions = loc.set_key("multilang", "judge", True, 5)
+    assert len({record, sample, functions}) == 3
+    report = tmp_path / "r.md"
+    sets = {record: _section(loc, record, "every task"), sample: _section(loc, sample, "12")}
+    report.write_text(loc.with_sets("# r\n", sets), encoding="utf-8")
+    kept = loc.existing_sets(report)
+    kept[sample] = _section(loc, sample, "12 again")
+    text = loc.with_sets(report.read_text(encoding="utf-8"), kept)
+    assert "every task" in text and "12 again" in text and "\n12\n" not in text
+
+
 def test_acc_at_k_with_more_gold_files_than_k(loc):
     task = loc.Task("t", "o/r", "text", ("a.py", "b.py", "c.py"))
     out = loc.Outcome(task)

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 from dataclasses import dataclass, fields
 from pathlib import Path
+
+from .weights import named_weights
 
 SYMBOL_WEIGHTS_FILE = Path(__file__).with_name("symbol_weights.json")
 
@@ -69,6 +70,8 @@ class SymbolWeights:
 
 #: the names of :class:`SymbolWeights`' values, in the file's order
 SYMBOL_WEIGHT_NAMES = tuple(f.name for f in fields(SymbolWeights))
+#: the values that must be above 0 and at most this (a share, a power)
+_BOUNDED = {"owner_share": 1.0, "evidence_power": 4.0, "place_share": 1.0, "place_power": 8.0}
 
 
 def parse_symbol_weights(raw: object, source: str) -> SymbolWeights:
@@ -76,41 +79,12 @@ def parse_symbol_weights(raw: object, source: str) -> SymbolWeights:
     wrong."""
     if not isinstance(raw, dict):
         raise SymbolWeightsError(f"{source}: not a JSON object")
-    w = raw.get("weights")
-    if not isinstance(w, dict):
-        raise SymbolWeightsError(f"{source}: no 'weights' object")
-    missing = [n for n in SYMBOL_WEIGHT_NAMES if n not in w]
-    extra = sorted(set(w) - set(SYMBOL_WEIGHT_NAMES))
-    if missing or extra:
-        raise SymbolWeightsError(
-            f"{source}: weights must name exactly {list(SYMBOL_WEIGHT_NAMES)}"
-            + (f"; missing {missing}" if missing else "")
-            + (f"; unknown {extra}" if extra else "")
-        )
-    values: dict[str, float] = {}
-    for name in SYMBOL_WEIGHT_NAMES:
-        v = w[name]
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+    values = named_weights(raw, SYMBOL_WEIGHT_NAMES, source, "", SymbolWeightsError)
+    for name, high in _BOUNDED.items():
+        if not 0 < values[name] <= high:
             raise SymbolWeightsError(
-                f"{source}: weight {name!r} must be a finite number >= 0, not {v!r}"
+                f"{source}: {name!r} must be in (0, {high:g}], not {values[name]!r}"
             )
-        values[name] = float(v)
-    if not 0 < values["owner_share"] <= 1:
-        raise SymbolWeightsError(
-            f"{source}: 'owner_share' must be in (0, 1], not {values['owner_share']!r}"
-        )
-    if not 0 < values["evidence_power"] <= 4:
-        raise SymbolWeightsError(
-            f"{source}: 'evidence_power' must be in (0, 4], not {values['evidence_power']!r}"
-        )
-    if not 0 < values["place_share"] <= 1:
-        raise SymbolWeightsError(
-            f"{source}: 'place_share' must be in (0, 1], not {values['place_share']!r}"
-        )
-    if not 0 < values["place_power"] <= 8:
-        raise SymbolWeightsError(
-            f"{source}: 'place_power' must be in (0, 8], not {values['place_power']!r}"
-        )
     if not values["name"] + values["doc"] + values["body"] > 0:
         raise SymbolWeightsError(f"{source}: 'name', 'doc' and 'body' are all 0")
     return SymbolWeights(**values)

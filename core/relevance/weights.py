@@ -24,7 +24,7 @@ import functools
 import json
 import math
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -201,25 +201,38 @@ def parse_weights(raw: object, source: str) -> LanguageWeights:
     return LanguageWeights(default, MappingProxyType(groups), MappingProxyType(members))
 
 
-def _parse_set(raw: dict[str, object], source: str) -> RankingWeights:
-    """One weight set (``weights`` and ``role_factor``) of a weights document."""
+def named_weights(
+    raw: Mapping[str, object],
+    names: Sequence[str],
+    source: str,
+    what: str,
+    error: type[ValueError],
+) -> dict[str, float]:
+    """The ``weights`` object of a weights document: exactly ``names``, each a finite number
+    >= 0; ``error`` (with ``source`` and ``what`` the names are) says what is wrong."""
     w = raw.get("weights")
     if not isinstance(w, dict):
-        raise WeightsError(f"{source}: no 'weights' object")
-    missing = [f for f in FEATURES if f not in w]
-    extra = sorted(set(w) - set(FEATURES))
+        raise error(f"{source}: no 'weights' object")
+    missing = [n for n in names if n not in w]
+    extra = sorted(set(w) - set(names))
     if missing or extra:
-        raise WeightsError(
-            f"{source}: weights must name exactly the features {list(FEATURES)}"
+        raise error(
+            f"{source}: weights must name exactly {what}{list(names)}"
             + (f"; missing {missing}" if missing else "")
             + (f"; unknown {extra}" if extra else "")
         )
     out: dict[str, float] = {}
-    for name in FEATURES:
+    for name in names:
         v = w[name]
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
-            raise WeightsError(f"{source}: weight {name!r} must be a finite number >= 0, not {v!r}")
+            raise error(f"{source}: weight {name!r} must be a finite number >= 0, not {v!r}")
         out[name] = float(v)
+    return out
+
+
+def _parse_set(raw: dict[str, object], source: str) -> RankingWeights:
+    """One weight set (``weights`` and ``role_factor``) of a weights document."""
+    out = named_weights(raw, FEATURES, source, "the features ", WeightsError)
     if not any(out.values()):
         raise WeightsError(f"{source}: every weight is 0")
     rf = raw.get("role_factor")
