@@ -16,11 +16,10 @@ never a silent fallback. It is package data, so a new fit changes the keys of me
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from .weights import named_weights
+from .weights import named_weights, read_document
 
 SYMBOL_WEIGHTS_FILE = Path(__file__).with_name("symbol_weights.json")
 
@@ -91,12 +90,7 @@ def parse_symbol_weights(raw: object, source: str) -> SymbolWeights:
 
 
 def load_symbol_weights(path: Path) -> SymbolWeights:
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SymbolWeightsError(f"{path}: cannot read the symbol weights: {exc}") from exc
-    except ValueError as exc:
-        raise SymbolWeightsError(f"{path}: not valid JSON: {exc}") from exc
+    raw = read_document(path, "symbol weights", SymbolWeightsError)
     return parse_symbol_weights(raw, str(path))
 
 

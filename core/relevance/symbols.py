@@ -7,8 +7,8 @@ A definition's evidence:
   traceback frame inside its lines, a dotted module path ending in it);
 * **words**: the task's terms in its name, in its signature and docstring and, for a function
   or method of the best files, in its body (read from the file text the lexical index reads),
-  each field by its fitted weight (:mod:`.symbol_weights`), each term weighted by the term's rarity in the repository (the index's IDF) and
-  saturated like BM25 (a term found once says most of what it can), a body's counts not
+  each field by its fitted weight (:mod:`.symbol_weights`), each term by its rarity in the
+  repository (the index's IDF) and saturated like BM25 (a term found once says most of what it can), a body's counts not
   normalized by its length (a long function is where a change most often lands);
 * **incidental** definitions (module- and class-level variables such as ``__all__``,
   ``__slots__`` and bare class attributes, and helpers defined inside a function, which a file
@@ -123,7 +123,7 @@ class DefinitionFeatures:
 class SymbolScores:
     scores: dict[SymbolKey, float]
     reasons: dict[SymbolKey, tuple[Reason, ...]]
-    #: each scored definition's features, when asked for (``score_symbols(features=True)``)
+    #: each scored definition's features, when asked for (``score_symbols(parts=...)``)
     features: dict[SymbolKey, DefinitionFeatures] | None = None
 
 

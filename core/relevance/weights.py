@@ -241,14 +241,19 @@ def _parse_set(raw: dict[str, object], source: str) -> RankingWeights:
     return RankingWeights(MappingProxyType(out), float(rf))
 
 
-def load_weights_file(path: Path) -> LanguageWeights:
+def read_document(path: Path, what: str, error: type[ValueError]) -> object:
+    """The JSON document of a weights file; ``error`` says why it cannot be read (``what``:
+    which weights)."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise WeightsError(f"{path}: cannot read the ranking weights: {exc}") from exc
+        raise error(f"{path}: cannot read the {what}: {exc}") from exc
     except ValueError as exc:
-        raise WeightsError(f"{path}: not valid JSON: {exc}") from exc
-    return parse_weights(raw, str(path))
+        raise error(f"{path}: not valid JSON: {exc}") from exc
+
+
+def load_weights_file(path: Path) -> LanguageWeights:
+    return parse_weights(read_document(path, "ranking weights", WeightsError), str(path))
 
 
 @functools.cache
