@@ -53,13 +53,14 @@ sys.path.insert(0, str(HERE))
 
 import locsets  # noqa: E402
 
-from repomapper.ranked import symbol_want  # noqa: E402
+from repomapper.ranked import name_suffixes, ordered_definitions, symbol_want  # noqa: E402
 from repomapper.relevance.symbol_weights import (  # noqa: E402
     SYMBOL_WEIGHT_NAMES,
     SYMBOL_WEIGHTS_FILE,
     SymbolWeights,
     load_symbol_weights,
 )
+from repomapper.relevance.symbols import DefinitionFeatures  # noqa: E402
 from repomapper.render import REPEAT_FACTOR  # noqa: E402
 
 #: how the input files are made (written beside the fitted values)
@@ -93,34 +94,25 @@ DEPTH = 50
 Key = tuple[str, str, int]
 #: the features of a definition the scoring did not reach (a file the task names, ranked past
 #: the 50 whose definitions are scored)
-NO_FEATURES = {
-    "named": 0.0,
-    "named_owner": 0.0,
-    "message": 0.0,
-    "name": 0.0,
-    "doc": 0.0,
-    "body": 0.0,
-    "file_relevance": 0.0,
-    "incidental": False,
-    "member_of": None,
-}
+NO_FEATURES = DefinitionFeatures(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, False, None)
 
 
 @dataclass
 class Definition:
     key: Key
     end: int
-    named: float
-    named_owner: float
-    message: float
-    name: float
-    doc: float
-    body: float
-    relevance: float
-    incidental: bool
-    member_of: Key | None
+    #: what the scoring made it of, as ``localization.py --dump`` wrote it
+    f: DefinitionFeatures
     #: its line's shape (:func:`repomapper.render.line_shape`): repeats are priced down
     shape: str | None
+
+
+def _features(dumped: dict | None) -> DefinitionFeatures:
+    """A dumped definition's features (JSON: the class it is a member of as a list)."""
+    if dumped is None:
+        return NO_FEATURES
+    member = dumped["member_of"]
+    return DefinitionFeatures(**{**dumped, "member_of": tuple(member) if member else None})
 
 
 @dataclass
@@ -153,57 +145,42 @@ class Task:
                     if len(r) < 9:
                         self.complete = False
                         continue
-                    ft = r[7] or NO_FEATURES
-                    member = tuple(ft["member_of"]) if ft["member_of"] else None
-                    tags[ident].append(
-                        Definition(
-                            (f["path"], r[3], r[0]),
-                            r[1],
-                            ft["named"],
-                            ft["named_owner"],
-                            ft["message"],
-                            ft["name"],
-                            ft["doc"],
-                            ft["body"],
-                            ft["file_relevance"],
-                            ft["incidental"],
-                            member,  # type: ignore[arg-type]
-                            r[8],
-                        )
-                    )
+                    key = (f["path"], r[3], r[0])
+                    tags[ident].append(Definition(key, r[1], _features(r[7]), r[8]))
             self.files.append(File(f["path"], f["score"], f["named"], tags, f["graph_order"]))
         every = [d for f in self.files for ds in f.tags.values() for d in ds]
         #: the definitions that can have evidence (the others have none under any constants)
         self.defs = [
             d
             for d in every
-            if d.incidental or d.named or d.named_owner or d.message or d.name or d.doc or d.body
+            if d.f.incidental
+            or any((d.f.named, d.f.named_owner, d.f.message, d.f.name, d.f.doc, d.f.body))
         ]
         #: the classes with members (whose evidence they keep ``owner_share`` of)
-        self.owners = sorted({d.member_of for d in every if d.member_of and not d.incidental})
-        #: per file and set of scored names, the rows of its identifiers without evidence
-        self._unscored: dict[tuple[str, frozenset[str]], tuple[set[str], list]] = {}
+        self.owners = sorted({d.f.member_of for d in every if d.f.member_of and not d.f.incidental})
+        #: per file and set of scored qualified names, the identifiers they may be listed under
+        self._names: dict[tuple[str, frozenset[str]], set[str]] = {}
 
     # ---------------------------------------------------------------------------------------
     def evidence(self, w: SymbolWeights) -> dict[Key, tuple[float, float]]:
         """Per definition with any: (its score, its whole task evidence), as score_symbols and
         task_evidence make them."""
-        raw = {d.key: w.name * d.name + w.doc * d.doc + w.body * d.body for d in self.defs}
+        raw = {d.key: w.name * d.f.name + w.doc * d.f.doc + w.body * d.f.body for d in self.defs}
         best_words = max(raw.values(), default=0.0)
         scores: dict[Key, float] = {}
         words: dict[Key, float] = {}
         members: dict[Key, list[Definition]] = {}
         for d in self.defs:
-            n = d.named + w.owner_share * d.named_owner + w.message * d.message
-            ww = w.words * d.relevance * raw[d.key] / best_words if best_words > 0 else 0.0
+            n = d.f.named + w.owner_share * d.f.named_owner + w.message * d.f.message
+            ww = w.words * d.f.file_relevance * raw[d.key] / best_words if best_words > 0 else 0.0
             if ww > 0:
                 words[d.key] = ww
             if n > 0:
-                scores[d.key] = n * w.owner_share if d.incidental else n
-            elif ww <= 0 and d.incidental:
+                scores[d.key] = n * w.owner_share if d.f.incidental else n
+            elif ww <= 0 and d.f.incidental:
                 scores[d.key] = -1.0
-            if d.member_of is not None and not d.incidental:
-                members.setdefault(d.member_of, []).append(d)
+            if d.f.member_of is not None and not d.f.incidental:
+                members.setdefault(d.f.member_of, []).append(d)
         scope: dict[Key, float] = {}
 
         def own(k: Key) -> float:
@@ -273,25 +250,13 @@ class Task:
         """``RankedRepository.definitions_in``: ``scored`` are the qualified names of the
         file's definitions with evidence."""
         memo = (f.path, frozenset(scored))
-        if memo not in self._unscored:
-            names: set[str] = set()
-            for qualified in scored:
-                parts = qualified.split(".")
-                names.update(".".join(parts[i:]) for i in range(len(parts)))
-            plain = [(0.0, i, 0, ident, None) for i, ident in enumerate(f.graph_order)]
-            self._unscored[memo] = (names, [r for r in plain if r[3] not in names])
-        names, unscored = self._unscored[memo]
-        rows: list[tuple[float, int, int, str, int | None]] = list(unscored)
-        for i, ident in enumerate(f.graph_order):
-            if ident not in names:
-                continue
-            evidence = [ev.get(d.key, (0.0, 0.0))[1] for d in f.tags.get(ident, [])]
-            if len(set(evidence)) > 1:
-                rows.extend((-e, i, j, ident, j) for j, e in enumerate(evidence))
-            else:
-                rows.append((-evidence[0] if evidence else 0.0, i, 0, ident, None))
-        rows.sort(key=lambda r: r[:3])
-        return [(ident, which, -neg) for neg, _, _, ident, which in rows]
+        if memo not in self._names:
+            self._names[memo] = {n for q in scored for n in name_suffixes(q)}
+        return ordered_definitions(
+            f.graph_order,
+            self._names[memo],
+            lambda ident: [ev.get(d.key, (0.0, 0.0))[1] for d in f.tags.get(ident, [])],
+        )
 
     # ---------------------------------------------------------------------------------------
     def matches(self, sym: tuple[str, str, int, int]) -> bool:

@@ -13,7 +13,7 @@ import heapq
 import itertools
 import math
 import operator
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar, overload
 
@@ -183,18 +183,11 @@ class RankedRepository:
         names = self._scored_names.get(path) if self.task else None
         if not names:
             return [(ident, None, 0.0) for ident, _ in ranked]
-        rows: list[tuple[float, int, int, str, int | None]] = []
-        for i, (ident, _) in enumerate(ranked):
-            if ident not in names:  # no evidence: its definitions are not read
-                rows.append((0.0, i, 0, ident, None))
-                continue
-            evidence = [_definition_evidence(self, path, t) for t in self._tags(path, ident)]
-            if len(set(evidence)) > 1:
-                rows.extend((-e, i, j, ident, j) for j, e in enumerate(evidence))
-            else:
-                rows.append((-evidence[0] if evidence else 0.0, i, 0, ident, None))
-        rows.sort(key=lambda r: r[:3])
-        return [(ident, which, -neg) for neg, _, _, ident, which in rows]
+        return ordered_definitions(
+            [ident for ident, _ in ranked],
+            names,
+            lambda ident: [_definition_evidence(self, path, t) for t in self._tags(path, ident)],
+        )
 
     def _tags(self, path: str, ident: str) -> Sequence[Tag]:
         """``ident``'s definitions in ``path``, in the order a map entry's ``skip`` counts."""
@@ -206,10 +199,38 @@ class RankedRepository:
         score): only their definitions are read (a stored table makes each row when read)."""
         names: dict[str, set[str]] = {}
         for path, qualified, _ in itertools.chain(self.symbol_scores, self.symbol_reasons):
-            # the name is the qualified name's last part, or more when a name holds a dot
-            parts = qualified.split(".")
-            names.setdefault(path, set()).update(".".join(parts[i:]) for i in range(len(parts)))
+            names.setdefault(path, set()).update(name_suffixes(qualified))
         return {p: frozenset(n) for p, n in names.items()}
+
+
+def name_suffixes(qualified: str) -> list[str]:
+    """The identifiers a definition with this qualified name may be listed under: its last
+    part, or more when a name holds a dot (``a.b.c``: ``c``, ``b.c``, ``a.b.c``)."""
+    parts = qualified.split(".")
+    return [".".join(parts[i:]) for i in range(len(parts))]
+
+
+def ordered_definitions(
+    idents: Sequence[str],
+    scored: Container[str],
+    evidence_of: Callable[[str], list[float]],
+) -> list[tuple[str, int | None, float]]:
+    """A file's identifiers (``idents``, in the reference graph's order) as
+    :meth:`RankedRepository.definitions_in` orders them: best first by the task evidence of
+    their definitions (``evidence_of``, read only for the ``scored`` ones), ties by the graph's
+    order, then by line; an identifier's definitions apart when their evidence differs."""
+    rows: list[tuple[float, int, int, str, int | None]] = []
+    for i, ident in enumerate(idents):
+        if ident not in scored:  # no evidence: its definitions are not read
+            rows.append((0.0, i, 0, ident, None))
+            continue
+        evidence = evidence_of(ident)
+        if len(set(evidence)) > 1:
+            rows.extend((-e, i, j, ident, j) for j, e in enumerate(evidence))
+        else:
+            rows.append((-evidence[0] if evidence else 0.0, i, 0, ident, None))
+    rows.sort(key=lambda r: r[:3])
+    return [(ident, which, -neg) for neg, _, _, ident, which in rows]
 
 
 def _definition_evidence(ranked: RankedRepository, path: str, tag: Tag) -> float:
@@ -225,8 +246,8 @@ def map_items(ranked: RankedRepository) -> Iterator[Item]:
     definitions. With a task the map follows the file ranking: the k-th symbol of a file with
     score ``s`` is wanted as much as ``s * place_share / k ** place_power``, or as ``s`` times
     its task evidence over the best definition's of the whole task raised to
-    ``evidence_power`` (fitted constants, :mod:`.relevance.symbol_weights`) when that is more (never more than the symbol before it),
-    so each well-ranked file shows its first symbols before the best file shows its tenth
+    ``evidence_power`` (fitted constants, :mod:`.relevance.symbol_weights`) when that is more
+    (never more than the symbol before it), so each well-ranked file shows its first symbols before the best file shows its tenth
     unremarkable one, the functions the task is about come together, and the files the task
     names come first of all. A power below 1, and the task's best rather than the file's:
     evidence spans orders of magnitude (a name the task writes against a few of its

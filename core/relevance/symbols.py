@@ -149,16 +149,14 @@ def named_by_definition(
     top-level one; a bare name to every definition of it. Each (signal, detail) counts once per
     definition, by its strongest instance; the score is their sum."""
     share = (weights or shipped_symbol_weights()).owner_share
-    best: dict[SymbolKey, dict[tuple[str, str], float]] = {}
-    for (path, name), evs in sorted(found.items()):
-        defs = [t for t in file_defs.get(path, ()) if t.name == name]
-        for signal, detail, w in evs:
-            targets, weight = _targets(defs, name, signal, detail), w
-            if _as_owner(name, signal, detail):
-                weight = w * share  # the owner of the name the task writes
-            for t in targets:
-                got = best.setdefault(definition_key(path, t), {})
-                got[(signal, detail)] = max(weight, got.get((signal, detail), 0.0))
+    best = {
+        key: {
+            # the owner of the name the task writes gets its share
+            sd: w * share if owner else w
+            for sd, (w, owner) in found_here.items()
+        }
+        for key, found_here in _named_best(file_defs, found).items()
+    }
     scores = {k: sum(b.values()) for k, b in best.items()}
     reasons = {
         k: tuple(
@@ -181,6 +179,19 @@ def named_parts(
     """Per definition, the explicit evidence :func:`named_by_definition` gives it, apart: of its
     own, and as the owner of a ``Class.method`` the task writes (before ``owner_share``).
     Features for the fit; the scores are :func:`named_by_definition`'s."""
+    return {
+        k: (sum(w for w, o in b.values() if not o), sum(w for w, o in b.values() if o))
+        for k, b in _named_best(file_defs, found).items()
+    }
+
+
+def _named_best(
+    file_defs: Mapping[str, Sequence[Tag]], found: NamedEvidence
+) -> dict[SymbolKey, dict[tuple[str, str], tuple[float, bool]]]:
+    """Per definition the explicit evidence points at, per (signal, detail), its strongest
+    weight and whether it names the definition as an owner (:func:`_as_owner`; the same for
+    every instance of one (signal, detail), so the strongest before the owner's share is the
+    strongest after it)."""
     best: dict[SymbolKey, dict[tuple[str, str], tuple[float, bool]]] = {}
     for (path, name), evs in sorted(found.items()):
         defs = [t for t in file_defs.get(path, ()) if t.name == name]
@@ -190,10 +201,7 @@ def named_parts(
                 got = best.setdefault(definition_key(path, t), {})
                 if w > got.get((signal, detail), (0.0, False))[0]:
                     got[(signal, detail)] = (w, owner)
-    return {
-        k: (sum(w for w, o in b.values() if not o), sum(w for w, o in b.values() if o))
-        for k, b in best.items()
-    }
+    return best
 
 
 def _targets(defs: Sequence[Tag], name: str, signal: str, detail: str) -> Sequence[Tag]:
@@ -382,9 +390,19 @@ def score_symbols(
     file_score = dict(top)
     scores: dict[SymbolKey, float] = {}
     reasons: dict[SymbolKey, list[Reason]] = {}
+    features: dict[SymbolKey, DefinitionFeatures] | None = None if parts is None else {}
     for key in sorted(set(is_incidental) | set(named)):
         n = named.get(key, 0.0)
         rel = file_score.get(key[0], 0.0) / best_file if best_file > 0 else 0.0
+        if features is not None and parts is not None:
+            features[key] = DefinitionFeatures(
+                *parts.get(key, (0.0, 0.0)),
+                shares.get(key, (0.0, ""))[0],
+                *fields.get(key, (0.0, 0.0, 0.0)),
+                rel,
+                is_incidental.get(key, False),
+                member_of.get(key),
+            )
         w = sw.words * rel * words.get(key, 0.0) / best_words if best_words > 0 else 0.0
         rs = list(named_reasons.get(key, ()))
         if w > 0:
@@ -400,19 +418,6 @@ def score_symbols(
             reasons[key] = rs
     _lend_to_members(scores, reasons, members)
     _owners_after_members(scores, reasons, members, sw.owner_share)
-    features = None
-    if parts is not None:
-        features = {
-            key: DefinitionFeatures(
-                *parts.get(key, (0.0, 0.0)),
-                shares.get(key, (0.0, ""))[0],
-                *fields.get(key, (0.0, 0.0, 0.0)),
-                file_score.get(key[0], 0.0) / best_file if best_file > 0 else 0.0,
-                is_incidental.get(key, False),
-                member_of.get(key),
-            )
-            for key in sorted(set(is_incidental) | set(named))
-        }
     return SymbolScores(
         scores,
         {
@@ -510,8 +515,8 @@ def _owners_after_members(
     members: Mapping[SymbolKey, Sequence[SymbolKey]],
     share: float,
 ) -> None:
-    """A class with members keeps ``share`` (the fitted ``owner_share``) of its own evidence (named and words),
-    after it has lent the whole of it: what a task says of a class is most often said of one
+    """A class with members keeps ``share`` (the fitted ``owner_share``) of its own evidence
+    (named and words), after it has lent the whole of it: what a task says of a class is most often said of one
     of its methods (a fix changes a class's own body, outside its methods, in 11 of the 718
     changed definitions of the choosing tasks), so the class comes after its members with
     evidence of their own, as the class of a ``Class.method`` the task writes does."""
