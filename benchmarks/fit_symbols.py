@@ -10,9 +10,10 @@ share of a message, the task's words in its name, header and body, its file's re
 each file's identifiers in the reference graph's order, and which files the task names.
 
 **The replay.** For a set of constants (:class:`repomapper.relevance.symbol_weights.SymbolWeights`)
-this script scores every definition as :func:`repomapper.relevance.symbols.score_symbols` does
-(named evidence, the words evidence normalized to the best definition, a named class lending
-to its best member and keeping ``owner_share``), orders each file's definitions as
+this script scores every definition by the scoring's own combination of its features
+(:func:`repomapper.relevance.symbols.combined`: named evidence by kind, the words evidence
+normalized to the best definition, a named class lending to its best member and keeping
+``owner_share``), orders each file's definitions as
 ``RankedRepository.definitions_in`` does, and merges the files as ``map_items`` does (the k-th
 symbol of a file wanted as its file's score times ``place_share / k ** place_power``, or times
 its evidence over the task's best raised to ``evidence_power`` when that is more), with lines
@@ -45,7 +46,7 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -60,7 +61,7 @@ from repomapper.relevance.symbol_weights import (  # noqa: E402
     SymbolWeights,
     load_symbol_weights,
 )
-from repomapper.relevance.symbols import DefinitionFeatures  # noqa: E402
+from repomapper.relevance.symbols import DefinitionFeatures, combined  # noqa: E402
 from repomapper.render import REPEAT_FACTOR  # noqa: E402
 
 #: how the input files are made (written beside the fitted values)
@@ -70,7 +71,13 @@ DUMPS = (
 )
 KS = (1, 5, 10)
 #: the grid each constant is searched over
+NAMED_GRID = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
 GRID: dict[str, tuple[float, ...]] = {
+    "named_frame": NAMED_GRID,
+    "named_module": NAMED_GRID,
+    "named_qualified": NAMED_GRID,
+    "named_identifier": NAMED_GRID,
+    "named_plain": NAMED_GRID,
     "words": (0.05, 0.1, 0.2, 0.3, 0.4, 0.6, 0.8, 1.2, 1.6, 2.4, 3.2, 4.8),
     "name": (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 9.0),
     "doc": (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0),
@@ -94,7 +101,9 @@ DEPTH = 50
 Key = tuple[str, str, int]
 #: the features of a definition the scoring did not reach (a file the task names, ranked past
 #: the 50 whose definitions are scored)
-NO_FEATURES = DefinitionFeatures(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, False, None)
+NO_FEATURES = DefinitionFeatures(
+    **{f.name: 0.0 for f in fields(DefinitionFeatures)[:-2]}, incidental=False, member_of=None
+)
 
 
 @dataclass
@@ -148,61 +157,22 @@ class Task:
                     key = (f["path"], r[3], r[0])
                     tags[ident].append(Definition(key, r[1], _features(r[7]), r[8]))
             self.files.append(File(f["path"], f["score"], f["named"], tags, f["graph_order"]))
-        every = [d for f in self.files for ds in f.tags.values() for d in ds]
-        #: the definitions that can have evidence (the others have none under any constants)
-        self.defs = [
-            d
-            for d in every
-            if d.f.incidental
-            or any((d.f.named, d.f.named_owner, d.f.message, d.f.name, d.f.doc, d.f.body))
-        ]
-        #: the classes with members (whose evidence they keep ``owner_share`` of)
-        self.owners = sorted({d.f.member_of for d in every if d.f.member_of and not d.f.incidental})
+        #: the features of the definitions the scoring reached (the others have no evidence)
+        self.features = {
+            d.key: d.f
+            for f in self.files
+            for ds in f.tags.values()
+            for d in ds
+            if d.f is not NO_FEATURES
+        }
         #: per file and set of scored qualified names, the identifiers they may be listed under
         self._names: dict[tuple[str, frozenset[str]], set[str]] = {}
 
     # ---------------------------------------------------------------------------------------
     def evidence(self, w: SymbolWeights) -> dict[Key, tuple[float, float]]:
-        """Per definition with any: (its score, its whole task evidence), as score_symbols and
-        task_evidence make them."""
-        raw = {d.key: w.name * d.f.name + w.doc * d.f.doc + w.body * d.f.body for d in self.defs}
-        best_words = max(raw.values(), default=0.0)
-        scores: dict[Key, float] = {}
-        words: dict[Key, float] = {}
-        members: dict[Key, list[Definition]] = {}
-        for d in self.defs:
-            n = d.f.named + w.owner_share * d.f.named_owner + w.message * d.f.message
-            ww = w.words * d.f.file_relevance * raw[d.key] / best_words if best_words > 0 else 0.0
-            if ww > 0:
-                words[d.key] = ww
-            if n > 0:
-                scores[d.key] = n * w.owner_share if d.f.incidental else n
-            elif ww <= 0 and d.f.incidental:
-                scores[d.key] = -1.0
-            if d.f.member_of is not None and not d.f.incidental:
-                members.setdefault(d.f.member_of, []).append(d)
-        scope: dict[Key, float] = {}
-
-        def own(k: Key) -> float:
-            return max(scores.get(k, 0.0), 0.0) + words.get(k, 0.0) + scope.get(k, 0.0)
-
-        for owner in sorted(members):
-            if scores.get(owner, 0.0) <= 0:  # (a member without evidence lends nothing)
-                continue
-            lent = own(owner)
-            best = max(members[owner], key=lambda d: (own(d.key), -d.key[2]))
-            if own(best.key) > 0:
-                scope[best.key] = scope.get(best.key, 0.0) + lent
-        for owner in self.owners:
-            if scores.get(owner, 0.0) > 0:
-                scores[owner] *= w.owner_share
-            if owner in words:
-                words[owner] *= w.owner_share
-        keys = set(scores) | set(words) | set(scope)
-        return {
-            k: (scores.get(k, 0.0), scores.get(k, 0.0) + words.get(k, 0.0) + scope.get(k, 0.0))
-            for k in keys
-        }
+        """Per definition with any: (its score, its whole task evidence), as the map has them
+        (:func:`repomapper.relevance.symbols.combined`)."""
+        return {k: (e.score or 0.0, e.total) for k, e in combined(self.features, w).items()}
 
     def symbols(self, w: SymbolWeights, depth: int = DEPTH) -> list[tuple[str, str, int, int]]:
         """The distinct symbols of the map's order under ``w``: (path, name, line, end line)."""

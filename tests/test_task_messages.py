@@ -58,11 +58,11 @@ def test_the_definition_holding_a_message_gets_named_evidence_once_per_message()
     )
     defs = {"m.py": [_fn("check", 1, 2), _fn("other", 4, 5)]}
     messages = ("Unknown widget mode", "expected one of a, b")  # runs of one message
-    got = score_symbols([("m.py", 1.0)], defs, {}, {}, {}, lambda p: text.encode(), messages)
+    got = score_symbols([("m.py", 1.0)], defs, {}, {}, lambda p: text.encode(), messages)
     assert got.scores == {("m.py", "check", 1): MESSAGE_WEIGHT}
     (reason,) = got.reasons[("m.py", "check", 1)]
     assert reason.signal == MESSAGE and reason.weight == MESSAGE_WEIGHT
-    without = score_symbols([("m.py", 1.0)], defs, {}, {}, {}, lambda p: text.encode())
+    without = score_symbols([("m.py", 1.0)], defs, {}, {}, lambda p: text.encode())
     assert ("m.py", "check", 1) not in without.scores
 
 
@@ -71,13 +71,12 @@ def test_a_message_many_definitions_print_says_nothing():
     text = "".join(f"def f{i}():\n    log('could not open the file')\n" for i in range(n))
     defs = {"m.py": [_fn(f"f{i}", 2 * i + 1, 2 * i + 2) for i in range(n)]}
     got = score_symbols(
-        [("m.py", 1.0)], defs, {}, {}, {}, lambda p: text.encode(), ("could not open the file",)
+        [("m.py", 1.0)], defs, {}, {}, lambda p: text.encode(), ("could not open the file",)
     )
     assert got.scores == {}
     two = score_symbols(
         [("m.py", 1.0)],
         {"m.py": defs["m.py"][:2]},
-        {},
         {},
         {},
         lambda p: text.encode(),
@@ -120,7 +119,6 @@ def test_each_place_of_a_message_goes_to_the_definition_holding_its_line():
     got = score_symbols(
         [("m.py", 1.0)],
         defs,
-        {},
         {},
         {},
         lambda p: text.encode(),

@@ -15,7 +15,7 @@ from repomapper.relevance.symbol_weights import shipped_symbol_weights
 from repomapper.relevance.symbols import (
     INCIDENTAL,
     incidental,
-    named_by_definition,
+    named_evidence,
     score_symbols,
     task_evidence,
 )
@@ -165,8 +165,8 @@ def test_scores_words_named_and_incidental():
         "n.py": [_tag("load_config", SymbolKind.FUNCTION, doc="Read the settings file.")],
     }
     idf = {"load": 1.0, "config": 2.0, "setting": 1.5}
-    named, reasons = named_by_definition(defs, {("m.py", "dump"): [("identifier", "dump", 0.5)]})
-    got = score_symbols([("m.py", 2.0), ("n.py", 1.0)], defs, named, reasons, idf)
+    found = {("m.py", "dump"): [("identifier", "dump", 0.5)]}
+    got = score_symbols([("m.py", 2.0), ("n.py", 1.0)], defs, found, idf)
     s = got.scores
     assert s[("m.py", "__all__", 1)] == INCIDENTAL
     assert s[("m.py", "dump", 5)] == pytest.approx(0.5)  # named, no words
@@ -423,13 +423,17 @@ def test_named_evidence_goes_to_the_definitions_it_points_at():
         ],
         ("m.py", "A"): [("qualified_name", "A.run", 0.4)],
     }
-    scores, reasons = named_by_definition(defs, found)
-    assert scores[("m.py", "B.run", 11)] == pytest.approx(0.8 + 0.2)  # the frame's line
-    assert scores[("m.py", "A.run", 2)] == pytest.approx(0.4 + 0.2)  # the qualified name
-    assert scores[("m.py", "run", 20)] == pytest.approx(0.6 + 0.2)  # the module path's name
-    assert scores[("m.py", "A", 1)] == pytest.approx(0.4 * OWNER_SHARE)  # the owner, less
-    assert ("m.py", "B", 10) not in scores
-    assert [r.signal for r in reasons[("m.py", "B.run", 11)]] == ["traceback", "identifier"]
+    got = named_evidence(defs, found)
+
+    def total(key):
+        return sum(w for w, _ in got[key].values())
+
+    assert total(("m.py", "B.run", 11)) == pytest.approx(0.8 + 0.2)  # the frame's line
+    assert total(("m.py", "A.run", 2)) == pytest.approx(0.4 + 0.2)  # the qualified name
+    assert total(("m.py", "run", 20)) == pytest.approx(0.6 + 0.2)  # the module path's name
+    assert got[("m.py", "A", 1)] == {("qualified_name", "A.run"): (0.4, True)}  # as the owner
+    assert ("m.py", "B", 10) not in got
+    assert sorted(got[("m.py", "B.run", 11)]) == [("identifier", "run"), ("traceback", "line 12")]
 
 
 def test_a_nested_helper_comes_last_even_when_a_function_shares_its_name(make_tree):
@@ -465,7 +469,7 @@ def test_a_long_body_is_no_evidence_against_its_function():
     text = "def alpha():\n    retry_timeout()\n\ndef beta():\n    retry_timeout()\n"
     text += "    pass\n" * long_body
     idf = {"retry": 2.0, "timeout": 2.0}
-    got = score_symbols([("m.py", 1.0)], defs, {}, {}, idf, read=lambda p: text.encode())
+    got = score_symbols([("m.py", 1.0)], defs, {}, idf, read=lambda p: text.encode())
 
     def evidence(key):
         return task_evidence(got.scores.get(key, 0.0), got.reasons.get(key, ()))
@@ -483,7 +487,7 @@ def test_a_class_comes_after_its_method_that_has_evidence_of_its_own():
         ]
     }
     idf = {"retry": 2.0, "timeout": 2.0, "policy": 1.0, "backoff": 3.0}
-    got = score_symbols([("m.py", 1.0)], defs, {}, {}, idf)
+    got = score_symbols([("m.py", 1.0)], defs, {}, idf)
 
     def evidence(key):
         return task_evidence(got.scores.get(key, 0.0), got.reasons.get(key, ()))

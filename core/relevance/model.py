@@ -46,8 +46,6 @@ from .roles import CODE, TEMPLATE, file_role, tested_stem
 from .symbols import (
     SymbolKey,
     SymbolScores,
-    named_by_definition,
-    named_parts,
     score_symbols,
     shortened,
 )
@@ -593,14 +591,12 @@ def _score_symbols(
     """Each definition of the best files scored by its own evidence (:mod:`.symbols`), with
     each one's features when asked for (what ``benchmarks/fit_symbols.py`` fits on)."""
     file_defs = {p: files[p].definitions for p in paths}
-    named_scores, named_reasons = named_by_definition(file_defs, explicit.symbols)
     return score_symbols(
         ranked,
         file_defs,
-        named_scores,
-        named_reasons,
+        explicit.symbols,
         dict(idf),
         read=read,
         messages=messages,
-        parts=named_parts(file_defs, explicit.symbols) if features else None,
+        features=features,
     )

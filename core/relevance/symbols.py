@@ -4,7 +4,8 @@ is about lead their file's symbols (and the ``--task`` map, ``ranked_symbols`` a
 A definition's evidence:
 
 * **named**: what :mod:`.explicit` found for it (its name or qualified name in the text, a
-  traceback frame inside its lines, a dotted module path ending in it);
+  traceback frame inside its lines, a dotted module path ending in it), each kind
+  (:data:`NAMED_KINDS`) by its fitted weight;
 * **words**: the task's terms in its name, in its signature and docstring and, for a function
   or method of the best files, in its body (read from the file text the lexical index reads),
   each field by its fitted weight (:mod:`.symbol_weights`), each term by its rarity in the
@@ -32,8 +33,8 @@ an incidental one without any has a negative score, so it sorts last. The **word
 (its fields' weighted sum normalized to the best definition's, times the fitted ``words`` and
 its file's score relative to the best file's) is one of its reasons (signal ``words``); its
 order in its file and in the map is by the two together (:func:`task_evidence`). The fitted
-values are :class:`.symbol_weights.SymbolWeights`; what they are fitted on is each
-definition's :class:`DefinitionFeatures`.
+values are :class:`.symbol_weights.SymbolWeights`; what they weigh is each definition's
+:class:`DefinitionFeatures`, combined by :func:`combined` (which the fit's replay calls too).
 """
 
 from __future__ import annotations
@@ -102,13 +103,17 @@ _DATA = frozenset(
 @dataclass(frozen=True, slots=True)
 class DefinitionFeatures:
     """What a definition's score is made of, before the fitted weights (what
-    ``benchmarks/fit_symbols.py`` fits them on): its named evidence of its own and as the owner
-    of a ``Class.method`` the task writes (before ``owner_share``), its share of a message the
-    task shows, the task terms' IDF-weighted, saturated counts in its name, header and body,
-    its file's score relative to the best file, whether it is incidental, and the class it is
-    a member of."""
+    ``benchmarks/fit_symbols.py`` fits them on): its named evidence of its own by kind
+    (:data:`NAMED_KINDS`) and as the owner of a ``Class.method`` the task writes (before
+    ``owner_share``), its share of a message the task shows, the task terms' IDF-weighted,
+    saturated counts in its name, header and body, its file's score relative to the best file,
+    whether it is incidental, and the class it is a member of."""
 
-    named: float
+    frame: float
+    module: float
+    qualified: float
+    identifier: float
+    plain: float
     named_owner: float
     message: float
     name: float
@@ -118,12 +123,45 @@ class DefinitionFeatures:
     incidental: bool
     member_of: SymbolKey | None
 
+    def named(self, w: SymbolWeights) -> float:
+        """Its named evidence: each kind by its weight (the owner of ``Class.method`` as a
+        qualified name, times ``owner_share``), and its share of a message."""
+        return (
+            w.named_frame * self.frame
+            + w.named_module * self.module
+            + w.named_qualified * (self.qualified + w.owner_share * self.named_owner)
+            + w.named_identifier * self.identifier
+            + w.named_plain * self.plain
+            + w.message * self.message
+        )
+
+    def words(self, w: SymbolWeights) -> float:
+        """Its words evidence before it is normalized to the task's best definition."""
+        return w.name * self.name + w.doc * self.doc + w.body * self.body
+
+
+@dataclass(frozen=True, slots=True)
+class DefinitionEvidence:
+    """A definition's task evidence under a set of weights (:func:`combined`): its score (the
+    named evidence, :data:`INCIDENTAL` for an incidental one without any, None when it has
+    neither), its words evidence and what the class that owns it lends it, both as its
+    reasons show them (four decimals)."""
+
+    score: float | None
+    words: float | None
+    lent: float
+
+    @property
+    def total(self) -> float:
+        """What :func:`task_evidence` makes of its score and reasons."""
+        return (self.score or 0.0) + (self.words or 0.0) + self.lent
+
 
 @dataclass(frozen=True, slots=True)
 class SymbolScores:
     scores: dict[SymbolKey, float]
     reasons: dict[SymbolKey, tuple[Reason, ...]]
-    #: each scored definition's features, when asked for (``score_symbols(parts=...)``)
+    #: each scored definition's features, when asked for (``score_symbols(features=True)``)
     features: dict[SymbolKey, DefinitionFeatures] | None = None
 
 
@@ -138,61 +176,39 @@ def task_evidence(score: float, reasons: Sequence[Reason]) -> float:
     return score + sum(r.weight for r in reasons if r.signal in _EVIDENCE_REASONS)
 
 
-def named_by_definition(
-    file_defs: Mapping[str, Sequence[Tag]],
-    found: NamedEvidence,
-    weights: SymbolWeights | None = None,
-) -> tuple[dict[SymbolKey, float], dict[SymbolKey, tuple[Reason, ...]]]:
+#: The kinds of named evidence, each weighed by its fitted ``named_<kind>``
+#: (:class:`.symbol_weights.SymbolWeights`), and the explicit signals of each.
+NAMED_KINDS = ("frame", "module", "qualified", "identifier", "plain")
+_KIND_OF_SIGNAL = {
+    "traceback": "frame",
+    "path": "frame",
+    "module": "module",
+    "qualified_name": "qualified",
+    "identifier": "identifier",
+    "quoted_name": "identifier",
+    "error_class": "identifier",
+    "plain_name": "plain",  # (explicit.PLAIN_NAME; not imported: a map without a task
+    # loads this module, and explicit is the task's)
+}
+#: Per definition the explicit evidence points at, per (signal, detail): its strongest weight
+#: and whether it names the definition as the owner of what the task writes.
+NamedFound = dict[SymbolKey, dict[tuple[str, str], tuple[float, bool]]]
+
+
+def named_kind(signal: str) -> str:
+    """The kind of named evidence an explicit signal is (a name the task writes, when the
+    signal is not one of :data:`_KIND_OF_SIGNAL`)."""
+    return _KIND_OF_SIGNAL.get(signal, "identifier")
+
+
+def named_evidence(file_defs: Mapping[str, Sequence[Tag]], found: NamedEvidence) -> NamedFound:
     """The explicit evidence per (file, name) given to the definitions it points at: a line to
     the innermost definition of the name holding it, ``Owner.name`` to the definitions inside an
-    ``Owner`` (the owner itself gets the fitted ``owner_share``), a module path's name to the
+    ``Owner`` (the owner itself as such: :func:`_as_owner`), a module path's name to the
     top-level one; a bare name to every definition of it. Each (signal, detail) counts once per
-    definition, by its strongest instance; the score is their sum."""
-    share = (weights or shipped_symbol_weights()).owner_share
-    best = {
-        key: {
-            # the owner of the name the task writes gets its share
-            sd: w * share if owner else w
-            for sd, (w, owner) in found_here.items()
-        }
-        for key, found_here in _named_best(file_defs, found).items()
-    }
-    scores = {k: sum(b.values()) for k, b in best.items()}
-    reasons = {
-        k: tuple(
-            Reason(s, d, round(w, 4))
-            for (s, d), w in sorted(b.items(), key=lambda x: (-x[1], x[0]))
-        )
-        for k, b in best.items()
-    }
-    return scores, reasons
-
-
-def _as_owner(name: str, signal: str, detail: str) -> bool:
-    """The evidence names ``name`` as the owner of what the task writes (``name.method``)."""
-    return signal == "qualified_name" and detail.rpartition(".")[2] != name
-
-
-def named_parts(
-    file_defs: Mapping[str, Sequence[Tag]], found: NamedEvidence
-) -> dict[SymbolKey, tuple[float, float]]:
-    """Per definition, the explicit evidence :func:`named_by_definition` gives it, apart: of its
-    own, and as the owner of a ``Class.method`` the task writes (before ``owner_share``).
-    Features for the fit; the scores are :func:`named_by_definition`'s."""
-    return {
-        k: (sum(w for w, o in b.values() if not o), sum(w for w, o in b.values() if o))
-        for k, b in _named_best(file_defs, found).items()
-    }
-
-
-def _named_best(
-    file_defs: Mapping[str, Sequence[Tag]], found: NamedEvidence
-) -> dict[SymbolKey, dict[tuple[str, str], tuple[float, bool]]]:
-    """Per definition the explicit evidence points at, per (signal, detail), its strongest
-    weight and whether it names the definition as an owner (:func:`_as_owner`; the same for
-    every instance of one (signal, detail), so the strongest before the owner's share is the
-    strongest after it)."""
-    best: dict[SymbolKey, dict[tuple[str, str], tuple[float, bool]]] = {}
+    definition, by its strongest instance (whether it names an owner is the same for every
+    instance of one (signal, detail))."""
+    best: NamedFound = {}
     for (path, name), evs in sorted(found.items()):
         defs = [t for t in file_defs.get(path, ()) if t.name == name]
         for signal, detail, w in evs:
@@ -202,6 +218,32 @@ def _named_best(
                 if w > got.get((signal, detail), (0.0, False))[0]:
                     got[(signal, detail)] = (w, owner)
     return best
+
+
+def _as_owner(name: str, signal: str, detail: str) -> bool:
+    """The evidence names ``name`` as the owner of what the task writes (``name.method``)."""
+    return signal == "qualified_name" and detail.rpartition(".")[2] != name
+
+
+def _named_parts(found: Mapping[tuple[str, str], tuple[float, bool]]) -> dict[str, float]:
+    """One definition's named evidence summed per kind, and as an owner (``named_owner``):
+    the named fields of its :class:`DefinitionFeatures`."""
+    out = dict.fromkeys((*NAMED_KINDS, "named_owner"), 0.0)
+    for (signal, _), (w, owner) in found.items():
+        out["named_owner" if owner else named_kind(signal)] += w
+    return out
+
+
+def _named_reasons(
+    found: Mapping[tuple[str, str], tuple[float, bool]], w: SymbolWeights
+) -> list[Reason]:
+    """One definition's named evidence as reasons, each by its kind's weight (an owner's by
+    ``owner_share`` too)."""
+    out = []
+    for (signal, detail), (weight, owner) in found.items():
+        weight *= getattr(w, f"named_{named_kind(signal)}")
+        out.append(Reason(signal, detail, round(weight * w.owner_share if owner else weight, 4)))
+    return out
 
 
 def _targets(defs: Sequence[Tag], name: str, signal: str, detail: str) -> Sequence[Tag]:
@@ -311,32 +353,28 @@ class _FileText:
 def score_symbols(
     ranked_files: Sequence[tuple[str, float]],
     file_defs: Mapping[str, Sequence[Tag]],
-    named: Mapping[SymbolKey, float],
-    named_reasons: Mapping[SymbolKey, tuple[Reason, ...]],
+    found: NamedEvidence,
     idf: Mapping[str, float],
     read: Callable[[str], bytes | None] | None = None,
     messages: Sequence[str] = (),
     weights: SymbolWeights | None = None,
-    parts: Mapping[SymbolKey, tuple[float, float]] | None = None,
+    features: bool = False,
 ) -> SymbolScores:
     """Scores of the definitions of the best files of ``ranked_files`` (best first, with their
-    scores) for query terms weighted by ``idf``; ``named`` is the explicit evidence per
-    definition (:func:`named_by_definition`). ``read`` gives a file's text for body terms and
-    for the ``messages`` the task shows (none are read without it). ``weights`` defaults to the
-    shipped fit; with ``parts`` (:func:`named_parts`), each definition's
+    scores) for query terms weighted by ``idf``; ``found`` is the explicit evidence per (file,
+    name) (:func:`named_evidence` gives it to definitions). ``read`` gives a file's text for
+    body terms and for the ``messages`` the task shows (none are read without it).
+    ``weights`` defaults to the shipped fit; with ``features``, each definition's
     :class:`DefinitionFeatures` come too."""
     sw = weights or shipped_symbol_weights()
-    named, named_reasons = dict(named), dict(named_reasons)
+    named = named_evidence(file_defs, found)
     holders: dict[str, set[SymbolKey]] = {}
     top = [(p, s) for p, s in ranked_files[:MAX_FILES] if p in file_defs]
-    best_file = max((s for _, s in top), default=0.0)
     words: dict[SymbolKey, float] = {}
     fields: dict[SymbolKey, tuple[float, float, float]] = {}
     matched: dict[SymbolKey, dict[str, float]] = {}
     member_of: dict[SymbolKey, SymbolKey] = {}
     is_incidental: dict[SymbolKey, bool] = {}
-    #: class key -> the keys of its members (definitions scoped directly in it)
-    members: dict[SymbolKey, list[SymbolKey]] = {}
     rare = sorted((t for t in idf if len(t) >= 3), key=lambda t: (-idf[t], t))[:MAX_BODY_TERMS]
     body_idf = {t: idf[t] for t in rare}
     for rank, (path, _) in enumerate(top):
@@ -363,7 +401,6 @@ def score_symbols(
             is_incidental[key] = is_incidental.get(key, True) and inc
             owner = classes.get(t.scope)
             if owner is not None and not inc:
-                members.setdefault(owner, []).append(key)
                 member_of[key] = owner
             if inc or not idf:
                 continue
@@ -385,47 +422,79 @@ def score_symbols(
                 matched[key] = hits
                 fields[key] = (in_name, in_doc, in_body)
     shares = _message_shares(holders)
-    _message_evidence(shares, sw.message, named, named_reasons)
-    best_words = max(words.values(), default=0.0)
+    best_file = max((s for _, s in top), default=0.0)
     file_score = dict(top)
-    scores: dict[SymbolKey, float] = {}
+    made: dict[SymbolKey, DefinitionFeatures] = {}
+    for key in sorted(set(is_incidental) | set(named) | set(shares)):
+        in_name, in_doc, in_body = fields.get(key, (0.0, 0.0, 0.0))
+        made[key] = DefinitionFeatures(
+            **_named_parts(named.get(key, {})),
+            message=shares.get(key, (0.0, ""))[0],
+            name=in_name,
+            doc=in_doc,
+            body=in_body,
+            file_relevance=file_score.get(key[0], 0.0) / best_file if best_file > 0 else 0.0,
+            incidental=is_incidental.get(key, False),
+            member_of=member_of.get(key),
+        )
+    evidence = combined(made, sw)
     reasons: dict[SymbolKey, list[Reason]] = {}
-    features: dict[SymbolKey, DefinitionFeatures] | None = None if parts is None else {}
-    for key in sorted(set(is_incidental) | set(named)):
-        n = named.get(key, 0.0)
-        rel = file_score.get(key[0], 0.0) / best_file if best_file > 0 else 0.0
-        if features is not None and parts is not None:
-            features[key] = DefinitionFeatures(
-                *parts.get(key, (0.0, 0.0)),
-                shares.get(key, (0.0, ""))[0],
-                *fields.get(key, (0.0, 0.0, 0.0)),
-                rel,
-                is_incidental.get(key, False),
-                member_of.get(key),
-            )
-        w = sw.words * rel * words.get(key, 0.0) / best_words if best_words > 0 else 0.0
-        rs = list(named_reasons.get(key, ()))
-        if w > 0:
+    for key, ev in evidence.items():
+        rs = _named_reasons(named.get(key, {}), sw)
+        share, message = shares.get(key, (0.0, ""))
+        if sw.message * share > 0:
+            rs.append(Reason(MESSAGE, shortened(message), round(sw.message * share, 4)))
+        if ev.words is not None:
             terms = ", ".join(t for t, _ in sorted(matched[key].items(), key=lambda x: -x[1])[:6])
-            rs.append(Reason(WORDS, terms, round(w, 4)))
-        if n > 0:
-            # a variable or attribute the task names says where to look (the code that uses
-            # it), it is not itself what changes: it counts as the owner of a name does
-            scores[key] = n * sw.owner_share if is_incidental.get(key, False) else n
-        elif w <= 0 and is_incidental.get(key, False):
-            scores[key] = INCIDENTAL
+            rs.append(Reason(WORDS, terms, ev.words))
+        if ev.lent:
+            owner = made[key].member_of
+            rs.append(Reason(SCOPE, owner[1] if owner else "", ev.lent))
         if rs:
             reasons[key] = rs
-    _lend_to_members(scores, reasons, members)
-    _owners_after_members(scores, reasons, members, sw.owner_share)
     return SymbolScores(
-        scores,
+        {k: ev.score for k, ev in evidence.items() if ev.score is not None},
         {
             k: tuple(sorted(rs, key=lambda r: (-r.weight, r.signal, r.detail)))
             for k, rs in reasons.items()
         },
-        features,
+        made if features else None,
     )
+
+
+def combined(
+    features: Mapping[SymbolKey, DefinitionFeatures], w: SymbolWeights
+) -> dict[SymbolKey, DefinitionEvidence]:
+    """Each definition's task evidence from its features under ``w``: its named evidence as its
+    score (a named incidental one's times ``owner_share``), its words evidence normalized to the
+    task's best and times ``words`` and its file's relevance, what a named class lends its best
+    member (:func:`_lent_to_members`), and a class with members keeping ``owner_share`` of its
+    own (:func:`_owners_after_members`). The map's and the fit's one computation of it."""
+    raw = {k: f.words(w) for k, f in features.items() if not f.incidental}
+    best_words = max(raw.values(), default=0.0)
+    scores: dict[SymbolKey, float] = {}
+    words: dict[SymbolKey, float] = {}
+    #: class key -> the keys of its members (definitions scoped directly in it)
+    members: dict[SymbolKey, list[SymbolKey]] = {}
+    for key, f in sorted(features.items()):
+        n = f.named(w)
+        ww = w.words * f.file_relevance * raw.get(key, 0.0) / best_words if best_words > 0 else 0.0
+        if ww > 0:
+            words[key] = round(ww, 4)  # (as its reason shows it, and the map adds it)
+        if n > 0:
+            # a variable or attribute the task names says where to look (the code that uses
+            # it), it is not itself what changes: it counts as the owner of a name does
+            scores[key] = n * w.owner_share if f.incidental else n
+        elif ww <= 0 and f.incidental:
+            scores[key] = INCIDENTAL
+        if f.member_of is not None and not f.incidental:
+            members.setdefault(f.member_of, []).append(key)
+    lent = _lent_to_members(scores, words, members)
+    _owners_after_members(scores, words, members, w.owner_share)
+    return {
+        k: DefinitionEvidence(scores.get(k), words.get(k), lent.get(k, 0.0))
+        for k in sorted(set(scores) | set(words) | set(lent))
+    }
 
 
 def _messages_held(
@@ -470,64 +539,47 @@ def _message_shares(holders: Mapping[str, set[SymbolKey]]) -> dict[SymbolKey, tu
     return best
 
 
-def _message_evidence(
-    shares: Mapping[SymbolKey, tuple[float, str]],
-    weight: float,
-    named: dict[SymbolKey, float],
-    named_reasons: dict[SymbolKey, tuple[Reason, ...]],
-) -> None:
-    """Add each definition's message evidence to its named evidence: ``weight`` times its
-    share of its best message."""
-    for key, (share, message) in sorted(shares.items()):
-        w = weight * share
-        if w <= 0:
-            continue
-        named[key] = named.get(key, 0.0) + w
-        reason = Reason(MESSAGE, shortened(message), round(w, 4))
-        named_reasons[key] = (*named_reasons.get(key, ()), reason)
-
-
-def _lend_to_members(
+def _lent_to_members(
     scores: Mapping[SymbolKey, float],
-    reasons: dict[SymbolKey, list[Reason]],
+    words: Mapping[SymbolKey, float],
     members: Mapping[SymbolKey, Sequence[SymbolKey]],
-) -> None:
-    """A class the task names lends its whole evidence to its member with the most evidence of
-    its own (ties: the first by line), so that member leads and the class follows it: a task
-    that names a class is most often about one of its methods. A class the words only describe
-    lends nothing (the class itself is then as likely what the task is about)."""
+) -> dict[SymbolKey, float]:
+    """What a class the task names lends: its whole evidence, to its member with the most
+    evidence of its own (ties: the first by line), so that member leads and the class follows
+    it: a task that names a class is most often about one of its methods. A class the words
+    only describe lends nothing (the class itself is then as likely what the task is about)."""
+    lent: dict[SymbolKey, float] = {}
 
     def own(k: SymbolKey) -> float:
-        return task_evidence(max(scores.get(k, 0.0), 0.0), reasons.get(k, ()))
+        return max(scores.get(k, 0.0), 0.0) + words.get(k, 0.0) + lent.get(k, 0.0)
 
     for owner in sorted(members):
         if scores.get(owner, 0.0) <= 0:  # only a class the task names
             continue
-        lent = own(owner)
+        amount = round(own(owner), 4)
         best = max(members[owner], key=lambda k: (own(k), -k[2]))
         if own(best) > 0:
-            reasons.setdefault(best, []).append(Reason(SCOPE, owner[1], round(lent, 4)))
+            lent[best] = lent.get(best, 0.0) + amount
+    return lent
 
 
 def _owners_after_members(
     scores: dict[SymbolKey, float],
-    reasons: dict[SymbolKey, list[Reason]],
+    words: dict[SymbolKey, float],
     members: Mapping[SymbolKey, Sequence[SymbolKey]],
     share: float,
 ) -> None:
     """A class with members keeps ``share`` (the fitted ``owner_share``) of its own evidence
-    (named and words), after it has lent the whole of it: what a task says of a class is most often said of one
-    of its methods (a fix changes a class's own body, outside its methods, in 11 of the 718
-    changed definitions of the choosing tasks), so the class comes after its members with
-    evidence of their own, as the class of a ``Class.method`` the task writes does."""
+    (named and words), after it has lent the whole of it: what a task says of a class is most
+    often said of one of its methods (a fix changes a class's own body, outside its methods, in
+    11 of the 718 changed definitions of the choosing tasks), so the class comes after its
+    members with evidence of their own, as the class of a ``Class.method`` the task writes
+    does."""
     for owner in members:
         if scores.get(owner, 0.0) > 0:
             scores[owner] *= share
-        if owner in reasons:
-            reasons[owner] = [
-                Reason(r.signal, r.detail, round(r.weight * share, 4)) if r.signal == WORDS else r
-                for r in reasons[owner]
-            ]
+        if owner in words:
+            words[owner] = round(words[owner] * share, 4)
 
 
 def file_text(read: Callable[[str], bytes | None], path: str) -> str | None:
