@@ -10,11 +10,11 @@ import pytest
 from repomapper import RepoMap
 from repomapper.relevance import parse_task
 from repomapper.relevance.explicit import PLAIN_NAME, PLAIN_WORD_FACTOR, PathIndex, find_explicit
-from repomapper.relevance.symbols import named_kind
 from repomapper.relevance.lexical import LexicalIndex, file_terms
 from repomapper.relevance.query import MAX_TASK_CHARS
 from repomapper.relevance.roles import CODE, DOCS, EXAMPLE, TEST, VENDORED, file_role
 from repomapper.relevance.roles import tested_stem as stem_under_test
+from repomapper.relevance.symbols import named_kind
 from repomapper.relevance.terms import fold, identifier_terms, terms
 
 FILES = [
