@@ -11,7 +11,7 @@ each file's identifiers in the reference graph's order, and which files the task
 
 **The replay.** For a set of constants (:class:`repomapper.relevance.symbol_weights.SymbolWeights`)
 this script scores every definition by the scoring's own combination of its features
-(:func:`repomapper.relevance.symbols.combined`: named evidence by kind, the words evidence
+(:func:`repomapper.relevance.symbols.combined`: named evidence, the words evidence
 normalized to the best definition, a named class lending to its best member and keeping
 ``owner_share``), orders each file's definitions as
 ``RankedRepository.definitions_in`` does, and merges the files as ``map_items`` does (the k-th
@@ -67,17 +67,11 @@ from repomapper.render import REPEAT_FACTOR  # noqa: E402
 #: how the input files are made (written beside the fitted values)
 DUMPS = (
     "benchmarks/localization.py --set SET --split choose --spans-only --no-ablation "
-    "--no-write --dump SET-choose.jsonl (python-more: every task; multilang: --sample 5)"
+    "--no-write --dump SET-choose.jsonl (every task of python-more and multilang)"
 )
 KS = (1, 5, 10)
 #: the grid each constant is searched over
-NAMED_GRID = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
 GRID: dict[str, tuple[float, ...]] = {
-    "named_frame": NAMED_GRID,
-    "named_module": NAMED_GRID,
-    "named_qualified": NAMED_GRID,
-    "named_identifier": NAMED_GRID,
-    "named_plain": NAMED_GRID,
     "words": (0.05, 0.1, 0.2, 0.3, 0.4, 0.6, 0.8, 1.2, 1.6, 2.4, 3.2, 4.8),
     "name": (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 9.0),
     "doc": (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0),

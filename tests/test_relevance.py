@@ -9,12 +9,11 @@ import pytest
 
 from repomapper import RepoMap
 from repomapper.relevance import parse_task
-from repomapper.relevance.explicit import PLAIN_NAME, PLAIN_WORD_FACTOR, PathIndex, find_explicit
+from repomapper.relevance.explicit import PathIndex, find_explicit
 from repomapper.relevance.lexical import LexicalIndex, file_terms
 from repomapper.relevance.query import MAX_TASK_CHARS
 from repomapper.relevance.roles import CODE, DOCS, EXAMPLE, TEST, VENDORED, file_role
 from repomapper.relevance.roles import tested_stem as stem_under_test
-from repomapper.relevance.symbols import named_kind
 from repomapper.relevance.terms import fold, identifier_terms, terms
 
 FILES = [
@@ -113,11 +112,6 @@ def test_specific_identifiers_outweigh_generic_ones():
     assert ev.file_score("poly/factor.py") == pytest.approx(0.5)
     assert max(ev.file_score(f"m{i}.py") for i in range(20)) < 0.05
     assert ("poly/factor.py", "dup_zz_mignotte_bound") in ev.symbols
-    # the definitions' own evidence tells a name written as code from a plain word
-    assert ev.symbols[("poly/factor.py", "dup_zz_mignotte_bound")][0][0] == "identifier"
-    assert ev.symbols[("m0.py", "run")] == [(PLAIN_NAME, "run", 0.5 * PLAIN_WORD_FACTOR)]
-    assert [sig for sig, _, _ in ev.files["m0.py"]] == ["identifier"]  # files: one signal
-    assert named_kind(PLAIN_NAME) == "plain" and named_kind("identifier") == "identifier"
 
 
 def test_qualified_names_point_at_the_symbol_and_error_classes_count():

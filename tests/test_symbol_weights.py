@@ -96,11 +96,11 @@ FOUND = {
 }
 
 
-def _score(weights=None, features=False, found=FOUND):
+def _score(weights=None, features=False):
     return score_symbols(
         [("m.py", 1.0)],
         DEFS,
-        found,
+        FOUND,
         IDF,
         read=lambda p: TEXT.encode(),
         messages=("bad discount",),
@@ -115,19 +115,9 @@ def test_the_scoring_follows_the_weights_it_is_given():
     total, cart = ("m.py", "Cart.total", 2), ("m.py", "Cart", 1)
     assert any(r.signal == MESSAGE for r in got.reasons[total])
     assert any(r.signal == WORDS for r in got.reasons[("m.py", "render_receipt", 6)])
-    quiet = dataclasses.replace(shipped, words=0.0, message=0.0, named_qualified=1.0)
-    got = _score(quiet)
-    assert all(r.signal not in (WORDS, MESSAGE) for rs in got.reasons.values() for r in rs)
-    assert got.scores[total] == pytest.approx(0.8)
-    # each kind of named evidence by its own weight, in the score and in the reason shown
-    twice = _score(dataclasses.replace(quiet, named_qualified=2.0, named_identifier=0.0))
-    assert twice.scores[total] == pytest.approx(1.6)
-    assert [r.weight for r in twice.reasons[total] if r.signal == "qualified_name"] == [1.6]
-    as_word = {k: [("identifier", "total", 0.5)] for k in FOUND}
-    assert _score(quiet, found=as_word).scores[total] == pytest.approx(0.5)
-    assert (
-        total not in _score(dataclasses.replace(quiet, named_identifier=0.0), found=as_word).scores
-    )
+    quiet = _score(dataclasses.replace(shipped, words=0.0, message=0.0))
+    assert all(r.signal not in (WORDS, MESSAGE) for rs in quiet.reasons.values() for r in rs)
+    assert quiet.scores[total] == pytest.approx(0.8)
     half = dataclasses.replace(shipped, owner_share=0.5)
     whole = dataclasses.replace(shipped, owner_share=1.0)
     # the owner of ``Cart.total``, then a class whose member has evidence: the share twice
@@ -140,11 +130,10 @@ def test_features_come_on_request_and_say_what_the_score_is_made_of():
     f = _score(features=True).features
     assert f is not None
     total = f[("m.py", "Cart.total", 2)]
-    assert (total.qualified, total.named_owner, total.message) == (0.8, 0.0, 1.0)
-    assert total.identifier == total.frame == total.module == total.plain == 0.0
+    assert (total.named, total.named_owner, total.message) == (0.8, 0.0, 1.0)
     assert total.member_of == ("m.py", "Cart", 1) and not total.incidental
     cart = f[("m.py", "Cart", 1)]
-    assert (cart.qualified, cart.named_owner) == (0.0, 0.8)  # the owner of Cart.total
+    assert (cart.named, cart.named_owner) == (0.0, 0.8)  # the owner of Cart.total
     render = f[("m.py", "render_receipt", 6)]
     assert render.name == pytest.approx(3.0)  # render (1) + receipt (2) in its name
     assert render.body > 0 and render.file_relevance == 1.0

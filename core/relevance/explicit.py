@@ -29,8 +29,6 @@ IDENT_WEIGHT = 0.5
 #: A plain lower-case word that happens to be a defined name (``run``, ``value``) is weaker
 #: evidence than a compound or CamelCase name, a quoted one, or an error class.
 PLAIN_WORD_FACTOR = 0.4
-#: The signal of a definition's evidence when the task writes its name as a plain word.
-PLAIN_NAME = "plain_name"
 #: A file's explicit score is capped: many weak matches must not outweigh one strong one by far.
 MAX_EXPLICIT = 2.0
 INDEX_NAMES = ("__init__", "index", "mod", "main")
@@ -218,12 +216,9 @@ def _identifiers(
                 if word in query.errors
                 else ("quoted_name" if word in query.quoted else "identifier")
             )
-            # a definition's own evidence says apart a plain word that happens to be its name
-            # (the symbol scoring weighs the two kinds by their own fitted values)
-            own = signal if strong else PLAIN_NAME
             for f in sorted(definers):
                 ev.add_file(f, signal, word, w)
-                ev.add_symbol(f, word, own, word, IDENT_WEIGHT * factor)
+                ev.add_symbol(f, word, signal, word, IDENT_WEIGHT * factor)
         stems = paths.by_stem.get(word.lower())
         if stems:
             w = STEM_WEIGHT * (1.0 if strong or len(word) >= 5 else 0.5) / len(stems)

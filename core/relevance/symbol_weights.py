@@ -1,9 +1,9 @@
 """The fitted constants of the symbol scoring (:mod:`.symbols`): the weights file and its loader.
 
 A definition's task evidence combines what the task names (the unit: an identifier the task
-writes is worth 0.5, a traceback frame inside it 0.8, as :mod:`.explicit` finds them, each kind
-of it weighed again here) with the words of the task found in its name, its signature and
-docstring, and its body, and with a message the task shows that its code holds. How much each of those is worth, and how much of a
+writes is worth 0.5, a traceback frame inside it 0.8, as :mod:`.explicit` finds them) with the
+words of the task found in its name, its signature and docstring, and its body, and with a
+message the task shows that its code holds. How much each of those is worth, and how much of a
 class's evidence it keeps once its members have theirs, is not chosen by hand:
 ``benchmarks/fit_symbols.py`` fits the values on the choosing repositories of the localization
 sets (the function the fix changed, against the symbol order the map gives) and writes
@@ -32,12 +32,6 @@ class SymbolWeightsError(ValueError):
 class SymbolWeights:
     """The symbol scoring's constants, each a finite number >= 0.
 
-    * ``named_frame``, ``named_module``, ``named_qualified``, ``named_identifier``,
-      ``named_plain``: each kind of named evidence (:data:`repomapper.relevance.symbols.
-      NAMED_KINDS`) times its weight from :mod:`.explicit`: a traceback frame or a path with a
-      line inside the definition, a dotted module path ending in it, ``Class.method``, a name
-      written as code (compound or mixed case, quoted, an error class), a defined name written
-      as a plain word;
     * ``words``: the words evidence of the best definition of the best file, next to the named
       evidence's unit;
     * ``name``, ``doc``, ``body``: how much a task term counts in a definition's name, in its
@@ -59,11 +53,6 @@ class SymbolWeights:
       (0, 1], ``place_power`` in (0, 8].
     """
 
-    named_frame: float
-    named_module: float
-    named_qualified: float
-    named_identifier: float
-    named_plain: float
     words: float
     name: float
     doc: float

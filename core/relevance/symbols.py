@@ -4,8 +4,7 @@ is about lead their file's symbols (and the ``--task`` map, ``ranked_symbols`` a
 A definition's evidence:
 
 * **named**: what :mod:`.explicit` found for it (its name or qualified name in the text, a
-  traceback frame inside its lines, a dotted module path ending in it), each kind
-  (:data:`NAMED_KINDS`) by its fitted weight;
+  traceback frame inside its lines, a dotted module path ending in it);
 * **words**: the task's terms in its name, in its signature and docstring and, for a function
   or method of the best files, in its body (read from the file text the lexical index reads),
   each field by its fitted weight (:mod:`.symbol_weights`), each term by its rarity in the
@@ -103,17 +102,13 @@ _DATA = frozenset(
 @dataclass(frozen=True, slots=True)
 class DefinitionFeatures:
     """What a definition's score is made of, before the fitted weights (what
-    ``benchmarks/fit_symbols.py`` fits them on): its named evidence of its own by kind
-    (:data:`NAMED_KINDS`) and as the owner of a ``Class.method`` the task writes (before
-    ``owner_share``), its share of a message the task shows, the task terms' IDF-weighted,
-    saturated counts in its name, header and body, its file's score relative to the best file,
-    whether it is incidental, and the class it is a member of."""
+    ``benchmarks/fit_symbols.py`` fits them on): its named evidence of its own and as the owner
+    of a ``Class.method`` the task writes (before ``owner_share``), its share of a message the
+    task shows, the task terms' IDF-weighted, saturated counts in its name, header and body,
+    its file's score relative to the best file, whether it is incidental, and the class it is
+    a member of."""
 
-    frame: float
-    module: float
-    qualified: float
-    identifier: float
-    plain: float
+    named: float
     named_owner: float
     message: float
     name: float
@@ -123,19 +118,12 @@ class DefinitionFeatures:
     incidental: bool
     member_of: SymbolKey | None
 
-    def named(self, w: SymbolWeights) -> float:
-        """Its named evidence: each kind by its weight (the owner of ``Class.method`` as a
-        qualified name, times ``owner_share``), and its share of a message."""
-        return (
-            w.named_frame * self.frame
-            + w.named_module * self.module
-            + w.named_qualified * (self.qualified + w.owner_share * self.named_owner)
-            + w.named_identifier * self.identifier
-            + w.named_plain * self.plain
-            + w.message * self.message
-        )
+    def named_score(self, w: SymbolWeights) -> float:
+        """Its named evidence under ``w``: its own, ``owner_share`` of what it has as the owner
+        of ``Class.method``, and its share of a message."""
+        return self.named + w.owner_share * self.named_owner + w.message * self.message
 
-    def words(self, w: SymbolWeights) -> float:
+    def words_score(self, w: SymbolWeights) -> float:
         """Its words evidence before it is normalized to the task's best definition."""
         return w.name * self.name + w.doc * self.doc + w.body * self.body
 
@@ -176,29 +164,9 @@ def task_evidence(score: float, reasons: Sequence[Reason]) -> float:
     return score + sum(r.weight for r in reasons if r.signal in _EVIDENCE_REASONS)
 
 
-#: The kinds of named evidence, each weighed by its fitted ``named_<kind>``
-#: (:class:`.symbol_weights.SymbolWeights`), and the explicit signals of each.
-NAMED_KINDS = ("frame", "module", "qualified", "identifier", "plain")
-_KIND_OF_SIGNAL = {
-    "traceback": "frame",
-    "path": "frame",
-    "module": "module",
-    "qualified_name": "qualified",
-    "identifier": "identifier",
-    "quoted_name": "identifier",
-    "error_class": "identifier",
-    "plain_name": "plain",  # (explicit.PLAIN_NAME; not imported: a map without a task
-    # loads this module, and explicit is the task's)
-}
 #: Per definition the explicit evidence points at, per (signal, detail): its strongest weight
 #: and whether it names the definition as the owner of what the task writes.
 NamedFound = dict[SymbolKey, dict[tuple[str, str], tuple[float, bool]]]
-
-
-def named_kind(signal: str) -> str:
-    """The kind of named evidence an explicit signal is (a name the task writes, when the
-    signal is not one of :data:`_KIND_OF_SIGNAL`)."""
-    return _KIND_OF_SIGNAL.get(signal, "identifier")
 
 
 def named_evidence(file_defs: Mapping[str, Sequence[Tag]], found: NamedEvidence) -> NamedFound:
@@ -226,24 +194,22 @@ def _as_owner(name: str, signal: str, detail: str) -> bool:
 
 
 def _named_parts(found: Mapping[tuple[str, str], tuple[float, bool]]) -> dict[str, float]:
-    """One definition's named evidence summed per kind, and as an owner (``named_owner``):
-    the named fields of its :class:`DefinitionFeatures`."""
-    out = dict.fromkeys((*NAMED_KINDS, "named_owner"), 0.0)
-    for (signal, _), (w, owner) in found.items():
-        out["named_owner" if owner else named_kind(signal)] += w
-    return out
+    """One definition's named evidence summed, of its own (``named``) and as an owner
+    (``named_owner``): the named fields of its :class:`DefinitionFeatures`."""
+    return {
+        "named": sum(w for w, owner in found.values() if not owner),
+        "named_owner": sum(w for w, owner in found.values() if owner),
+    }
 
 
 def _named_reasons(
     found: Mapping[tuple[str, str], tuple[float, bool]], w: SymbolWeights
 ) -> list[Reason]:
-    """One definition's named evidence as reasons, each by its kind's weight (an owner's by
-    ``owner_share`` too)."""
-    out = []
-    for (signal, detail), (weight, owner) in found.items():
-        weight *= getattr(w, f"named_{named_kind(signal)}")
-        out.append(Reason(signal, detail, round(weight * w.owner_share if owner else weight, 4)))
-    return out
+    """One definition's named evidence as reasons (an owner's times ``owner_share``)."""
+    return [
+        Reason(signal, detail, round(weight * w.owner_share if owner else weight, 4))
+        for (signal, detail), (weight, owner) in found.items()
+    ]
 
 
 def _targets(defs: Sequence[Tag], name: str, signal: str, detail: str) -> Sequence[Tag]:
@@ -470,14 +436,14 @@ def combined(
     task's best and times ``words`` and its file's relevance, what a named class lends its best
     member (:func:`_lent_to_members`), and a class with members keeping ``owner_share`` of its
     own (:func:`_owners_after_members`). The map's and the fit's one computation of it."""
-    raw = {k: f.words(w) for k, f in features.items() if not f.incidental}
+    raw = {k: f.words_score(w) for k, f in features.items() if not f.incidental}
     best_words = max(raw.values(), default=0.0)
     scores: dict[SymbolKey, float] = {}
     words: dict[SymbolKey, float] = {}
     #: class key -> the keys of its members (definitions scoped directly in it)
     members: dict[SymbolKey, list[SymbolKey]] = {}
-    for key, f in sorted(features.items()):
-        n = f.named(w)
+    for key, f in features.items():
+        n = f.named_score(w)
         ww = w.words * f.file_relevance * raw.get(key, 0.0) / best_words if best_words > 0 else 0.0
         if ww > 0:
             words[key] = round(ww, 4)  # (as its reason shows it, and the map adds it)
