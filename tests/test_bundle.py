@@ -403,6 +403,27 @@ def test_an_unreadable_state_is_not_imported(made, tmp_path):
     assert texts == reference[0] and how == "built" and stats["wide"]["extracted"] == 0
 
 
+def test_the_state_is_stored_as_exported_and_nothing_when_over_its_bound(made, tmp_path):
+    """The state's parts are spooled to a temporary file while the bundle is read (not held in
+    memory), then stored byte for byte as exported; a state over the bound refuses the bundle
+    and stores nothing."""
+    import base64
+
+    from repomapper.cache import STATE_SUFFIX
+
+    _, bundle = made
+    recs = records(bundle)
+    exported = b"".join(base64.b64decode(r["data"]) for r in recs if r.get("k") == "state")
+    cache = tmp_path / "cache"
+    assert import_bundle(bundle, clone(tmp_path), cache).state
+    (stored,) = cache.rglob(f"*{STATE_SUFFIX}")
+    assert stored.read_bytes() == exported
+    small = Limits(state_bytes=len(exported) - 1)
+    with pytest.raises(BundleError, match="ranking state is over"):
+        import_bundle(bundle, clone(tmp_path, name="c2"), tmp_path / "c2", limits=small)
+    assert not list((tmp_path / "c2").rglob(f"*{STATE_SUFFIX}"))
+
+
 def test_lexical_records_hold_each_files_postings_in_path_and_term_order(made, tmp_path):
     """The postings are read sorted and written per file as they come (a large tree's are
     never held at once): each file's record holds exactly its rows of the index's table, an

@@ -19,11 +19,13 @@ import logging
 import os
 import random
 import re
+import shutil
 import sqlite3
-from collections.abc import Iterable
+import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from .. import snapshot
 from ..cache import (
@@ -135,83 +137,96 @@ def _import(
 ) -> Imported:
     result = Imported()
     maps: dict[str, str] = {}
-    ours = producing_code()
-    chooser = _Sample(root, sample if verify else 0, rng or random.SystemRandom())
     lexical_ok = True
-    state_parts: list[bytes] = []
-    state_size = 0
-    same_state = False
-    head: dict[str, Any] = {}
     try:
         LexicalIndex(cache)  # its tables, for this code's version
     except sqlite3.Error as exc:
         lexical_ok = False
         result.notes.append(f"lexical rows not imported: {exc}")
-    try:
-        with bulk_writes(cache):
-            rows: list[ContentRow] = []
-            counts: list[tuple[str, bytes, int]] = []
-            records = read(bundle, limits)
-            head = next(records)
-            code = head["code"]
-            if code.get("extraction") != ours["extraction"]:
-                raise BundleError(
-                    "the bundle was made by another version of repomapper's extraction code"
-                    f" ({str(code.get('extraction'))[:20]}, this one is {ours['extraction']}):"
-                    " none of its rows would be used"
+    chooser = _Sample(root, sample if verify else 0, rng or random.SystemRandom())
+    with _SpooledState(cache.state_path.parent, limits.state_bytes) as state:
+        try:
+            with bulk_writes(cache):
+                head, same = _records(
+                    cache, read(bundle, limits), rows_only, lexical_ok, chooser, state, maps, result
                 )
-            same_state = code.get("state") == ours["state"] and not rows_only
-            lexical_ok = lexical_ok and code.get("lexical") == ours["lexical"] and not rows_only
-            same_maps = code.get("map") == ours["map"] and not rows_only
-            for record in records:
-                kind = record["k"]
-                if rows_only and kind != ROW:
-                    continue
-                if kind == ROW:
-                    row = _row(record, result)
-                    if row is not None:
-                        rows.append(row)
-                        chooser.offer(row)
-                        if len(rows) >= BATCH:
-                            result.rows += insert_content_rows(cache, rows)
-                            rows = []
-                elif kind == MAP:
-                    if same_maps and _map(record, result):
-                        maps[record["key"]] = record["map"]
-                elif kind == COUNT:
-                    count = _count(record, result)
-                    if count is not None:
-                        counts.append(count)
-                elif kind == LEXICAL:
-                    if lexical_ok and _lexical(cache, record, result):
-                        result.lexical += 1
-                elif kind == STATE and same_state:
-                    part = _state_part(record, state_size)
-                    state_parts.append(part)
-                    state_size += len(part)
-                    if state_size > limits.state_bytes:
-                        raise BundleError(f"the ranking state is over {limits.state_bytes} bytes")
-            result.rows += insert_content_rows(cache, rows)
-            result.counts = insert_counts(cache, counts)
-            if verify:
-                result.verified = verify_rows(root, chooser.rows)
-                _check_verified(result.verified)
-    except sqlite3.Error as exc:
-        raise BundleError(f"the cache could not be written ({exc}); nothing imported") from exc
-    if rows_only:
-        return result
-    if not same_state and head["counts"].get(STATE):
-        result.notes.append("the ranking state was made by other code: not imported")
-    elif state_parts:
-        result.state = _store_state(cache, b"".join(state_parts), result)
-    if not lexical_ok and head["counts"].get(LEXICAL):
+                if verify:
+                    result.verified = verify_rows(root, chooser.rows)
+                    _check_verified(result.verified)
+        except sqlite3.Error as exc:
+            raise BundleError(f"the cache could not be written ({exc}); nothing imported") from exc
+        if rows_only:
+            return result
+        if not same[STATE] and head["counts"].get(STATE):
+            result.notes.append("the ranking state was made by other code: not imported")
+        elif state.size:
+            result.state = _store_state(cache, state.spooled(), result)
+    if not same[LEXICAL] and head["counts"].get(LEXICAL):
         result.notes.append("the lexical rows were made by other code: not imported")
-    if not same_maps and head["counts"].get(MAP):
+    if not same[MAP] and head["counts"].get(MAP):
         result.notes.append("the memoised maps were made by other code: not imported")
     for digest in sorted(maps):  # few (bounded by Limits.maps), each in its own transaction
         cache.put_shared_map(digest, maps[digest])
     result.maps = len(maps)
     return result
+
+
+def _records(
+    cache: SqliteTagCache,
+    records: Iterator[dict[str, Any]],
+    rows_only: bool,
+    lexical_ok: bool,
+    chooser: _Sample,
+    state: _SpooledState,
+    maps: dict[str, str],
+    result: Imported,
+) -> tuple[dict[str, Any], dict[str, bool]]:
+    """Read the bundle's records into the cache (rows, counts and lexical rows written as they
+    come, the state spooled, the maps kept for later): its header, and per kind of record
+    (STATE, LEXICAL, MAP) whether this code made it and it is imported."""
+    ours = producing_code()
+    rows: list[ContentRow] = []
+    counts: list[tuple[str, bytes, int]] = []
+    head = next(records)
+    code = head["code"]
+    if code.get("extraction") != ours["extraction"]:
+        raise BundleError(
+            "the bundle was made by another version of repomapper's extraction code"
+            f" ({str(code.get('extraction'))[:20]}, this one is {ours['extraction']}):"
+            " none of its rows would be used"
+        )
+    same = {
+        STATE: code.get("state") == ours["state"] and not rows_only,
+        LEXICAL: lexical_ok and code.get("lexical") == ours["lexical"] and not rows_only,
+        MAP: code.get("map") == ours["map"] and not rows_only,
+    }
+    for record in records:
+        kind = record["k"]
+        if rows_only and kind != ROW:
+            continue
+        if kind == ROW:
+            row = _row(record, result)
+            if row is not None:
+                rows.append(row)
+                chooser.offer(row)
+                if len(rows) >= BATCH:
+                    result.rows += insert_content_rows(cache, rows)
+                    rows = []
+        elif kind == MAP:
+            if same[MAP] and _map(record, result):
+                maps[record["key"]] = record["map"]
+        elif kind == COUNT:
+            count = _count(record, result)
+            if count is not None:
+                counts.append(count)
+        elif kind == LEXICAL:
+            if same[LEXICAL] and _lexical(cache, record, result):
+                result.lexical += 1
+        elif kind == STATE and same[STATE]:
+            state.add(record)
+    result.rows += insert_content_rows(cache, rows)
+    result.counts = insert_counts(cache, counts)
+    return head, same
 
 
 _MAP_KEY = re.compile(r"[0-9a-f]{64}")
@@ -366,6 +381,44 @@ def _lexical(cache: SqliteTagCache, record: dict[str, Any], result: Imported) ->
     return True
 
 
+class _SpooledState:
+    """The ranking state's parts as they are read, written to an unnamed temporary file in the
+    cache directory (a large tree's state is hundreds of megabytes: held as parts, joined and
+    read whole to be checked, it was most of an import's peak memory). The file goes when the
+    import ends, stored or not."""
+
+    def __init__(self, where: Path, limit: int):
+        self.where, self.limit = where, limit
+        self.size = 0
+        self._file: BinaryIO | None = None
+
+    def add(self, record: dict[str, Any]) -> None:
+        part = _state_part(record, self.size)
+        self.size += len(part)
+        if self.size > self.limit:
+            raise BundleError(f"the ranking state is over {self.limit} bytes")
+        if self._file is None:  # (closed by __exit__)
+            spool = tempfile.TemporaryFile(prefix="repomapper-state-", dir=self.where)  # noqa: SIM115
+            self._file = cast(BinaryIO, spool)
+        self._file.write(part)
+
+    def spooled(self) -> BinaryIO:
+        """The state's file, at its start."""
+        if self._file is None:
+            raise BundleError("the bundle holds no ranking state")
+        self._file.flush()
+        self._file.seek(0)
+        return self._file
+
+    def __enter__(self) -> _SpooledState:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
 def _state_part(record: dict[str, Any], at: int) -> bytes:
     data = record.get("data")
     if record.get("at") != at or not isinstance(data, str):
@@ -376,15 +429,19 @@ def _state_part(record: dict[str, Any], at: int) -> bytes:
         raise BundleError(f"a part of the ranking state is not base64 ({exc})") from exc
 
 
-def _store_state(cache: SqliteTagCache, data: bytes, result: Imported) -> bool:
-    """Store the ranking state when it reads as one of this code (the arrays checked for shape,
-    ``allow_pickle=False``); a map uses it only for the files whose content keys it holds."""
-    if snapshot.decode(data) is None:
+def _store_state(cache: SqliteTagCache, spooled: BinaryIO, result: Imported) -> bool:
+    """Store the ranking state when it reads as one of this code (the arrays checked for shape
+    where they lie, ``allow_pickle=False``); a map uses it only for the files whose content
+    keys it holds. Copied into place a chunk at a time."""
+    stored = snapshot.decode(spooled)
+    if stored is None:
         result.notes.append("the ranking state is unreadable: not imported")
         return False
+    stored.give_back()
 
     def write(out: BinaryIO) -> None:
-        out.write(data)
+        spooled.seek(0)
+        shutil.copyfileobj(spooled, out, 1 << 20)
 
     cache.write_state(write)
     return cache.state_path.exists()
