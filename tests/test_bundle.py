@@ -424,6 +424,23 @@ def test_the_state_is_stored_as_exported_and_nothing_when_over_its_bound(made, t
     assert not list((tmp_path / "c2").rglob(f"*{STATE_SUFFIX}"))
 
 
+def test_a_state_the_disk_refuses_is_reported_not_claimed(made, tmp_path, monkeypatch):
+    """A full disk when the state is written: the rows are imported, the state is not, and the
+    result says so (the cache's own write gives up quietly, as a map's may)."""
+    import errno
+
+    import repomapper.cache as cache_module
+
+    def full(src, dst):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    _, bundle = made
+    monkeypatch.setattr(cache_module.os, "replace", full)
+    done = import_bundle(bundle, clone(tmp_path), tmp_path / "cache")
+    assert done.rows == len(TREE) and not done.state
+    assert any("ranking state could not be written" in n for n in done.notes)
+
+
 def test_lexical_records_hold_each_files_postings_in_path_and_term_order(made, tmp_path):
     """The postings are read sorted and written per file as they come (a large tree's are
     never held at once): each file's record holds exactly its rows of the index's table, an

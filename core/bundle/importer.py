@@ -443,8 +443,25 @@ def _store_state(cache: SqliteTagCache, spooled: BinaryIO, result: Imported) -> 
         spooled.seek(0)
         shutil.copyfileobj(spooled, out, 1 << 20)
 
-    cache.write_state(write)
-    return cache.state_path.exists()
+    before = _identity(cache.state_path)
+    cache.write_state(write)  # (which says nothing when it cannot write: a map rebuilds it)
+    after = _identity(cache.state_path)
+    if after is None or after == before:
+        result.notes.append(
+            f"the ranking state could not be written to {cache.state_path} (a full or"
+            " read-only disk?): not imported, the first map builds it"
+        )
+        return False
+    return True
+
+
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    """What tells a file from the one written in its place (None: there is none)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
 
 
 def skipped_lines(result: Imported) -> Iterable[str]:
