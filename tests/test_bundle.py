@@ -424,6 +424,22 @@ def test_the_state_is_stored_as_exported_and_nothing_when_over_its_bound(made, t
     assert not list((tmp_path / "c2").rglob(f"*{STATE_SUFFIX}"))
 
 
+def test_an_export_whose_map_is_memoised_still_holds_the_ranking_state(tmp_path):
+    """The second export of a tree replays its memoised map, which needs no ranking state; with
+    the stored state gone (evicted, or lost to a full disk) the export builds it again, so the
+    bundle still serves a clone's other budgets and tasks."""
+    from repomapper.cache import STATE_SUFFIX
+
+    src = write_tree(tmp_path / "src", TREE)
+    cache = tmp_path / "cache"
+    first = export_bundle(src, tmp_path / "one.bundle", cache_dir=cache)
+    (stored,) = cache.rglob(f"*{STATE_SUFFIX}")
+    stored.unlink()
+    again = export_bundle(src, tmp_path / "two.bundle", cache_dir=cache)
+    assert again.maps == 1 and again.state_bytes == first.state_bytes > 0
+    assert (tmp_path / "one.bundle").read_bytes() == (tmp_path / "two.bundle").read_bytes()
+
+
 def test_a_state_the_disk_refuses_is_reported_not_claimed(made, tmp_path, monkeypatch):
     """A full disk when the state is written: the rows are imported, the state is not, and the
     result says so (the cache's own write gives up quietly, as a map's may)."""

@@ -115,11 +115,25 @@ def _built(
             maps.update(_memoised(other))
         diags: list[Diagnostic] = []
         files = state.prepare(ALL_FILES, (), diags)
+        keys = {k.path: k for k in (files.extractor.key(e) for e in files.all_entries)}
+        if not _has_state(state.cache, keys):
+            # a memoised map is replayed without the ranking state, which a clone's other
+            # budgets and tasks need: ranked now, which builds and stores it
+            rm.rank()
         summaries = state.summarise(files.extractor, files.all_entries)
         mapped = mapped_files(summaries)
         state.lexical_index(files.extractor, files.all_entries, mapped)
-        keys = {k.path: k for k in (files.extractor.key(e) for e in files.all_entries)}
         return state.root, keys, maps, extracted
+
+
+def _has_state(cache: TagCache, keys: Mapping[str, CacheKey]) -> bool:
+    """Whether the cache holds the ranking state of these files (what :func:`_state_file`
+    exports)."""
+    found = _state_file(cache, keys)
+    if found is None:
+        return False
+    found.close()
+    return True
 
 
 def _memoised(rm: RepoMap) -> dict[str, str]:
