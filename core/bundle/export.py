@@ -116,9 +116,10 @@ def _built(
         diags: list[Diagnostic] = []
         files = state.prepare(ALL_FILES, (), diags)
         keys = {k.path: k for k in (files.extractor.key(e) for e in files.all_entries)}
-        if not _has_state(state.cache, keys):
+        if rm.graph_state is None and not _has_state(state.cache, keys):
             # a memoised map is replayed without the ranking state, which a clone's other
-            # budgets and tasks need: ranked now, which builds and stores it
+            # budgets and tasks need: ranked now, which builds and stores it (a state built or
+            # loaded by the maps above is stored already, or when the map is closed)
             rm.rank()
         summaries = state.summarise(files.extractor, files.all_entries)
         mapped = mapped_files(summaries)
@@ -213,7 +214,9 @@ def _state_file(cache: TagCache, keys: Mapping[str, CacheKey]) -> BinaryIO | Non
     found = cache.read_state()
     if found is None:
         return None
-    stored = snapshot.decode(found)
+    # (this cache wrote it: its names are checked by their checksum, not split and compared
+    # one by one, a large tree's 3 million of them)
+    stored = snapshot.decode(found, own=True)
     same = stored is not None and all(
         (key := keys.get(path)) is not None and stored.content(i) == key.content
         for i, path in enumerate(stored.files)
