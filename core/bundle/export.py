@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import gc
 import logging
 import os
 import sqlite3
@@ -82,6 +83,10 @@ def export_bundle(
     if not budgets:
         raise ValueError("at least one budget is needed")
     root_path, keys, maps, extracted = _built(root, budgets, cache_dir, options)
+    # the closed repository state is cyclic garbage (its parts refer to each other), freed at
+    # the next full collection: the kernel's every cache row (700 MB) was still held while the
+    # bundle was written
+    gc.collect()
     cache = open_cache(root_path, Path(cache_dir) if cache_dir is not None else None)
     target = Path(out)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
@@ -116,25 +121,16 @@ def _built(
         diags: list[Diagnostic] = []
         files = state.prepare(ALL_FILES, (), diags)
         keys = {k.path: k for k in (files.extractor.key(e) for e in files.all_entries)}
-        if rm.graph_state is None and not _has_state(state.cache, keys):
-            # a memoised map is replayed without the ranking state, which a clone's other
-            # budgets and tasks need: ranked now, which builds and stores it (a state built or
-            # loaded by the maps above is stored already, or when the map is closed)
+        if rm.graph_state is None:
+            # a memoised map is replayed without the ranking state: ranking loads the stored
+            # one, whose heads answer for every file below (their rows would be read instead:
+            # 700 MB on the kernel), or builds and stores it when there is none (a clone's
+            # other budgets and tasks need it: the bundle carries it)
             rm.rank()
         summaries = state.summarise(files.extractor, files.all_entries)
         mapped = mapped_files(summaries)
         state.lexical_index(files.extractor, files.all_entries, mapped)
         return state.root, keys, maps, extracted
-
-
-def _has_state(cache: TagCache, keys: Mapping[str, CacheKey]) -> bool:
-    """Whether the cache holds the ranking state of these files (what :func:`_state_file`
-    exports)."""
-    found = _state_file(cache, keys)
-    if found is None:
-        return False
-    found.close()
-    return True
 
 
 def _memoised(rm: RepoMap) -> dict[str, str]:
