@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from ..graph import is_well_named
 from ..model import Tag
 from .query import TaskQuery
+from .symbols import innermost
 
 #: Strength of each kind of explicit reference (before the 1/n spread over candidates).
 PATH_WEIGHT = 1.0
@@ -116,17 +117,6 @@ def distinctive(word: str) -> bool:
     )
 
 
-def enclosing(defs: Sequence[Tag], line: int) -> Tag | None:
-    """The innermost definition whose span holds ``line``."""
-    best = None
-    for t in defs:
-        if t.start_line <= line <= t.end_line and (
-            best is None or t.end_line - t.start_line <= best.end_line - best.start_line
-        ):
-            best = t
-    return best
-
-
 def find_explicit(
     query: TaskQuery,
     paths: PathIndex,
@@ -169,7 +159,7 @@ def _paths(
             if len(chosen) == 1 and not short and (top >= 2 or n_parts == 1):
                 ev.named.add(f)
             if ref.line:
-                t = enclosing(file_defs.get(f, ()), ref.line)
+                t = innermost(file_defs.get(f, ()), ref.line)
                 if t is not None:
                     ev.add_symbol(f, t.name, ref.kind, f"line {ref.line}", weight)
 

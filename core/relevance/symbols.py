@@ -216,7 +216,7 @@ def _targets(defs: Sequence[Tag], name: str, signal: str, detail: str) -> Sequen
     """Which definitions of ``name`` (``defs``) one piece of explicit evidence points at."""
     if signal in _LINE_KINDS and detail.startswith("line "):
         line = int(detail[5:]) if detail[5:].isdigit() else 0
-        inner = _innermost(defs, line)
+        inner = innermost(defs, line)
         return [inner] if inner is not None else defs
     if signal == "qualified_name":
         parts = detail.split(".")
@@ -229,7 +229,7 @@ def _targets(defs: Sequence[Tag], name: str, signal: str, detail: str) -> Sequen
     return defs
 
 
-def _innermost(defs: Sequence[Tag], line: int) -> Tag | None:
+def innermost(defs: Sequence[Tag], line: int) -> Tag | None:
     """The shortest of ``defs`` holding ``line`` (the first by line of equally long ones)."""
     holding = [t for t in defs if t.start_line <= line <= t.end_line]
     return min(holding, key=lambda t: (t.end_line - t.start_line, t.start_line), default=None)
@@ -480,7 +480,7 @@ def _messages_held(
         while at >= 0 and places <= MAX_MESSAGE_HOLDERS:
             line += text.count("\n", counted, at)  # (counted on from the last place)
             counted, places = at, places + 1
-            inner = _innermost(defs, line)
+            inner = innermost(defs, line)
             if inner is not None:
                 holders.setdefault(message, set()).add(definition_key(path, inner))
             at = text.find(message, at + len(message))
