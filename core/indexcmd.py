@@ -90,10 +90,15 @@ def export_command(
             found = export_bundle(root, target, cache_dir, map_tokens=tokens, jobs=jobs)
         except (DiscoveryError, OSError) as exc:
             raise click.ClickException(str(exc)) from exc
+        state = (
+            f"ranking state {found.state_bytes} bytes"
+            if found.state_bytes
+            else "no ranking state (the cache stores none of these files as they are now: a"
+            " clone's first map of another budget or a task will build it)"
+        )
         click.echo(
             f"repomapper: wrote {target}: {found.rows} file rows, {found.counts} token counts,"
-            f" {found.lexical} lexical rows, {found.maps} memoised map(s),"
-            f" ranking state {found.state_bytes} bytes"
+            f" {found.lexical} lexical rows, {found.maps} memoised map(s), {state}"
             + (f"; {found.missing} file(s) without a row" if found.missing else "")
             + (f"; {found.extracted} file(s) extracted here" if cluster is not None else ""),
             err=True,

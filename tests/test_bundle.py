@@ -185,6 +185,23 @@ def test_the_cli_exports_and_imports(made, tmp_path):
     assert r.exit_code == 1 and "bundle refused" in r.output and "Traceback" not in r.output
 
 
+def test_an_export_without_a_state_says_so(tmp_path):
+    """A stored state of an older version of the tree (updated in memory since, as an edit's
+    map does) is not exported: the report says there is none, and what that costs."""
+    src = write_tree(tmp_path / "src", TREE)
+    cache = tmp_path / "cache"
+    export_bundle(src, tmp_path / "one.bundle", cache_dir=cache)
+    edited = next(p for p in sorted(src.rglob("*.py")))
+    edited.write_text(edited.read_text() + "\n# edited\n")
+    out = tmp_path / "two.bundle"
+    r = CliRunner().invoke(
+        main, ["index", "export", str(src), "-o", str(out), "--cache-dir", str(cache)]
+    )
+    assert r.exit_code == 0, r.output
+    assert "no ranking state" in r.output and "build it" in r.output
+    assert not [x for x in records(out) if x.get("k") == "state"]
+
+
 def _gz(data: bytes) -> bytes:
     return gzip.compress(data, compresslevel=1, mtime=0)
 
