@@ -46,7 +46,7 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -93,27 +93,23 @@ FOLDS = 5
 DEPTH = 50
 
 Key = tuple[str, str, int]
-#: the features of a definition the scoring did not reach (a file the task names, ranked past
-#: the 50 whose definitions are scored)
-NO_FEATURES = DefinitionFeatures(
-    **{f.name: 0.0 for f in fields(DefinitionFeatures)[:-2]}, incidental=False, member_of=None
-)
 
 
 @dataclass
 class Definition:
     key: Key
     end: int
-    #: what the scoring made it of, as ``localization.py --dump`` wrote it
-    f: DefinitionFeatures
+    #: what the scoring made it of, as ``localization.py --dump`` wrote it (None: the scoring
+    #: did not reach it, a file the task names ranked past the 50 whose definitions are scored)
+    f: DefinitionFeatures | None
     #: its line's shape (:func:`repomapper.render.line_shape`): repeats are priced down
     shape: str | None
 
 
-def _features(dumped: dict | None) -> DefinitionFeatures:
+def _features(dumped: dict | None) -> DefinitionFeatures | None:
     """A dumped definition's features (JSON: the class it is a member of as a list)."""
     if dumped is None:
-        return NO_FEATURES
+        return None
     member = dumped["member_of"]
     return DefinitionFeatures(**{**dumped, "member_of": tuple(member) if member else None})
 
@@ -153,11 +149,7 @@ class Task:
             self.files.append(File(f["path"], f["score"], f["named"], tags, f["graph_order"]))
         #: the features of the definitions the scoring reached (the others have no evidence)
         self.features = {
-            d.key: d.f
-            for f in self.files
-            for ds in f.tags.values()
-            for d in ds
-            if d.f is not NO_FEATURES
+            d.key: d.f for f in self.files for ds in f.tags.values() for d in ds if d.f is not None
         }
         #: per file and set of scored qualified names, the identifiers they may be listed under
         self._names: dict[tuple[str, frozenset[str]], set[str]] = {}
