@@ -2,7 +2,6 @@
 
     python benchmarks/fit_ranking.py FEATURES.jsonl [FEATURES.jsonl ...] \
         [--baseline WEIGHTS.json] [--write core/relevance/weights.json] [--evaluate-only] [--no-groups]
-        [--only FEATURE]
 
 The input is what ``benchmarks/rank_features.py`` dumps: per task, every candidate file's
 feature values (:data:`repomapper.relevance.weights.FEATURES`), its hub-ness, whether its role is
@@ -33,12 +32,6 @@ groups stay comparable.
 
 The offline scorer orders files as ``rank_task`` does, the declaration/implementation pairs
 (:mod:`repomapper.relevance.pairs`) included.
-
-**One added feature, the rest held** (``--only FEATURE``): a feature that exists only when a map
-asks for it (the optional ``embed``, computed for the best files by every other feature) cannot be
-fitted with the others (its files would move under it): its weight alone is chosen from
-:data:`ONLY_GRID` by the choosing repositories' MRR, every other weight and the role factor held
-at ``--baseline``, so a map without it ranks as before.
 
 The judging repositories are scored too (Acc@1/3/5/10 and MRR, against BM25 and the weights the
 features were dumped with), per set and language group, so a fit is seen on repositories it
@@ -86,8 +79,6 @@ L2_GRID = (1e-4, 1e-3, 1e-2)
 ROLE_GRID = (0.25, 0.5, 0.75, 1.0)
 FOLDS = 5
 OBJECTIVES = ("pairwise", "listwise")
-#: the weights tried for ``--only`` (0 first: the feature must earn any weight)
-ONLY_GRID = (0.0, *(float(f"{v:.3g}") for v in np.geomspace(0.01, 2.0, 24)))
 
 
 def load_rows(paths: Sequence[Path]) -> list[dict]:
@@ -511,59 +502,6 @@ def cross_validate(tasks: Sequence[Task], w0: np.ndarray, role0: float) -> tuple
     return best[1], best[2], best[3]
 
 
-def fit_only(
-    tasks: Sequence[Task], w_base: np.ndarray, role: float, layout: Layout, feature: str
-) -> tuple[np.ndarray, list[str]]:
-    """``w_base`` with ``feature``'s weight (in every set) chosen from :data:`ONLY_GRID` by the
-    tasks' MRR (ties to the smaller weight), and a line per weight tried."""
-    column = FEATURES.index(feature)
-    best: tuple[float, np.ndarray] | None = None
-    lines = []
-    for v in ONLY_GRID:
-        w = w_base.copy()
-        w[:, column] = v
-        mrr = metrics([t.ranks(w, role, layout) for t in tasks])["MRR"]
-        lines.append(f"  {feature}={v:g}: MRR {mrr:.4f}")
-        if best is None or mrr > best[0] + 1e-9:
-            best = (mrr, w)
-    assert best is not None
-    return best[1], lines
-
-
-def main_only(args: argparse.Namespace, choose: Sequence[Task], judge: Sequence[Task]) -> int:
-    """``--only FEATURE``: its weight alone, the rest held (see the module's docstring)."""
-    if args.only not in FEATURES:
-        raise SystemExit(f"--only: unknown feature {args.only!r} (known: {', '.join(FEATURES)})")
-    w_base, role, layout = as_matrix(load_weights_file(args.baseline))
-    w, lines = fit_only(choose, w_base, role, layout, args.only)
-    value = float(w[0, FEATURES.index(args.only)])
-    print("\n".join(lines), file=sys.stderr)
-    variants: dict[str, Ranker] = {
-        f"{args.only} {value:g}, the rest held": lambda t: t.ranks(w, role, layout),
-        "before": lambda t: t.ranks(w_base, role, layout),
-    }
-    print(f"## {args.only} alone, weight {value:g} (of {list(ONLY_GRID)})\n")
-    print("## Choosing repositories (chosen on these)\n")
-    print("\n".join(report(choose, variants)))
-    print("## Judging repositories\n")
-    print("\n".join(report(judge, variants)))
-    if args.write:
-        doc = json.loads(args.baseline.read_text(encoding="utf-8"))
-        for ws in [doc, *doc.get("groups", {}).values()]:
-            ws["weights"][args.only] = value
-        doc["fitted_on"]["held_fit"] = {
-            "feature": args.only,
-            "data": sorted(p.name for p in args.features),
-            "tasks": len(choose),
-            "how": "this weight alone, from benchmarks/fit_ranking.py's ONLY_GRID, by the "
-            "choosing repositories' MRR; every other weight and the role factor held",
-            "choose_mrr": round(metrics([t.ranks(w, role, layout) for t in choose])["MRR"], 4),
-        }
-        args.write.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-        print(f"wrote {args.write}", file=sys.stderr)
-    return 0
-
-
 def bm25_ranks(t: Task) -> dict[str, int | None]:
     return dict(t.row.get("bm25_rank", {}))
 
@@ -633,12 +571,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--write", type=Path, default=None, help="write the fitted weights here")
     ap.add_argument("--evaluate-only", action="store_true", help="score --baseline, fit nothing")
     ap.add_argument(
-        "--only",
-        default=None,
-        metavar="FEATURE",
-        help="choose this feature's weight alone, every other weight held at --baseline",
-    )
-    ap.add_argument(
         "--no-groups",
         action="store_true",
         help="write the shared fit only, whatever the groups' cross-validation says",
@@ -656,8 +588,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.evaluate_only:
         print("\n".join(report(judge, {args.baseline.name: before})))
         return 0
-    if args.only:
-        return main_only(args, choose, judge)
     objective, l2, role = cross_validate(choose, w0, role0)
     w = fit(choose, w0, role0, l2, role, objective)
     name, layout, tau, cv_lines = cross_validate_groups(choose, w0, role0, objective, l2, role)

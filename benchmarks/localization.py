@@ -462,7 +462,6 @@ def run_task(
     mirrors: Path = locsets.DEFAULT_MIRRORS,
     work: Path | None = None,
     ablation: bool = True,
-    embedding: bool = False,
 ) -> Outcome:
     """One task's rankings. A task of a larger set has its tree written from its mirror (into
     ``work``, where the extraction cache of its repository is kept too), and its test files are
@@ -499,7 +498,7 @@ def run_task(
             rm = RepoMap(root, MAP_TOKENS, jobs=jobs, **cache)  # type: ignore[arg-type]
             try:
                 with SymbolFeatures() as captured:
-                    ranked = rm.rank(task=task.problem_statement, embedding=embedding)
+                    ranked = rm.rank(task=task.problem_statement)
                 without = rm.map()
                 for budget in MAP_BUDGETS:
                     result = rm.render(ranked, budget)
@@ -522,9 +521,7 @@ def run_task(
                 for name, variant in zip(ABLATIONS, ABLATION_VARIANTS, strict=True):
                     if not ablation:
                         break
-                    ablated = rm.rank(
-                        task=task.problem_statement, disabled_signals=[name], embedding=embedding
-                    )
+                    ablated = rm.rank(task=task.problem_statement, disabled_signals=[name])
                     out.rankings[variant] = [f.path for f in ablated.files]
                 if packs and task.set_task is not None and task.gold_spans:
                     out.pack_bodies = measure_set_pack(rm, task.problem_statement, task.gold_spans)
@@ -1365,11 +1362,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--no-ablation", action="store_true", help="a larger set without the ablation rankings"
     )
     ap.add_argument(
-        "--embedding",
-        action="store_true",
-        help="a larger set: repomapper with the optional embedding signal (the embed extra)",
-    )
-    ap.add_argument(
         "--dump",
         type=Path,
         default=None,
@@ -1469,7 +1461,6 @@ def main_set(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
             mirrors=args.mirrors,
             work=args.work,
             ablation=not args.no_ablation,
-            embedding=args.embedding,
         )
         log(
             f"[{n}/{len(tasks)}] {task.instance_id}: "

@@ -60,13 +60,7 @@ class Capture:
 
 
 def run_one(
-    task: locsets.SetTask,
-    tasks_file: Path,
-    work: Path,
-    mirrors: Path,
-    jobs: int,
-    bm25: bool,
-    embedding: bool = False,
+    task: locsets.SetTask, tasks_file: Path, work: Path, mirrors: Path, jobs: int, bm25: bool
 ) -> dict:
     from repomapper import RepoMap
     from repomapper.relevance.roles import TEST, file_role
@@ -90,7 +84,7 @@ def run_one(
         with git_ceiling(tmp), Capture() as cap:
             rm = RepoMap(root, 1024, cache_dir=work / "cache" / task.group, jobs=jobs)
             try:
-                ranked = rm.rank(task=task.problem_statement, embedding=embedding)
+                ranked = rm.rank(task=task.problem_statement)
             finally:
                 rm.close()
         tr = cap.last
@@ -135,9 +129,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--only-repos", default="", help="comma-separated owner/name to run")
     ap.add_argument("--no-bm25", action="store_true")
-    ap.add_argument(
-        "--embedding", action="store_true", help="with the optional embedding signal's feature"
-    )
     args = ap.parse_args(argv)
 
     tasks_file = args.data / locsets.SETS[args.set]
@@ -155,15 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"{len(tasks)} task(s), {len(todo)} to run")
     with args.out.open("a", encoding="utf-8") as out:
         for n, task in enumerate(todo, 1):
-            row = run_one(
-                task,
-                tasks_file,
-                args.work,
-                args.mirrors,
-                args.jobs,
-                not args.no_bm25,
-                args.embedding,
-            )
+            row = run_one(task, tasks_file, args.work, args.mirrors, args.jobs, not args.no_bm25)
             out.write(json.dumps(row, sort_keys=True) + "\n")
             out.flush()
             log(

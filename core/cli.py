@@ -481,12 +481,6 @@ def _echo_invalid(message: str, field: str | None = None, value: object = None) 
     "A task description: files and symbols are ranked for it (see ranked_files[].why in --format json)."
 )
 @click.option(
-    "--embed",
-    is_flag=True,
-    help="With a task: re-rank its best files by a static word embedding too (the embed extra: "
-    'pip install "repomapper[embed]").',
-)
-@click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 @repository_options
@@ -508,7 +502,6 @@ def map_command(
     mention_ident: tuple[str, ...],
     task: str | None,
     task_file: str | None,
-    embed: bool,
     fmt: str,
     max_file_size: int,
     timings: bool,
@@ -520,7 +513,6 @@ def map_command(
     Files given to --chat and --mention-file are relative to the current directory."""
     import time
 
-    from .relevance.embedding import EmbeddingUnavailable
     from .repomap import RepoMap
     from .timings import StageTimer
 
@@ -555,7 +547,6 @@ def map_command(
                 max_file_size,
                 plugins.plugin_set(),
                 timer,
-                embed,
             )
         finally:
             if timings:
@@ -583,9 +574,8 @@ def map_command(
             mentioned_fnames=mention_file,
             mentioned_idents=mention_ident,
             task=task,
-            embedding=embed,
         )
-    except (DiscoveryError, GlobError, ValueError, EmbeddingUnavailable) as exc:
+    except (DiscoveryError, GlobError, ValueError) as exc:
         _fail(str(exc))
     finally:
         progress.close()
@@ -636,7 +626,6 @@ def _map_json(
     max_file_size: int,
     plugins: PluginSet,
     timer: StageTimer,
-    embedding: bool = False,
 ) -> None:
     """``map --format json``: the repo.map contract's envelope (see repomapper.contract), built
     from the options. Exit 0 ok, 1 empty or a non-input error, 2 invalid input."""
@@ -666,7 +655,6 @@ def _map_json(
                 plugins=plugins,
                 progress=progress,
                 timer=timer,
-                embedding=embedding,
             ),
         )
     finally:

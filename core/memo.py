@@ -65,7 +65,6 @@ def _inputs(
         "mentioned_fnames": sorted(set(settings.mentioned_files)),
         "mentioned_idents": sorted(set(settings.mentioned_idents)),
         "task": settings.task or "",
-        "embedding": settings.embedding,
         "diagnostics": [d.to_dict() for d in diags],
         # the plugins left out are said by the map (ranking adds their diagnostics after this
         # digest is taken): a map stored before a broken plugin was installed, or after it was

@@ -273,15 +273,13 @@ class RepoMap:
         task: str | None = None,
         *,
         disabled_signals: Iterable[str] = (),
-        embedding: bool = False,
     ) -> RankedRepository:
         """Rank the repository: every mapped file and its symbols, with scores and evidence.
 
         Without ``task`` this is Aider's ranking (PageRank personalized by chat files, mentioned
         files and identifiers). With ``task`` the relevance model (:mod:`repomapper.relevance`)
         ranks files and symbols for the task text. ``disabled_signals`` switches relevance
-        signals off (for measuring what each adds); ``embedding`` re-ranks the task's best files
-        by the optional static embedding (the ``embed`` extra, :mod:`repomapper.relevance.embedding`).
+        signals off (for measuring what each adds).
         """
         settings = self.settings(
             chat_files,
@@ -290,7 +288,6 @@ class RepoMap:
             mentioned_idents,
             task,
             disabled_signals=frozenset(disabled_signals),
-            embedding=embedding,
         )
         return rank_stage(settings, self.state)
 
@@ -303,14 +300,12 @@ class RepoMap:
         task: str | None = None,
         *,
         force_refresh: bool = False,
-        embedding: bool = False,
     ) -> MapResult:
         """Rank (see :meth:`rank`) and render the map within the budget.
 
         ``task`` is a task description in words: the relevance model ranks files and symbols
-        for it, and the map follows that ranking (``embedding``: see :meth:`rank`). A map whose
-        inputs are unchanged is replayed from the cache; ``force_refresh`` ranks and renders it
-        again (and stores the new one).
+        for it, and the map follows that ranking. A map whose inputs are unchanged is replayed
+        from the cache; ``force_refresh`` ranks and renders it again (and stores the new one).
         """
         settings = self.settings(
             chat_files,
@@ -319,7 +314,6 @@ class RepoMap:
             mentioned_idents,
             task,
             force_refresh=force_refresh,
-            embedding=embedding,
         )
         return map_repository(settings, self.state)
 

@@ -54,9 +54,6 @@ class MapSettings:
     task: str | None = None
     #: relevance signals switched off (for measuring what each adds)
     disabled_signals: frozenset[str] = frozenset()
-    #: re-rank a task's best files by the optional static embedding (the ``embed`` extra;
-    #: :mod:`repomapper.relevance.embedding`)
-    embedding: bool = False
     #: Aider's ``map_mul_no_files``: the budget's multiplier when no file is in the chat
     map_mul_no_files: float = 1.0
     #: Aider's ``repo_content_prefix``: a text put before a non-empty map

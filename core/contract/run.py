@@ -37,8 +37,6 @@ class MapOptions:
     progress: Callable[..., Any] | None = None
     #: a :class:`~repomapper.timings.StageTimer` to record the stages in (``--timings``)
     timer: Any = None
-    #: re-rank a task's best files by the optional static embedding (the ``embed`` extra)
-    embedding: bool = False
 
 
 def make_state(request: MapRequest, options: MapOptions | None = None) -> RepositoryState:
@@ -88,8 +86,7 @@ def run_map(
     except (DiscoveryError, GlobError, ValueError) as exc:
         return envelope.error(Reason("invalid_input", str(exc)), token_budget=req.token_budget)
     try:
-        o = options or MapOptions()
-        return map_with(state, req, o.exclude, embedding=o.embedding)
+        return map_with(state, req, (options or MapOptions()).exclude)
     finally:
         state.close()
 
@@ -102,18 +99,9 @@ def _reason(exc: ContractError) -> Reason:
     return Reason(exc.code, exc.message, exc.field, exc.value, exc.suggestion, exc.install)
 
 
-def map_with(
-    state: RepositoryState,
-    req: MapRequest,
-    exclude: tuple[str, ...] = (),
-    *,
-    embedding: bool = False,
-) -> Envelope:
+def map_with(state: RepositoryState, req: MapRequest, exclude: tuple[str, ...] = ()) -> Envelope:
     """Answer ``req`` from a repository state of ``req.clone_path`` (the MCP server keeps them
-    warm); ``exclude`` adds globs to the request's ``exclude_globs`` (from the options);
-    ``embedding`` (from the options too) adds the optional embedding signal to a task's ranking.
-    """
-    from ..relevance.embedding import INSTALL_EMBED, EmbeddingUnavailable
+    warm); ``exclude`` adds globs to the request's ``exclude_globs`` (from the options)."""
     from ..settings import MapSettings, Selection
     from ..stages import map_repository
 
@@ -146,14 +134,10 @@ def map_with(
             mentioned_files=tuple(req.mentioned_files),
             mentioned_idents=tuple(req.mentioned_idents),
             task=req.task,
-            embedding=embedding,
         )
         result = map_repository(settings, state)
     except ContractError as exc:
         return envelope.error(_reason(exc), token_budget=req.token_budget, tokenizer=counter_name)
-    except EmbeddingUnavailable as exc:
-        missing = Reason("backend_missing", str(exc), install=INSTALL_EMBED)
-        return envelope.error(missing, token_budget=req.token_budget, tokenizer=counter_name)
     except (DiscoveryError, GlobError) as exc:
         return envelope.error(
             Reason(

@@ -36,7 +36,6 @@ from ..graph import SymbolTable
 from ..model import FileSymbols, Reason
 from ..rank import ALPHA
 from ..summaryview import definitions_of
-from .embedding import RERANKED, Embedder, embedding_feature
 from .explicit import Findings, PathIndex, distinctive, find_explicit
 from .lexical import FIELDS as LEXICAL_FIELDS
 from .lexical import LexicalIndex, expand_word
@@ -114,7 +113,6 @@ def rank_task(
     *,
     features: bool = False,
     weights: LanguageWeights | RankingWeights | None = None,
-    embedder: Embedder | None = None,
 ) -> TaskRanking:
     """Rank ``files`` for ``query``.
 
@@ -123,7 +121,6 @@ def rank_task(
     tie-break). ``weights`` defaults to the shipped fit (:func:`.weights.shipped_weights`: each
     file scored by its language group's set, else the default); one :class:`RankingWeights`
     scores every file alike. ``features`` returns each file's feature values in :attr:`TaskRanking.features`.
-    ``embedder`` adds the optional ``embed`` feature to the best files (:mod:`.embedding`).
     """
     if weights is None:
         weights = shipped_weights()
@@ -165,8 +162,6 @@ def rank_task(
         values.pop("stem_specific", None)
     _fitted_reasons(values, weights, terms_of, uses, held, reasons)
     demoted = _demoted(query, paths, explicit.named, disabled)
-    if embedder is not None:
-        _embedding(query, embedder, files, paths, values, demoted, prior, weights, read, reasons)
     ranked = _combine(paths, values, demoted, prior, weights, reasons)
     symbols = _score_symbols(ranked, files, paths, explicit, idf, read, query.messages)
     if features:
@@ -262,19 +257,9 @@ _REASON_OF_FEATURE = {
     "message": "message",
 }
 #: The features whose signals show reasons of their own: the explicit evidence (one per
-#: reference the task makes, file stems included), the tests signal and the embedding.
+#: reference the task makes, file stems included) and the tests signal.
 _OWN_REASONS = frozenset(
-    {
-        "explicit",
-        "ex_path",
-        "ex_name",
-        "ex_stem",
-        "stem_specific",
-        "stem_title",
-        "named",
-        "tests",
-        "embed",
-    }
+    {"explicit", "ex_path", "ex_name", "ex_stem", "stem_specific", "stem_title", "named", "tests"}
 )
 
 
@@ -583,31 +568,6 @@ def _combine(
     return tuple(
         sorted(((p, float(f"{s:.12g}")) for p, s in scores.items()), key=lambda x: (-x[1], x[0]))
     )
-
-
-def _embedding(
-    query: TaskQuery,
-    embedder: Embedder,
-    files: Mapping[str, FileSymbols],
-    paths: list[str],
-    values: dict[str, dict[str, float]],
-    demoted: set[str],
-    prior: Mapping[str, float],
-    weights: LanguageWeights,
-    read: Callable[[str], bytes | None] | None,
-    reasons: dict[str, list[Reason]],
-) -> None:
-    """The ``embed`` feature of the best files by every other feature (:mod:`.embedding`), and
-    its reason where it weighs."""
-    first = _combine(paths, values, demoted, prior, weights, defaultdict(list))
-    best = [p for p, _ in first[:RERANKED]]
-    near = embedding_feature(embedder, query.text, best, definitions_of(files), read)
-    if not near:
-        return
-    values["embed"] = near
-    for p, v in near.items():
-        if (w := round(weights.for_path(p).weights["embed"] * v, 4)) > 0:
-            reasons[p].append(Reason("embedding", "its definitions read like the task", w))
 
 
 def _read_once(

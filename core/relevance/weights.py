@@ -66,9 +66,7 @@ WEIGHTS_FILE = Path(__file__).with_name("weights.json")
 #:   explicitly (not from its words), normalized to the best file;
 #: * ``stem_title``: ``stem_specific`` for the words of the task's first line only;
 #: * ``message``: the file's code holds a message the task shows (an error pasted, a string
-#:   quoted in prose), 1 / the code files holding it (:mod:`.messages`);
-#: * ``embed``: the optional embedding signal (:mod:`.embedding`): how near the task's words are
-#:   to the definitions of one of the best files, normalized to the best; only when a map asks.
+#:   quoted in prose), 1 / the code files holding it (:mod:`.messages`).
 FEATURES = (
     "explicit",
     "ex_path",
@@ -97,7 +95,6 @@ FEATURES = (
     "graph_named",
     "stem_title",
     "message",
-    "embed",
 )
 #: The features that are graph evidence: what a declaration file gets from everything near it
 #: (see :mod:`.pairs`), from the task's matches and from the files it names.

@@ -22,7 +22,6 @@ from ..state import Prepared, RepositoryState
 from ..summaryview import all_diagnostics, mapped_files
 
 if TYPE_CHECKING:
-    from ..relevance.embedding import Embedder
     from ..relevance.model import rank_task
     from ..relevance.query import TaskQuery
 else:
@@ -105,7 +104,6 @@ def rank_prepared(
         chat=files.chat,
         mentioned_files=mentioned,
         disabled=settings.disabled_signals,
-        embedder=_embedder(settings),
     )
     return replace(
         task_free,
@@ -222,13 +220,3 @@ def _task_query(task: str | None, diags: list[Diagnostic]) -> TaskQuery | None:
         )
         return None
     return query
-
-
-def _embedder(settings: MapSettings) -> Embedder | None:
-    """The optional embedding when the settings ask for it (loaded once per process; an
-    :class:`~repomapper.relevance.embedding.EmbeddingUnavailable` says how to install it)."""
-    if not settings.embedding:
-        return None
-    from ..relevance.embedding import load_embedder
-
-    return load_embedder()
