@@ -185,21 +185,30 @@ def test_the_cli_exports_and_imports(made, tmp_path):
     assert r.exit_code == 1 and "bundle refused" in r.output and "Traceback" not in r.output
 
 
-def test_an_export_without_a_state_says_so(tmp_path):
+def test_an_export_after_an_edit_carries_the_state_of_the_edited_tree(tmp_path):
     """A stored state of an older version of the tree (updated in memory since, as an edit's
-    map does) is not exported: the report says there is none, and what that costs."""
+    map does, never stored) is built again and stored by the export, so the bundle carries the
+    state of the files it exports: the one an export from an empty cache carries."""
     src = write_tree(tmp_path / "src", TREE)
     cache = tmp_path / "cache"
     export_bundle(src, tmp_path / "one.bundle", cache_dir=cache)
     edited = next(p for p in sorted(src.rglob("*.py")))
     edited.write_text(edited.read_text() + "\n# edited\n")
+    with RepoMap(src, cache_dir=cache) as rm:
+        rm.map()  # the stored state updated in memory only
     out = tmp_path / "two.bundle"
     r = CliRunner().invoke(
         main, ["index", "export", str(src), "-o", str(out), "--cache-dir", str(cache)]
     )
     assert r.exit_code == 0, r.output
-    assert "no ranking state" in r.output and "build it" in r.output
-    assert not [x for x in records(out) if x.get("k") == "state"]
+    assert "no ranking state" not in r.output
+    fresh = export_bundle(src, tmp_path / "fresh.bundle", cache_dir=tmp_path / "empty")
+    assert fresh.state_bytes > 0
+
+    def state_of(bundle: Path) -> list[dict]:
+        return [x for x in records(bundle) if x.get("k") == "state"]
+
+    assert state_of(out) == state_of(tmp_path / "fresh.bundle")
 
 
 def _gz(data: bytes) -> bytes:

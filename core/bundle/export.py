@@ -127,6 +127,12 @@ def _built(
             # 700 MB on the kernel), or builds and stores it when there is none (a clone's
             # other budgets and tasks need it: the bundle carries it)
             rm.rank()
+        if not _stored_state_is_of(state.cache, keys):
+            # a state stored for an older version of the tree is updated in memory by each
+            # map, never stored: built again and stored, so the bundle carries one
+            state.graphs.drop(rm.settings().selection)
+            state.graphs.rebuild = True
+            rm.rank()
         summaries = state.summarise(files.extractor, files.all_entries)
         mapped = mapped_files(summaries)
         state.lexical_index(files.extractor, files.all_entries, mapped)
@@ -200,6 +206,15 @@ def _write_parts(
         w.write({"k": STATE, "at": at, "data": base64.b64encode(part).decode("ascii")})
         at += len(part)
     return rows, lexical
+
+
+def _stored_state_is_of(cache: TagCache, keys: Mapping[str, CacheKey]) -> bool:
+    """Whether the cache holds a ranking state of exactly these files (see :func:`_state_file`)."""
+    found = _state_file(cache, keys)
+    if found is None:
+        return False
+    found.close()
+    return True
 
 
 def _state_file(cache: TagCache, keys: Mapping[str, CacheKey]) -> BinaryIO | None:
