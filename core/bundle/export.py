@@ -127,9 +127,10 @@ def _built(
             # 700 MB on the kernel), or builds and stores it when there is none (a clone's
             # other budgets and tasks need it: the bundle carries it)
             rm.rank()
-        if not _stored_state_is_of(state.cache, keys):
+        if _stale_state(state.cache, keys):
             # a state stored for an older version of the tree is updated in memory by each
             # map, never stored: built again and stored, so the bundle carries one
+            log.info("the stored ranking state is of an older version of the tree: built again")
             state.graphs.drop(rm.settings().selection)
             state.graphs.rebuild = True
             rm.rank()
@@ -208,23 +209,32 @@ def _write_parts(
     return rows, lexical
 
 
-def _stored_state_is_of(cache: TagCache, keys: Mapping[str, CacheKey]) -> bool:
-    """Whether the cache holds a ranking state of exactly these files (see :func:`_state_file`)."""
-    found = _state_file(cache, keys)
-    if found is None:
-        return False
-    found.close()
-    return True
+def _stale_state(cache: TagCache, keys: Mapping[str, CacheKey]) -> bool:
+    """Whether the cache holds a ranking state of other files than these (none stored is not
+    stale: the maps just made built it and could not store it, and would not again)."""
+    found, stored = _stored_state(cache, keys)
+    if found is not None:
+        found.close()
+    return stored and found is None
 
 
 def _state_file(cache: TagCache, keys: Mapping[str, CacheKey]) -> BinaryIO | None:
     """The stored ranking state, open at its start, when it is the one of these files (else
-    none is exported). Checked where it lies (a large tree's is hundreds of megabytes) and read
-    again a chunk at a time while written: the file stays open, so a state another process
-    stores meanwhile (under the same name) is not mixed in."""
+    none is exported)."""
+    found, stored = _stored_state(cache, keys)
+    if stored and found is None:
+        log.info("the stored ranking state is of other files: not exported")
+    return found
+
+
+def _stored_state(cache: TagCache, keys: Mapping[str, CacheKey]) -> tuple[BinaryIO | None, bool]:
+    """The stored ranking state, open at its start, when it is the one of these files, and
+    whether one is stored at all. Checked where it lies (a large tree's is hundreds of
+    megabytes) and read again a chunk at a time while written: the file stays open, so a state
+    another process stores meanwhile (under the same name) is not mixed in."""
     found = cache.read_state()
     if found is None:
-        return None
+        return None, False
     # (this cache wrote it: its names are checked by their checksum, not split and compared
     # one by one, a large tree's 3 million of them)
     stored = snapshot.decode(found, own=True)
@@ -235,12 +245,10 @@ def _state_file(cache: TagCache, keys: Mapping[str, CacheKey]) -> BinaryIO | Non
     if stored is not None:
         stored.give_back()
     if not same:
-        if stored is not None:
-            log.info("the stored ranking state is of other files: not exported")
         found.close()
-        return None
+        return None, stored is not None
     found.seek(0)
-    return found
+    return found, True
 
 
 def _size(f: BinaryIO) -> int:
