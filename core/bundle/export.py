@@ -82,21 +82,22 @@ def export_bundle(
     budgets = [map_tokens] if isinstance(map_tokens, int) else list(dict.fromkeys(map_tokens))
     if not budgets:
         raise ValueError("at least one budget is needed")
-    root_path, keys, maps, extracted = _built(root, budgets, cache_dir, options)
-    # the closed repository state is cyclic garbage (its parts refer to each other), freed at
-    # the next full collection: the kernel's every cache row (700 MB) was still held while the
-    # bundle was written
-    gc.collect()
-    cache = open_cache(root_path, Path(cache_dir) if cache_dir is not None else None)
-    target = Path(out)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            found = _write(Writer(f), cache, keys, maps)
-        os.replace(tmp, target)
-    finally:
-        cache.close()
-        tmp.unlink(missing_ok=True)
+    root_path, keys, maps, extracted, state = _built(root, budgets, cache_dir, options)
+    with state if state is not None else contextlib.nullcontext():
+        # the closed repository state is cyclic garbage (its parts refer to each other), freed
+        # at the next full collection: the kernel's every cache row (700 MB) was still held
+        # while the bundle was written
+        gc.collect()
+        cache = open_cache(root_path, Path(cache_dir) if cache_dir is not None else None)
+        target = Path(out)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        try:
+            with open(tmp, "wb") as f:
+                found = _write(Writer(f), cache, keys, maps, state)
+            os.replace(tmp, target)
+        finally:
+            cache.close()
+            tmp.unlink(missing_ok=True)
     return replace(found, extracted=extracted)
 
 
@@ -105,10 +106,12 @@ def _built(
     budgets: Sequence[int],
     cache_dir: str | os.PathLike[str] | None,
     options: Mapping[str, Any],
-) -> tuple[Path, dict[str, CacheKey], dict[str, str], int]:
-    """The index built in the cache: a map of each budget, the lexical index. Returns the
-    root, every file's content key, the memoised maps and the files extracted; the repository
-    state (the graph, every summary) is let go before the bundle is written."""
+) -> tuple[Path, dict[str, CacheKey], dict[str, str], int, BinaryIO | None]:
+    """The index built in the cache: a map of each budget, the ranking state, the lexical
+    index. Returns the root, every file's content key, the memoised maps, the files extracted
+    and the stored ranking state when it is of these files (open at its start: see
+    :func:`_stored_state`); the repository state (the graph, every summary) is let go before
+    the bundle is written."""
     with RepoMap(root, budgets[0], cache_dir=cache_dir, **options) as rm:
         rm.map()
         state = rm.state
@@ -127,17 +130,27 @@ def _built(
             # 700 MB on the kernel), or builds and stores it when there is none (a clone's
             # other budgets and tasks need it: the bundle carries it)
             rm.rank()
-        if _stale_state(state.cache, keys):
+        found, stored = _stored_state(state.cache, keys)
+        if stored and found is None:
             # a state stored for an older version of the tree is updated in memory by each
-            # map, never stored: built again and stored, so the bundle carries one
+            # map, never stored: built again and stored, so the bundle carries one (none
+            # stored: the maps just made could not store it, and a build would not either)
             log.info("the stored ranking state is of an older version of the tree: built again")
             state.graphs.drop(rm.settings().selection)
             state.graphs.rebuild = True
             rm.rank()
-        summaries = state.summarise(files.extractor, files.all_entries)
-        mapped = mapped_files(summaries)
-        state.lexical_index(files.extractor, files.all_entries, mapped)
-        return state.root, keys, maps, extracted
+            found, stored = _stored_state(state.cache, keys)
+        if stored and found is None:
+            log.info("the stored ranking state is of other files: not exported")
+        try:
+            summaries = state.summarise(files.extractor, files.all_entries)
+            mapped = mapped_files(summaries)
+            state.lexical_index(files.extractor, files.all_entries, mapped)
+        except BaseException:
+            if found is not None:
+                found.close()
+            raise
+        return state.root, keys, maps, extracted, found
 
 
 def _memoised(rm: RepoMap) -> dict[str, str]:
@@ -152,29 +165,32 @@ def _memoised(rm: RepoMap) -> dict[str, str]:
 
 
 def _write(
-    w: Writer, cache: TagCache, keys: Mapping[str, CacheKey], maps: Mapping[str, str]
+    w: Writer,
+    cache: TagCache,
+    keys: Mapping[str, CacheKey],
+    maps: Mapping[str, str],
+    state: BinaryIO | None,
 ) -> Exported:
     """Every part written as it is read: a large tree's rows (the kernel's are gigabytes of
-    text) and postings (tens of millions) are never held at once."""
+    text) and postings (tens of millions) are never held at once; ``state``, the stored
+    ranking state of these files (or none), a chunk at a time."""
     wanted = [keys[p].content for p in sorted(keys) if keys[p].digest]
     counts = sorted(remembered_counts(cache))
     docs = _lexical_docs(cache, keys)
-    state = _state_file(cache, keys)
-    with state if state is not None else contextlib.nullcontext():
-        state_size = _size(state) if state is not None else 0
-        w.write(
-            header(
-                producing_code(),
-                {
-                    ROW: held_content_rows(cache, wanted),
-                    COUNT: len(counts),
-                    LEXICAL: len(docs),
-                    STATE: state_size,
-                    MAP: len(maps),
-                },
-            )
+    state_size = _size(state) if state is not None else 0
+    w.write(
+        header(
+            producing_code(),
+            {
+                ROW: held_content_rows(cache, wanted),
+                COUNT: len(counts),
+                LEXICAL: len(docs),
+                STATE: state_size,
+                MAP: len(maps),
+            },
         )
-        found = _write_parts(w, cache, wanted, counts, docs, state)
+    )
+    found = _write_parts(w, cache, wanted, counts, docs, state)
     for digest in sorted(maps):
         w.write({"k": MAP, "key": digest, "map": maps[digest]})
     w.close()
@@ -207,24 +223,6 @@ def _write_parts(
         w.write({"k": STATE, "at": at, "data": base64.b64encode(part).decode("ascii")})
         at += len(part)
     return rows, lexical
-
-
-def _stale_state(cache: TagCache, keys: Mapping[str, CacheKey]) -> bool:
-    """Whether the cache holds a ranking state of other files than these (none stored is not
-    stale: the maps just made built it and could not store it, and would not again)."""
-    found, stored = _stored_state(cache, keys)
-    if found is not None:
-        found.close()
-    return stored and found is None
-
-
-def _state_file(cache: TagCache, keys: Mapping[str, CacheKey]) -> BinaryIO | None:
-    """The stored ranking state, open at its start, when it is the one of these files (else
-    none is exported)."""
-    found, stored = _stored_state(cache, keys)
-    if stored and found is None:
-        log.info("the stored ranking state is of other files: not exported")
-    return found
 
 
 def _stored_state(cache: TagCache, keys: Mapping[str, CacheKey]) -> tuple[BinaryIO | None, bool]:
